@@ -1,0 +1,63 @@
+"""svc: a self-hosted bug-report collection service.
+
+`create_app` reads as the table of contents: settings, extensions, error handlers, blueprints,
+commands.
+"""
+
+import os
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+from svc import cli, errors
+from svc.api import register_blueprints
+from svc.config import load_settings
+from svc.extensions import db, limiter, migrate
+from svc.security import load_or_create_secret_key, set_security_headers
+
+MAX_JSON_BYTES = 5 * 1024 * 1024
+MIGRATIONS_DIR = str(Path(__file__).resolve().parent.parent / "migrations")
+
+
+def create_app(config: dict[str, Any] | None = None) -> Flask:
+    settings = load_settings(overrides=config)
+    app = Flask(__name__, instance_path=settings["SVC_INSTANCE_PATH"])
+    os.makedirs(app.instance_path, exist_ok=True)
+    app.config.update(settings)
+    app.config.update(_derived_settings(app))
+    app.json.sort_keys = False  # keep the order the schemas declare
+
+    if settings["SVC_TRUSTED_PROXIES"]:
+        hops = settings["SVC_TRUSTED_PROXIES"]
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops,
+                                x_port=hops, x_prefix=hops)
+
+    db.init_app(app)
+    migrate.init_app(app, db, directory=MIGRATIONS_DIR)
+    limiter.init_app(app)
+
+    errors.register_error_handlers(app)
+    register_blueprints(app)
+    app.after_request(set_security_headers)
+    cli.register_commands(app)
+    return app
+
+
+def _derived_settings(app: Flask) -> dict[str, Any]:
+    """Flask's and the extensions' own keys, derived from the SVC_* settings."""
+    config = app.config
+    database_url = config["SVC_DATABASE_URL"] or (
+        f"sqlite:///{os.path.join(app.instance_path, 'svc.sqlite3')}")
+    return {
+        "SECRET_KEY": config["SVC_SECRET_KEY"] or load_or_create_secret_key(app.instance_path),
+        "SVC_UPLOAD_DIR": config["SVC_UPLOAD_DIR"] or os.path.join(app.instance_path, "uploads"),
+        "SQLALCHEMY_DATABASE_URI": database_url,
+        # pre_ping: a PostgreSQL restart costs one reconnect, not one failed request per pooled
+        # connection.
+        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True},
+        "MAX_CONTENT_LENGTH": MAX_JSON_BYTES,
+        "RATELIMIT_STORAGE_URI": config["SVC_RATE_LIMIT_STORAGE"],
+        "RATELIMIT_HEADERS_ENABLED": True,
+    }

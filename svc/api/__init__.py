@@ -1,0 +1,12 @@
+"""One blueprint per resource. Views parse with a schema, call a service, dump with a schema."""
+
+from flask import Flask
+
+from svc.api import auth, meta, tokens
+
+BLUEPRINTS = (meta.bp, auth.bp, tokens.bp)
+
+
+def register_blueprints(app: Flask) -> None:
+    for blueprint in BLUEPRINTS:
+        app.register_blueprint(blueprint)

@@ -1,0 +1,96 @@
+"""Accounts and browser sessions (contract section 2)."""
+
+from flask import Blueprint, after_this_request, request
+
+from svc.api.decorators import body, rate_limited, response
+from svc.auth.cookies import (
+    ACCESS_COOKIE,
+    REFRESH_COOKIE,
+    clear_session_cookies,
+    set_session_cookies,
+)
+from svc.auth.guard import current_caller, login_required
+from svc.errors import APIError
+from svc.schemas.users import LoginIn, PasswordChangeIn, RegisterIn, UserOut
+from svc.services import sessions, users
+
+bp = Blueprint("auth", __name__, url_prefix="/api/v1/auth")
+
+
+def _send_cookies(session_tokens) -> None:
+    @after_this_request
+    def add_cookies(resp):
+        set_session_cookies(resp, session_tokens)
+        return resp
+
+
+def _clear_cookies() -> None:
+    @after_this_request
+    def remove_cookies(resp):
+        clear_session_cookies(resp)
+        return resp
+
+
+@bp.post("/register")
+@rate_limited("SVC_RATE_LIMIT_AUTH")
+@body(RegisterIn)
+@response(UserOut(), 201, errors=(403, 409))
+def register(data):
+    """Create an account and sign it in."""
+    user = users.register(data["name"], data["email"], data["password"])
+    _send_cookies(sessions.start_session(user))
+    return user
+
+
+@bp.post("/login")
+@rate_limited("SVC_RATE_LIMIT_AUTH")
+@body(LoginIn)
+@response(UserOut(), errors=(401,))
+def login(data):
+    """Sign in: a new session with new cookies."""
+    user = users.authenticate(data["email"], data["password"])
+    _send_cookies(sessions.start_session(user))
+    return user
+
+
+@bp.post("/refresh")
+@response(UserOut(), errors=(401,))
+def refresh():
+    """Rotate the access and refresh tokens, using the refresh cookie."""
+    try:
+        user, session_tokens = sessions.refresh(request.cookies.get(REFRESH_COOKIE, ""))
+    except APIError:
+        _clear_cookies()
+        raise
+    _send_cookies(session_tokens)
+    return user
+
+
+@bp.get("/me")
+@login_required
+@response(UserOut())
+def me():
+    """The signed-in user."""
+    return current_caller().user
+
+
+@bp.post("/logout")
+@response(None, 204)
+def logout():
+    """End the session server-side and clear its cookies; answers 204 without a session too."""
+    session_id = sessions.session_id_from_cookies(request.cookies.get(ACCESS_COOKIE),
+                                                  request.cookies.get(REFRESH_COOKIE))
+    if session_id is not None:
+        sessions.end_session(session_id)
+    _clear_cookies()
+
+
+@bp.post("/password")
+@login_required
+@body(PasswordChangeIn)
+@response(None, 204)
+def change_password(data):
+    """Change the password; every other session of the user ends."""
+    caller = current_caller()
+    users.change_password(caller.user, data["current_password"], data["new_password"],
+                          keep_session=caller.session_id)

@@ -1,0 +1,34 @@
+"""Health checks and the API description; public, no credentials."""
+
+from flask import Blueprint, current_app, jsonify
+from sqlalchemy import text
+
+from svc.errors import error_response
+from svc.extensions import db
+from svc.openapi import api_description
+
+bp = Blueprint("meta", __name__)
+
+
+@bp.get("/healthz")
+def healthz():
+    """The process is running."""
+    return {"status": "ok"}
+
+
+@bp.get("/readyz")
+def readyz():
+    """The database answers."""
+    try:
+        db.session.execute(text("SELECT 1"))
+    except Exception:  # any failure to reach the database means "not ready", never a 500
+        db.session.rollback()
+        current_app.logger.warning("readiness check: database unavailable", exc_info=True)
+        return error_response(503, "Database unavailable", headers={"Retry-After": "5"})
+    return {"status": "ok"}
+
+
+@bp.get("/api/v1/openapi.json")
+def openapi():
+    """This description."""
+    return jsonify(api_description(current_app))

@@ -1,0 +1,84 @@
+"""The decorators that say which credentials an endpoint accepts (contract section 3).
+
+`@login_required`: a session cookie (with CSRF on unsafe methods) or a personal access token.
+The caller is then `current_caller()`; views hand `caller.user` to the services.
+"""
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import wraps
+from typing import Literal
+
+from flask import current_app, g, request
+
+from svc.auth import tokens
+from svc.auth.cookies import ACCESS_COOKIE, CSRF_COOKIE, CSRF_HEADER
+from svc.errors import APIError, unauthorized
+from svc.models import User
+from svc.services import sessions
+from svc.services import tokens as pats
+
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+SESSION_OR_PAT = ("session", "pat")
+
+
+@dataclass(frozen=True)
+class Caller:
+    user: User
+    kind: Literal["session", "pat"]
+    session_id: uuid.UUID | None = None
+
+
+def current_caller() -> Caller:
+    return g.caller
+
+
+def _bearer_value(header: str) -> str:
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        raise unauthorized("Malformed Authorization header; expected 'Bearer <token>'")
+    return value.strip()
+
+
+def _check_csrf(session_id: uuid.UUID) -> None:
+    """Double submit, bound to the session: header == cookie == HMAC(session id)."""
+    header = request.headers.get(CSRF_HEADER, "")
+    cookie = request.cookies.get(CSRF_COOKIE, "")
+    expected = tokens.csrf_token_for(current_app.config["SECRET_KEY"], session_id)
+    # Both comparisons always run, so timing says nothing about which one failed.
+    header_ok = tokens.same_secret(header, expected)
+    cookie_ok = tokens.same_secret(cookie, expected)
+    if not (header and header_ok and cookie_ok):
+        raise APIError(403, "Missing or invalid CSRF token: send the svc_csrf_token cookie's "
+                            "value in the X-CSRF-Token header")
+
+
+def authenticate_user() -> Caller:
+    """Who is calling, by the rules of contract sections 2 and 3; raises 401 or 403."""
+    authorization = request.headers.get("Authorization")
+    if authorization is not None:
+        # A bearer token decides, even when cookies came along; it is never cookie-authenticated.
+        return Caller(user=pats.authenticate(_bearer_value(authorization)), kind="pat")
+    if "X-API-Key" in request.headers:
+        raise unauthorized("An API key authenticates a project, not a user: use a session "
+                           "or a personal access token here")
+    access_token = request.cookies.get(ACCESS_COOKIE)
+    if not access_token:
+        raise unauthorized()
+    session = sessions.session_for_access_token(access_token)
+    if session is None:
+        raise unauthorized("Session expired or ended; sign in again")
+    if request.method in UNSAFE_METHODS:
+        _check_csrf(session.id)
+    return Caller(user=sessions.user_of(session), kind="session", session_id=session.id)
+
+
+def login_required(view: Callable) -> Callable:
+    @wraps(view)
+    def wrapper(*args, **kwargs):
+        g.caller = authenticate_user()
+        return view(*args, **kwargs)
+
+    wrapper.accepted_credentials = SESSION_OR_PAT
+    return wrapper

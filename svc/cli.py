@@ -1,0 +1,29 @@
+"""Operator commands: `flask --app svc <command>`."""
+
+import click
+from flask import Flask
+from marshmallow import ValidationError
+
+from svc.errors import APIError
+from svc.schemas.users import RegisterIn
+from svc.services import users
+
+
+def register_commands(app: Flask) -> None:
+    app.cli.add_command(create_user)
+
+
+@click.command("create-user")
+@click.option("--name", required=True, help="Display name.")
+@click.option("--email", required=True, help="Sign-in e-mail address.")
+@click.password_option(help="Password (asked for when not given).")
+def create_user(name: str, email: str, password: str) -> None:
+    """Create an account, also when registration is closed (SVC_REGISTRATION=closed)."""
+    try:
+        data = RegisterIn().load({"name": name, "email": email, "password": password})
+        user = users.create_user(data["name"], data["email"], data["password"])
+    except ValidationError as exc:
+        raise click.ClickException(f"invalid input: {exc.messages}") from None
+    except APIError as exc:
+        raise click.ClickException(exc.detail) from None
+    click.echo(f"created user {user.email} ({user.id})")

@@ -1,0 +1,166 @@
+"""Every SVC_* setting, its default and its parsing, in one place.
+
+The application reads its settings from the environment once, in `create_app`. A test (or an
+embedding program) passes overrides by the same names: `create_app({"SVC_REGISTRATION": "closed"})`.
+The README's configuration table lists the same variables; `tests/test_config.py` keeps them in
+step.
+"""
+
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A setting has a value the service cannot use; raised at start-up, never at request time."""
+
+
+def _boolean(raw: str) -> bool:
+    value = raw.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError("expected true or false")
+
+
+def _positive_int(raw: str) -> int:
+    value = int(raw)
+    if value < 1:
+        raise ValueError("must be at least 1")
+    return value
+
+
+def _non_negative_int(raw: str) -> int:
+    value = int(raw)
+    if value < 0:
+        raise ValueError("must be 0 or more")
+    return value
+
+
+def _positive_float(raw: str) -> float:
+    value = float(raw)
+    if value <= 0:
+        raise ValueError("must be more than 0")
+    return value
+
+
+def _choice(*allowed: str) -> Callable[[str], str]:
+    def parse(raw: str) -> str:
+        value = raw.strip().lower()
+        if value not in allowed:
+            raise ValueError(f"expected one of {', '.join(allowed)}")
+        return value
+
+    return parse
+
+
+def _optional_text(raw: str) -> str | None:
+    return raw.strip() or None
+
+
+def _name_list(raw: str) -> tuple[str, ...]:
+    return tuple(name.strip().lower() for name in raw.split(",") if name.strip())
+
+
+def _delays(raw: str) -> tuple[float, ...]:
+    return tuple(_positive_float(part) for part in raw.split(",") if part.strip())
+
+
+_RATE = re.compile(r"^\s*\d+\s*(/|per)\s*\d*\s*(second|minute|hour|day)s?\s*$", re.IGNORECASE)
+
+
+def _rate_limit(raw: str) -> str:
+    value = raw.strip()
+    if value.lower() == "off":
+        return "off"
+    if not _RATE.match(value):
+        raise ValueError("expected a limit such as 10/minute, or off")
+    return value
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: str | None
+    parse: Callable[[str], Any]
+    meaning: str
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("SVC_DATABASE_URL", None, _optional_text,
+            "any SQLAlchemy URL; default: SQLite file `svc.sqlite3` in the instance folder; "
+            "`postgresql+psycopg://user@host/db` for PostgreSQL"),
+    Setting("SVC_SECRET_KEY", None, _optional_text,
+            "signs access tokens and CSRF tokens; default: generated on first start and kept in "
+            "`instance/secret_key`"),
+    Setting("SVC_INSTANCE_PATH", None, _optional_text,
+            "the instance folder (database, secret key, uploads); default: `instance/` beside "
+            "the code"),
+    Setting("SVC_BIND", "127.0.0.1:8000", str.strip, "address `make run` serves on"),
+    Setting("SVC_WORKERS", "2", _positive_int, "gunicorn worker processes"),
+    Setting("SVC_UPLOAD_DIR", None, _optional_text,
+            "where screenshots are stored; default: `uploads/` in the instance folder"),
+    Setting("SVC_MAX_SCREENSHOT_BYTES", "10485760", _positive_int, "screenshot upload size limit"),
+    Setting("SVC_COOKIE_SECURE", "auto", _choice("auto", "true", "false"),
+            "`auto`: cookies are Secure when the request came over HTTPS; `true`; `false`"),
+    Setting("SVC_TRUSTED_PROXIES", "0", _non_negative_int,
+            "number of reverse proxies whose X-Forwarded-* headers are trusted"),
+    Setting("SVC_ACCESS_TOKEN_MINUTES", "15", _positive_int, "lifetime of the access cookie"),
+    Setting("SVC_REFRESH_TOKEN_DAYS", "30", _positive_int,
+            "lifetime of a session (refresh and CSRF cookies), renewed by each refresh"),
+    Setting("SVC_REFRESH_REUSE_GRACE", "10", _non_negative_int,
+            "seconds during which a just-replaced refresh token still gets its successor"),
+    Setting("SVC_REGISTRATION", "open", _choice("open", "closed"),
+            "`open`, or `closed`: only the first user may register; others are created with "
+            "`flask --app svc create-user`"),
+    Setting("SVC_REDACT_NAMES", "", _name_list,
+            "extra header / query parameter names to redact in reports, comma-separated"),
+    Setting("SVC_WEBHOOK_TIMEOUT", "10", _positive_float, "seconds per webhook delivery attempt"),
+    Setting("SVC_WEBHOOK_RETRY_DELAYS", "10,60,300", _delays, "seconds before each webhook retry"),
+    Setting("SVC_WEBHOOK_ALLOW_HTTP", "false", _boolean,
+            "accept `http://` webhook URLs (local development)"),
+    Setting("SVC_WEBHOOK_ALLOW_PRIVATE", "false", _boolean,
+            "allow webhook deliveries to loopback and private addresses"),
+    Setting("SVC_WEBHOOK_CA_BUNDLE", None, _optional_text,
+            "extra CA certificates (PEM file) trusted for webhook TLS; default: the system store"),
+    Setting("SVC_RATE_LIMIT_AUTH", "10/minute", _rate_limit,
+            "login and register, per client address; `off` disables"),
+    Setting("SVC_RATE_LIMIT_INGEST", "120/minute", _rate_limit,
+            "report creation and upload, per API key and client address; `off` disables"),
+    Setting("SVC_RATE_LIMIT_STORAGE", "memory://", str.strip,
+            "limiter storage shared by several instances, e.g. `redis://127.0.0.1:6379`"),
+    Setting("SVC_PUBLIC_URL", None, _optional_text,
+            "the address users reach the service at; used for links in chat messages"),
+)
+
+
+def load_settings(environ: Mapping[str, str] | None = None,
+                  overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Parse every setting from `environ` (default: the process environment), then `overrides`.
+
+    An override may be a raw string (parsed like the environment) or an already-typed value.
+    Keys of `overrides` that are not SVC_ settings (e.g. TESTING) are passed through as they are.
+    """
+    environ = os.environ if environ is None else environ
+    overrides = dict(overrides or {})
+    values: dict[str, Any] = {}
+    for setting in SETTINGS:
+        if setting.name in overrides:
+            raw = overrides.pop(setting.name)
+            if not isinstance(raw, str):
+                values[setting.name] = raw
+                continue
+        else:
+            raw = environ.get(setting.name, setting.default)
+        if raw is None:
+            values[setting.name] = None
+            continue
+        try:
+            values[setting.name] = setting.parse(raw)
+        except ValueError as exc:
+            raise ConfigError(f"{setting.name}={raw!r}: {exc}") from None
+    values.update(overrides)
+    return values

@@ -1,0 +1,117 @@
+"""Every error the service answers is JSON `{"detail": ...}`; this module is the one place that
+decides how. Code anywhere raises `APIError` (or a marshmallow `ValidationError`); the handlers
+registered here turn it, and everything Flask/Werkzeug/SQLAlchemy raise, into a response.
+"""
+
+import logging
+from typing import Any
+
+from flask import Flask, jsonify
+from marshmallow import ValidationError
+from sqlalchemy.exc import OperationalError
+from werkzeug.exceptions import HTTPException
+
+from svc.extensions import db
+
+log = logging.getLogger(__name__)
+
+RETRY_AFTER_UNAVAILABLE = "5"
+
+# Short, stable messages for the statuses Werkzeug raises itself.
+_HTTP_DETAIL = {
+    400: "Bad request",
+    401: "Authentication required",
+    403: "Forbidden",
+    404: "Not found",
+    405: "Method not allowed",
+    413: "Request body too large",
+    415: "Unsupported media type",
+    429: "Too many requests",
+}
+
+
+class APIError(Exception):
+    """An error with its HTTP status; `errors` (422 only) maps field names to messages."""
+
+    def __init__(self, status: int, detail: str, *, errors: dict[str, list[str]] | None = None,
+                 headers: dict[str, str] | None = None):
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.errors = errors
+        self.headers = headers or {}
+
+
+def unauthorized(detail: str = "Authentication required") -> APIError:
+    return APIError(401, detail)
+
+
+def not_found(detail: str = "Not found") -> APIError:
+    return APIError(404, detail)
+
+
+def field_error(field: str, message: str) -> APIError:
+    return APIError(422, "Validation failed", errors={field: [message]})
+
+
+def flatten_errors(messages: Any, prefix: str = "") -> dict[str, list[str]]:
+    """marshmallow nests the errors of nested fields; the contract keys them dotted:
+    settings.webhook_url."""
+    if isinstance(messages, list):
+        return {prefix or "_schema": [str(m) for m in messages]}
+    flat: dict[str, list[str]] = {}
+    for key, value in messages.items():
+        path = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, dict):
+            flat.update(flatten_errors(value, path))
+        else:
+            flat.setdefault(path, []).extend(str(m) for m in value)
+    return flat
+
+
+def error_response(status: int, detail: str, errors: dict | None = None,
+                   headers: dict[str, str] | None = None):
+    body: dict[str, Any] = {"detail": detail}
+    if errors is not None:
+        body["errors"] = errors
+    response = jsonify(body)
+    response.status_code = status
+    response.headers.update(headers or {})
+    return response
+
+
+def register_error_handlers(app: Flask) -> None:
+    @app.errorhandler(APIError)
+    def handle_api_error(error: APIError):
+        return error_response(error.status, error.detail, error.errors, error.headers)
+
+    @app.errorhandler(ValidationError)
+    def handle_validation_error(error: ValidationError):
+        return error_response(422, "Validation failed", flatten_errors(error.messages))
+
+    @app.errorhandler(HTTPException)
+    def handle_http_exception(error: HTTPException):
+        status = error.code or 500
+        detail = _HTTP_DETAIL.get(status) or error.name
+        if status == 429:
+            detail = f"Too many requests: limit of {error.description} exceeded"
+        response = error_response(status, detail)
+        if status == 405 and error.valid_methods:
+            response.headers["Allow"] = ", ".join(error.valid_methods)
+        return response
+
+    @app.errorhandler(OperationalError)
+    def handle_database_unavailable(error: OperationalError):
+        # Unreachable, read-only or full database: the transaction is rolled back, nothing stays
+        # half-written, and the client is told to come back.
+        log.error("database unavailable: %s", error.orig)
+        db.session.rollback()
+        return error_response(503, "Service unavailable: the database cannot be reached or "
+                                   "written to; try again shortly",
+                              headers={"Retry-After": RETRY_AFTER_UNAVAILABLE})
+
+    @app.errorhandler(Exception)
+    def handle_unexpected(error: Exception):
+        log.exception("unhandled error")
+        db.session.rollback()
+        return error_response(500, "Internal server error")

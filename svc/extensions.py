@@ -1,0 +1,56 @@
+"""Flask extensions, created unbound and bound to the app in `create_app`.
+
+Imports nothing of svc.
+"""
+
+import sqlite3
+
+from flask_limiter import Limiter
+from flask_limiter.util import get_remote_address
+from flask_migrate import Migrate
+from flask_sqlalchemy import SQLAlchemy
+from sqlalchemy import MetaData, event
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import DeclarativeBase
+
+
+class Base(DeclarativeBase):
+    # Named constraints: Alembic's batch mode (SQLite) can only alter constraints that have names.
+    metadata = MetaData(naming_convention={
+        "ix": "ix_%(column_0_label)s",
+        "uq": "uq_%(table_name)s_%(column_0_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    })
+
+
+db = SQLAlchemy(model_class=Base)
+# render_as_batch: SQLite cannot ALTER most things; batch mode rebuilds the table instead.
+migrate = Migrate(render_as_batch=True, compare_type=True)
+limiter = Limiter(key_func=get_remote_address, headers_enabled=True)
+
+SQLITE_BUSY_TIMEOUT_MS = 10_000
+
+
+@event.listens_for(Engine, "connect")
+def _configure_sqlite(dbapi_connection, _record):
+    if not isinstance(dbapi_connection, sqlite3.Connection):
+        return
+    # We issue BEGIN ourselves (see below); pysqlite's own transaction handling would defer it.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+@event.listens_for(Engine, "begin")
+def _begin_sqlite_immediately(connection):
+    # A deferred transaction that reads and then writes fails at once with "database is locked"
+    # when another process wrote in between (the busy timeout does not apply to that upgrade).
+    # Taking the write lock at BEGIN makes concurrent workers wait their turn instead.
+    if connection.dialect.name == "sqlite":
+        connection.exec_driver_sql("BEGIN IMMEDIATE")

@@ -1,0 +1,63 @@
+import uuid
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from svc.extensions import db
+from svc.models.base import UTCDateTime, new_id, utcnow
+
+
+class User(db.Model):
+    __tablename__ = "users"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(100))
+    # Stored lower-cased and trimmed, so the unique index is case-insensitive in effect.
+    email: Mapped[str] = mapped_column(String(320), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class AuthSession(db.Model):
+    """A signed-in browser. Access tokens name it, so ending it ends them at once.
+
+    The refresh token is never stored: it is an HMAC over (id, generation, refresh_seed) keyed
+    with the secret key, so neither the database nor the key alone can produce one. `generation`
+    counts rotations; the token of generation - 1 is the "just-replaced" one of the grace window.
+    """
+
+    __tablename__ = "auth_sessions"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"),
+                                               index=True)
+    refresh_seed: Mapped[str] = mapped_column(String(64))
+    generation: Mapped[int] = mapped_column(default=0)
+    rotated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The access token handed out with the current generation, so that a refresh inside the
+    # grace window can answer with the very same pair.
+    access_jti: Mapped[str] = mapped_column(String(32))
+    access_expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class PersonalAccessToken(db.Model):
+    __tablename__ = "personal_access_tokens"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"),
+                                               index=True)
+    name: Mapped[str] = mapped_column(String(100))
+    # SHA-256 of the full value: the value has 200+ bits of entropy, so a slow hash buys nothing.
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    token_hint: Mapped[str] = mapped_column(String(12))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    # The full value, set only on the instance that `services.tokens.issue` returns, so that
+    # creation can show it once. Not a column: it is never stored.
+    value = None

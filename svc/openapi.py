@@ -1,0 +1,131 @@
+"""The OpenAPI 3 description, built by apispec from the app's own routes and schemas.
+
+Nothing is described twice: a view's decorators (`svc.api.decorators`, `svc.auth.guard`) record its
+credentials, body, query and response schemas, and the error statuses follow from those:
+credentials -> 401 (and 403 for CSRF on unsafe methods), a body -> 400/413/415/422, a query -> 422,
+a path id -> 404, a rate limit -> 429.
+"""
+
+import re
+
+from apispec import APISpec
+from apispec.ext.marshmallow import MarshmallowPlugin
+from flask import Flask
+
+from svc.schemas.base import ErrorOut
+
+TITLE = "svc: bug-report collection service"
+VERSION = "1.0.0"
+_CONVERTER = re.compile(r"<(?:(?P<converter>[a-z]+):)?(?P<name>\w+)>")
+_DOCUMENTED_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+_SECURITY_SCHEMES = {
+    "session": {"type": "apiKey", "in": "cookie", "name": "svc_access_token"},
+    "pat": {"type": "http", "scheme": "bearer",
+            "description": "A personal access token, svc_pat_..."},
+    "api_key": {"type": "apiKey", "in": "header", "name": "X-API-Key",
+                "description": "A project's API key, svc_pub_..."},
+}
+_ERROR_TEXT = {
+    400: "Malformed JSON body",
+    401: "Missing, invalid, expired or revoked credential",
+    403: "Forbidden (CSRF token missing or wrong on a cookie-authenticated write, or not allowed)",
+    404: "No such resource for this caller",
+    409: "Conflict with existing data",
+    413: "Body too large",
+    415: "Unsupported content type",
+    422: "Validation failed; `errors` maps field names to messages",
+    429: "Rate limit hit; see Retry-After",
+    503: "Database unavailable; see Retry-After",
+}
+
+
+def _openapi_path(rule: str) -> tuple[str, list[dict]]:
+    parameters = []
+
+    def replace(match: re.Match) -> str:
+        schema = {"type": "string"}
+        if match["converter"] == "uuid":
+            schema["format"] = "uuid"
+        parameters.append({"name": match["name"], "in": "path", "required": True,
+                           "schema": schema})
+        return "{" + match["name"] + "}"
+
+    return _CONVERTER.sub(replace, rule), parameters
+
+
+def _error_statuses(view, method: str, has_path_parameters: bool) -> set[int]:
+    statuses = set(getattr(view, "documented_errors", ()))
+    credentials = getattr(view, "accepted_credentials", ())
+    if credentials:
+        statuses.add(401)
+    if "session" in credentials and method != "GET":
+        statuses.add(403)
+    if hasattr(view, "body_schema"):
+        statuses.update({400, 413, 415, 422})
+    if hasattr(view, "query_schema"):
+        statuses.add(422)
+    if has_path_parameters:
+        statuses.add(404)
+    if getattr(view, "rate_limited", False):
+        statuses.add(429)
+    if credentials or hasattr(view, "body_schema"):
+        statuses.add(503)
+    return statuses
+
+
+def _operation(view, method: str, parameters: list[dict]) -> dict:
+    summary = (view.__doc__ or view.__name__).strip().splitlines()[0]
+    status = getattr(view, "response_status", 200)
+    schema = getattr(view, "response_schema", None)
+    responses: dict = {}
+    if schema is None and status != 204 and not hasattr(view, "response_status"):
+        responses[str(status)] = {"description": "OK",
+                                  "content": {"application/json": {"schema": {"type": "object"}}}}
+    elif schema is None:
+        responses[str(status)] = {"description": "No content"}
+    else:
+        responses[str(status)] = {"description": "OK",
+                                  "content": {"application/json": {"schema": schema}}}
+    for error in sorted(_error_statuses(view, method, bool(parameters))):
+        responses[str(error)] = {"description": _ERROR_TEXT[error],
+                                 "content": {"application/json": {"schema": "Error"}}}
+    operation: dict = {"summary": summary, "operationId": f"{view.__name__}",
+                       "responses": responses}
+    if parameters:
+        operation["parameters"] = parameters
+    if hasattr(view, "query_schema"):
+        operation.setdefault("parameters", []).append({"in": "query",
+                                                       "schema": view.query_schema})
+    if hasattr(view, "body_schema"):
+        operation["requestBody"] = {"required": True, "content": {
+            "application/json": {"schema": view.body_schema}}}
+    credentials = getattr(view, "accepted_credentials", ())
+    operation["security"] = [{name: []} for name in credentials]
+    return operation
+
+
+def build_description(app: Flask) -> dict:
+    spec = APISpec(title=TITLE, version=VERSION, openapi_version="3.0.3",
+                   plugins=[MarshmallowPlugin()])
+    spec.components.schema("Error", schema=ErrorOut)
+    for name, scheme in _SECURITY_SCHEMES.items():
+        spec.components.security_scheme(name, scheme)
+    paths: dict[str, dict] = {}
+    for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
+        if rule.endpoint == "static":
+            continue
+        view = app.view_functions[rule.endpoint]
+        path, parameters = _openapi_path(rule.rule)
+        for method in _DOCUMENTED_METHODS:
+            if method in rule.methods:
+                paths.setdefault(path, {})[method.lower()] = _operation(view, method, parameters)
+    for path, operations in paths.items():
+        spec.path(path=path, operations=operations)
+    return spec.to_dict()
+
+
+def api_description(app: Flask) -> dict:
+    """Built once per app: routes do not change after start-up."""
+    if "svc.openapi" not in app.extensions:
+        app.extensions["svc.openapi"] = build_description(app)
+    return app.extensions["svc.openapi"]

@@ -1,0 +1,1 @@
+"""marshmallow schemas per resource: *In (snake_case, strict) and *Out (camelCase)."""

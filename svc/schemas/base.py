@@ -1,0 +1,107 @@
+"""The conventions every schema shares (contract section 1)."""
+
+from datetime import UTC
+
+from marshmallow import RAISE, Schema, ValidationError, fields, pre_load, validate
+
+MAX_QUERY_INT = 2_147_483_647
+
+
+def camelcase(name: str) -> str:
+    first, *rest = name.split("_")
+    return first + "".join(part.title() for part in rest)
+
+
+class Timestamp(fields.DateTime):
+    """ISO 8601 UTC with millisecond precision and a Z: 2026-11-22T10:00:00.123Z."""
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        if value is None:
+            return None
+        value = value.astimezone(UTC)
+        return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+class Text(fields.String):
+    """A string with surrounding white space trimmed before it is validated."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        return super()._deserialize(value, attr, data, **kwargs).strip()
+
+
+class EmailAddress(fields.Email):
+    """Trimmed and lower-cased, as e-mail addresses are stored."""
+
+    def __init__(self, **kwargs):
+        super().__init__(validate=validate.Length(max=320), **kwargs)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, str):
+            value = value.strip().lower()
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+def _unstorable(text: str) -> bool:
+    """NUL or an unpaired surrogate: PostgreSQL cannot store either, so neither is accepted."""
+    if "\x00" in text:
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def find_unstorable_strings(value, path: str = "") -> list[str]:
+    """Dotted paths (list items by index) of every unstorable string, keys included."""
+    found: list[str] = []
+    if isinstance(value, str):
+        if _unstorable(value):
+            found.append(path or "_schema")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            key_path = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str) and _unstorable(key):
+                found.append(path or "_schema")
+            else:
+                found.extend(find_unstorable_strings(item, key_path))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found.extend(find_unstorable_strings(item, f"{path}.{index}" if path else str(index)))
+    return found
+
+
+class InSchema(Schema):
+    """Request bodies and query strings: snake_case names as sent, unknown fields rejected."""
+
+    class Meta:
+        unknown = RAISE
+
+    @pre_load
+    def reject_unstorable_strings(self, data, **kwargs):
+        paths = find_unstorable_strings(data)
+        if paths:
+            raise ValidationError({path: ["Contains a NUL character or an unpaired surrogate."]
+                                   for path in paths})
+        return data
+
+
+class OutSchema(Schema):
+    """The service's own objects in responses: camelCase names."""
+
+    def on_bind_field(self, field_name, field_obj):
+        field_obj.data_key = camelcase(field_obj.data_key or field_name)
+
+
+class ErrorOut(Schema):
+    detail = fields.String(required=True)
+    errors = fields.Dict(keys=fields.String(), values=fields.List(fields.String()))
+
+
+class QueryInt(fields.Integer):
+    """An integer from a query string, within what the databases can compare (contract
+    section 1)."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("validate", validate.Range(max=MAX_QUERY_INT))
+        super().__init__(**kwargs)

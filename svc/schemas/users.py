@@ -1,0 +1,29 @@
+from marshmallow import fields, validate
+
+from svc.schemas.base import EmailAddress, InSchema, OutSchema, Text, Timestamp
+
+PASSWORD = validate.Length(min=8, max=128)
+
+
+class RegisterIn(InSchema):
+    name = Text(required=True, validate=validate.Length(min=1, max=100))
+    email = EmailAddress(required=True)
+    password = fields.String(required=True, validate=PASSWORD)
+
+
+class LoginIn(InSchema):
+    email = fields.String(required=True, validate=validate.Length(min=1, max=320))
+    # Bounded only so that hashing cannot be made expensive; the policy is not revealed here.
+    password = fields.String(required=True, validate=validate.Length(min=1, max=1024))
+
+
+class PasswordChangeIn(InSchema):
+    current_password = fields.String(required=True, validate=validate.Length(min=1, max=1024))
+    new_password = fields.String(required=True, validate=PASSWORD)
+
+
+class UserOut(OutSchema):
+    id = fields.UUID(required=True)
+    name = fields.String(required=True)
+    email = fields.String(required=True)
+    created_at = Timestamp(required=True)

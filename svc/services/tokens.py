@@ -1,0 +1,65 @@
+"""Personal access tokens: issue, list, revoke, and the check behind `Authorization: Bearer`."""
+
+import uuid
+from datetime import timedelta
+
+from sqlalchemy import delete, select
+
+from svc.auth import tokens
+from svc.errors import not_found, unauthorized
+from svc.extensions import db
+from svc.models import PersonalAccessToken, User
+from svc.models.base import utcnow
+
+
+def issue(user: User, name: str, expires_in_days: int) -> PersonalAccessToken:
+    """A new token; its `value` exists only on the returned instance, never in storage."""
+    value = tokens.new_pat()
+    token = PersonalAccessToken(
+        user_id=user.id,
+        name=name.strip(),
+        token_hash=tokens.sha256_hex(value),
+        token_hint=value[: tokens.TOKEN_HINT_LENGTH],
+        expires_at=utcnow() + timedelta(days=expires_in_days),
+    )
+    db.session.add(token)
+    db.session.commit()
+    token.value = value
+    return token
+
+
+def list_for(user: User) -> list[PersonalAccessToken]:
+    return list(db.session.scalars(
+        select(PersonalAccessToken)
+        .where(PersonalAccessToken.user_id == user.id)
+        .order_by(PersonalAccessToken.created_at.desc(), PersonalAccessToken.id)
+    ))
+
+
+def revoke(user: User, token_id: uuid.UUID) -> None:
+    result = db.session.execute(
+        delete(PersonalAccessToken)
+        .where(PersonalAccessToken.id == token_id, PersonalAccessToken.user_id == user.id)
+    )
+    if result.rowcount != 1:
+        db.session.rollback()
+        raise not_found("Token not found")
+    db.session.commit()
+
+
+def authenticate(value: str) -> User:
+    """The creator of a live token; 401 for a malformed, unknown, revoked or expired one."""
+    if not tokens.is_well_formed_pat(value):
+        raise unauthorized("Invalid personal access token")
+    token = db.session.scalar(
+        select(PersonalAccessToken)
+        .where(PersonalAccessToken.token_hash == tokens.sha256_hex(value))
+    )
+    if token is None:
+        raise unauthorized("Invalid or revoked personal access token")
+    now = utcnow()
+    if token.expires_at <= now:
+        raise unauthorized("Personal access token expired")
+    token.last_used_at = now
+    db.session.commit()
+    return db.session.get(User, token.user_id)
