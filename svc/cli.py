@@ -2,6 +2,7 @@
 
 import click
 from flask import Flask
+from flask.cli import with_appcontext
 from marshmallow import ValidationError
 
 from svc.errors import APIError
@@ -17,6 +18,7 @@ def register_commands(app: Flask) -> None:
 @click.option("--name", required=True, help="Display name.")
 @click.option("--email", required=True, help="Sign-in e-mail address.")
 @click.password_option(help="Password (asked for when not given).")
+@with_appcontext
 def create_user(name: str, email: str, password: str) -> None:
     """Create an account, also when registration is closed (SVC_REGISTRATION=closed)."""
     try:

@@ -79,16 +79,15 @@ def make_app(database_url, tmp_path):
         with app.app_context():
             db.session.remove()
             db.engine.dispose()
-    if apps:
-        _empty_tables(apps[0])
+    _empty_tables(database_url)
 
 
-def _empty_tables(app) -> None:
-    with app.app_context():
+def _empty_tables(url: str) -> None:
+    engine = create_engine(url)
+    with engine.begin() as connection:
         for table in reversed(db.metadata.sorted_tables):
-            db.session.execute(table.delete())
-        db.session.commit()
-        db.engine.dispose()
+            connection.execute(table.delete())
+    engine.dispose()
 
 
 @pytest.fixture

@@ -1,0 +1,61 @@
+"""Settings: parsing, the generated secret key, and the README's table staying complete."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from svc import create_app
+from svc.config import SETTINGS, ConfigError, load_settings
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_readme_documents_every_setting():
+    documented = set(re.findall(r"^\| `(SVC_[A-Z_]+)` \|", README.read_text(), re.MULTILINE))
+    assert documented == {setting.name for setting in SETTINGS}
+
+
+def test_defaults():
+    settings = load_settings(environ={})
+    assert settings["SVC_BIND"] == "127.0.0.1:8000"
+    assert settings["SVC_WORKERS"] == 2
+    assert settings["SVC_ACCESS_TOKEN_MINUTES"] == 15
+    assert settings["SVC_WEBHOOK_RETRY_DELAYS"] == (10.0, 60.0, 300.0)
+    assert settings["SVC_RATE_LIMIT_AUTH"] == "10/minute"
+    assert settings["SVC_DATABASE_URL"] is None
+
+
+def test_environment_values_are_parsed():
+    settings = load_settings(environ={"SVC_WORKERS": "4", "SVC_WEBHOOK_ALLOW_HTTP": "true",
+                                      "SVC_REDACT_NAMES": "X-Session, ticket ,"})
+    assert settings["SVC_WORKERS"] == 4
+    assert settings["SVC_WEBHOOK_ALLOW_HTTP"] is True
+    assert settings["SVC_REDACT_NAMES"] == ("x-session", "ticket")
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("SVC_WORKERS", "0"), ("SVC_WORKERS", "many"), ("SVC_COOKIE_SECURE", "maybe"),
+    ("SVC_REGISTRATION", "invite"), ("SVC_RATE_LIMIT_AUTH", "lots"),
+    ("SVC_WEBHOOK_ALLOW_PRIVATE", "perhaps"),
+])
+def test_bad_values_fail_at_start_up_with_the_name(name, value):
+    with pytest.raises(ConfigError, match=name):
+        load_settings(environ={name: value})
+
+
+def test_secret_key_is_generated_once_and_kept(tmp_path, database_url):
+    config = {"SVC_INSTANCE_PATH": str(tmp_path), "SVC_DATABASE_URL": database_url}
+    first = create_app(config).config["SECRET_KEY"]
+    second = create_app(config).config["SECRET_KEY"]
+    assert first == second and len(first) >= 40
+    key_file = tmp_path / "secret_key"
+    assert key_file.read_text().strip() == first
+    assert key_file.stat().st_mode & 0o077 == 0
+    assert create_app({**config, "SVC_SECRET_KEY": "from-env"}).config["SECRET_KEY"] == "from-env"
+
+
+def test_default_database_lives_in_the_instance_folder(tmp_path):
+    app = create_app({"SVC_INSTANCE_PATH": str(tmp_path)})
+    assert app.config["SQLALCHEMY_DATABASE_URI"] == f"sqlite:///{tmp_path}/svc.sqlite3"
+    assert app.config["SVC_UPLOAD_DIR"] == str(tmp_path / "uploads")

@@ -1,0 +1,43 @@
+"""The OpenAPI description is valid and covers every endpoint with its schemas."""
+
+from openapi_spec_validator import validate
+
+from svc.openapi import _DOCUMENTED_METHODS, _openapi_path
+
+
+def test_description_is_valid_openapi_3(client):
+    response = client.get("/api/v1/openapi.json")
+    assert response.status_code == 200
+    validate(response.get_json())
+
+
+def test_every_route_is_described(app, client):
+    paths = client.get("/api/v1/openapi.json").get_json()["paths"]
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint == "static":
+            continue
+        path, _ = _openapi_path(rule.rule)
+        for method in set(rule.methods) & set(_DOCUMENTED_METHODS):
+            assert method.lower() in paths[path], f"{method} {path} is not described"
+
+
+def test_operations_carry_schemas_credentials_and_errors(client):
+    paths = client.get("/api/v1/openapi.json").get_json()["paths"]
+    create_token = paths["/api/v1/tokens"]["post"]
+    assert create_token["requestBody"]["content"]["application/json"]["schema"]
+    assert set(create_token["responses"]) >= {"201", "400", "401", "403", "413", "415", "422"}
+    assert {"session": []} in create_token["security"] and {"pat": []} in create_token["security"]
+    delete_token = paths["/api/v1/tokens/{token_id}"]["delete"]
+    assert "404" in delete_token["responses"] and "204" in delete_token["responses"]
+    assert delete_token["parameters"][0]["schema"]["format"] == "uuid"
+    assert paths["/api/v1/auth/login"]["post"]["security"] == []
+    assert "429" in paths["/api/v1/auth/login"]["post"]["responses"]
+    assert "409" in paths["/api/v1/auth/register"]["post"]["responses"]
+
+
+def test_response_schemas_use_camel_case(client):
+    schemas = client.get("/api/v1/openapi.json").get_json()["components"]["schemas"]
+    token_fields = set(schemas["TokenCreatedOut"]["properties"])
+    assert token_fields == {"id", "name", "token", "tokenHint", "createdAt", "expiresAt",
+                            "lastUsedAt"}
+    assert set(schemas["RegisterIn"]["properties"]) == {"name", "email", "password"}

@@ -1,0 +1,168 @@
+"""Personal access tokens and which credential opens what: contract sections 3 and 4."""
+
+import re
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import select, update
+
+from svc.extensions import db
+from svc.models import PersonalAccessToken
+from svc.models.base import utcnow
+from tests.helpers import create_pat, csrf
+
+PAT_FORMAT = re.compile(r"^svc_pat_[0-9A-Za-z]{42}$")
+
+
+def bearer(value: str) -> dict:
+    return {"Authorization": f"Bearer {value}"}
+
+
+def test_create_returns_the_value_once(user_client):
+    response = user_client.post("/api/v1/tokens", headers=csrf(user_client),
+                                json={"name": " deploy ", "expires_in_days": 7})
+    assert response.status_code == 201
+    body = response.get_json()
+    assert set(body) == {"id", "name", "token", "tokenHint", "createdAt", "expiresAt",
+                         "lastUsedAt"}
+    assert PAT_FORMAT.match(body["token"])
+    assert body["tokenHint"] == body["token"][:12]
+    assert body["name"] == "deploy"
+    assert body["lastUsedAt"] is None
+    listed = user_client.get("/api/v1/tokens").get_json()
+    assert [item["id"] for item in listed] == [body["id"]]
+    assert "token" not in listed[0] and listed[0]["tokenHint"] == body["tokenHint"]
+
+
+def test_expiry_defaults_to_30_days(user_client):
+    body = create_pat(user_client)
+    from datetime import datetime
+
+    created = datetime.fromisoformat(body["createdAt"].replace("Z", "+00:00"))
+    expires = datetime.fromisoformat(body["expiresAt"].replace("Z", "+00:00"))
+    assert abs((expires - created) - timedelta(days=30)) < timedelta(seconds=2)
+
+
+def test_only_a_hash_is_stored(app, user_client):
+    value = create_pat(user_client)["token"]
+    with app.app_context():
+        row = db.session.scalar(select(PersonalAccessToken))
+        stored = [str(getattr(row, c.key)) for c in PersonalAccessToken.__table__.columns]
+    assert all(value not in column for column in stored)
+    assert all(value[12:] not in column for column in stored)
+
+
+@pytest.mark.parametrize(("payload", "field"), [
+    ({}, "name"),
+    ({"name": ""}, "name"),
+    ({"name": "x" * 101}, "name"),
+    ({"name": "ci", "expires_in_days": 0}, "expires_in_days"),
+    ({"name": "ci", "expires_in_days": 366}, "expires_in_days"),
+    ({"name": "ci", "expires_in_days": "7"}, "expires_in_days"),
+    ({"name": "ci", "expires_in_days": 1.5}, "expires_in_days"),
+    ({"name": "ci", "scopes": ["all"]}, "scopes"),
+])
+def test_create_validation(user_client, payload, field):
+    response = user_client.post("/api/v1/tokens", headers=csrf(user_client), json=payload)
+    assert response.status_code == 422
+    assert field in response.get_json()["errors"]
+
+
+def test_expiry_bounds_are_inclusive(user_client):
+    assert create_pat(user_client, expires_in_days=1)
+    assert create_pat(user_client, expires_in_days=365)
+
+
+def test_list_is_newest_first(user_client):
+    names = [create_pat(user_client, name=f"t{i}")["name"] for i in range(3)]
+    assert [t["name"] for t in user_client.get("/api/v1/tokens").get_json()] == names[::-1]
+
+
+def test_pat_acts_as_its_creator_and_records_last_use(app, user_client):
+    value = create_pat(user_client)["token"]
+    response = app.test_client().get("/api/v1/auth/me", headers=bearer(value))
+    assert response.status_code == 200
+    assert response.get_json() == user_client.user
+    assert user_client.get("/api/v1/tokens").get_json()[0]["lastUsedAt"] is not None
+
+
+def test_pat_writes_skip_csrf(app, user_client):
+    value = create_pat(user_client)["token"]
+    response = app.test_client().post("/api/v1/tokens", headers=bearer(value),
+                                      json={"name": "from a script"})
+    assert response.status_code == 201
+
+
+def test_revoked_token_fails_at_once(app, user_client):
+    token = create_pat(user_client)
+    assert app.test_client().get("/api/v1/auth/me", headers=bearer(token["token"])).status_code \
+        == 200
+    response = user_client.delete(f"/api/v1/tokens/{token['id']}", headers=csrf(user_client))
+    assert response.status_code == 204 and response.data == b""
+    assert app.test_client().get("/api/v1/auth/me", headers=bearer(token["token"])).status_code \
+        == 401
+    assert user_client.get("/api/v1/tokens").get_json() == []
+
+
+def test_expired_token_is_401(app, user_client):
+    value = create_pat(user_client)["token"]
+    with app.app_context():
+        db.session.execute(update(PersonalAccessToken).values(
+            expires_at=utcnow() - timedelta(seconds=1)))
+        db.session.commit()
+    response = app.test_client().get("/api/v1/auth/me", headers=bearer(value))
+    assert response.status_code == 401
+    assert "expired" in response.get_json()["detail"]
+
+
+@pytest.mark.parametrize("header", [
+    "Bearer", "Bearer ", "Basic dXNlcjpwYXNz", "Token svc_pat_abc",
+    "Bearer svc_pat_" + "A" * 42,       # right shape, wrong checksum
+    "Bearer svc_pub_" + "A" * 40,       # an API key is not a PAT
+    "Bearer not-a-token",
+])
+def test_malformed_or_unknown_bearer_is_401(client, header):
+    response = client.get("/api/v1/auth/me", headers={"Authorization": header})
+    assert response.status_code == 401
+    assert response.get_json()["detail"]
+
+
+def test_unknown_token_with_valid_checksum_is_401(client):
+    from svc.auth.tokens import new_pat
+
+    assert client.get("/api/v1/auth/me", headers=bearer(new_pat())).status_code == 401
+
+
+def test_bearer_decides_over_cookies(user_client):
+    """Valid cookies do not rescue a bad bearer token."""
+    response = user_client.get("/api/v1/auth/me", headers=bearer("svc_pat_wrong"))
+    assert response.status_code == 401
+
+
+def test_api_key_is_401_on_user_endpoints(user_client):
+    response = user_client.get("/api/v1/auth/me", headers={"X-API-Key": "svc_pub_" + "a" * 40})
+    assert response.status_code == 401
+    assert "API key" in response.get_json()["detail"]
+
+
+def test_users_see_only_their_own_tokens(user_client, other_client):
+    mine = create_pat(user_client)
+    assert other_client.get("/api/v1/tokens").get_json() == []
+    response = other_client.delete(f"/api/v1/tokens/{mine['id']}", headers=csrf(other_client))
+    assert response.status_code == 404
+    assert len(user_client.get("/api/v1/tokens").get_json()) == 1
+
+
+def test_unknown_or_malformed_token_id_is_404(user_client):
+    unknown = "00000000-0000-4000-8000-000000000000"
+    assert user_client.delete(f"/api/v1/tokens/{unknown}",
+                              headers=csrf(user_client)).status_code == 404
+    response = user_client.delete("/api/v1/tokens/not-a-uuid", headers=csrf(user_client))
+    assert response.status_code == 404
+    assert response.get_json() == {"detail": "Not found"}
+
+
+def test_token_endpoints_need_a_credential(client):
+    assert client.get("/api/v1/tokens").status_code == 401
+    assert client.post("/api/v1/tokens", json={"name": "x"}).status_code == 401
+    assert client.delete("/api/v1/tokens/00000000-0000-4000-8000-000000000000").status_code == 401
