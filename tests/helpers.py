@@ -20,3 +20,10 @@ def create_pat(client, name="cli", **extra) -> dict:
     response = client.post("/api/v1/tokens", json={"name": name, **extra}, headers=csrf(client))
     assert response.status_code == 201, response.get_json()
     return response.get_json()
+
+
+def create_project(client, name="Web Shop", **extra) -> dict:
+    response = client.post("/api/v1/projects", json={"name": name, **extra},
+                           headers=csrf(client))
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()

@@ -2,9 +2,9 @@
 
 from flask import Flask
 
-from svc.api import auth, meta, tokens
+from svc.api import auth, meta, projects, tokens
 
-BLUEPRINTS = (meta.bp, auth.bp, tokens.bp)
+BLUEPRINTS = (meta.bp, auth.bp, tokens.bp, projects.bp)
 
 
 def register_blueprints(app: Flask) -> None:

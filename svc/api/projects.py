@@ -1,0 +1,109 @@
+"""Projects, their keys and their members (contract section 5)."""
+
+import uuid
+
+from flask import Blueprint
+
+from svc.api.decorators import body, response
+from svc.auth.guard import current_caller, login_required
+from svc.schemas.projects import (
+    MemberAddIn,
+    MemberOut,
+    ProjectCreateIn,
+    ProjectOut,
+    ProjectSummaryOut,
+    ProjectUpdateIn,
+)
+from svc.services import projects
+
+bp = Blueprint("projects", __name__, url_prefix="/api/v1/projects")
+
+OWNER_ONLY = (403,)
+
+
+def _user():
+    return current_caller().user
+
+
+@bp.post("")
+@login_required
+@body(ProjectCreateIn)
+@response(ProjectOut(), 201, errors=(409,))
+def create_project(data):
+    """Create a project; the caller owns it."""
+    project = projects.create(_user(), data["name"], data.get("tracking_prefix"))
+    return project, {"Location": f"/api/v1/projects/{project.project.id}"}
+
+
+@bp.get("")
+@login_required
+@response(ProjectSummaryOut(many=True))
+def list_projects():
+    """The projects the caller owns or is a member of."""
+    return projects.list_for(_user())
+
+
+@bp.get("/<uuid:project_id>")
+@login_required
+@response(ProjectOut())
+def get_project(project_id: uuid.UUID):
+    """One project; `webhookSecret` for its owner only."""
+    return projects.access(_user(), project_id)
+
+
+@bp.patch("/<uuid:project_id>")
+@login_required
+@body(ProjectUpdateIn)
+@response(ProjectOut(), errors=(*OWNER_ONLY, 409))
+def update_project(data, project_id: uuid.UUID):
+    """Change the name, tracking prefix or settings (merged: keys not sent keep their values)."""
+    return projects.update(_user(), project_id, data)
+
+
+@bp.delete("/<uuid:project_id>")
+@login_required
+@response(None, 204, errors=OWNER_ONLY)
+def delete_project(project_id: uuid.UUID):
+    """Delete the project with everything that belongs to it."""
+    projects.delete(_user(), project_id)
+
+
+@bp.post("/<uuid:project_id>/rotate-api-key")
+@login_required
+@response(ProjectOut(), errors=OWNER_ONLY)
+def rotate_api_key(project_id: uuid.UUID):
+    """Replace the API key; the old one stops working at once."""
+    return projects.rotate_api_key(_user(), project_id)
+
+
+@bp.post("/<uuid:project_id>/rotate-webhook-secret")
+@login_required
+@response(ProjectOut(), errors=OWNER_ONLY)
+def rotate_webhook_secret(project_id: uuid.UUID):
+    """Replace the secret that keys the Standard Webhooks signature."""
+    return projects.rotate_webhook_secret(_user(), project_id)
+
+
+@bp.get("/<uuid:project_id>/members")
+@login_required
+@response(MemberOut(many=True))
+def list_members(project_id: uuid.UUID):
+    """The owner and members of a project."""
+    return projects.list_members(_user(), project_id)
+
+
+@bp.post("/<uuid:project_id>/members")
+@login_required
+@body(MemberAddIn)
+@response(MemberOut(), 201, errors=(*OWNER_ONLY, 409))
+def add_member(data, project_id: uuid.UUID):
+    """Add a registered user, by e-mail, as a member."""
+    return projects.add_member(_user(), project_id, data["email"], data["role"])
+
+
+@bp.delete("/<uuid:project_id>/members/<uuid:user_id>")
+@login_required
+@response(None, 204, errors=(*OWNER_ONLY, 422))
+def remove_member(project_id: uuid.UUID, user_id: uuid.UUID):
+    """Remove a member; the owner cannot be removed."""
+    projects.remove_member(_user(), project_id, user_id)

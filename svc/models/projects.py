@@ -1,0 +1,49 @@
+import uuid
+from datetime import datetime
+
+from sqlalchemy import JSON, ForeignKey, String
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from svc.extensions import db
+from svc.models.base import UTCDateTime, new_id, utcnow
+from svc.models.users import User
+
+OWNER = "owner"
+MEMBER = "member"
+
+
+class Project(db.Model):
+    __tablename__ = "projects"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(100))
+    # Unique in the instance, like a Jira project key, so a tracking id names one report.
+    tracking_prefix: Mapped[str] = mapped_column(String(10), unique=True)
+    # Kept in clear: it is publishable (it ships inside the widget) and it keys X-Svc-Signature.
+    api_key: Mapped[str] = mapped_column(String(64), unique=True)
+    webhook_secret: Mapped[str] = mapped_column(String(64))
+    webhook_url: Mapped[str | None] = mapped_column(String(2048))
+    # None: detected from the URL each time it is needed (see svc.webhooks.formats).
+    webhook_format: Mapped[str | None] = mapped_column(String(16))
+    allowed_origins: Mapped[list[str]] = mapped_column(JSON, default=list)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    memberships: Mapped[list["Membership"]] = relationship(
+        back_populates="project", cascade="all, delete-orphan", passive_deletes=True)
+
+
+class Membership(db.Model):
+    """A user's place in a project: its one `owner`, or a `member`."""
+
+    __tablename__ = "project_members"
+
+    project_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True)
+    user_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True, index=True)
+    role: Mapped[str] = mapped_column(String(10))
+    added_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    project: Mapped[Project] = relationship(back_populates="memberships")
+    user: Mapped[User] = relationship(lazy="joined")

@@ -1,0 +1,149 @@
+from urllib.parse import urlsplit
+
+from flask import current_app
+from marshmallow import ValidationError, fields, post_load, pre_dump, validate
+
+from svc.models import MEMBER
+from svc.schemas.base import EmailAddress, InSchema, OutSchema, Text, Timestamp
+from svc.webhooks.formats import FORMATS, format_in_force
+
+PREFIX = validate.Regexp(r"^[A-Z][A-Z0-9]{1,9}$", error=(
+    "2 to 10 uppercase letters and digits, starting with a letter."))
+MAX_ALLOWED_ORIGINS = 50
+
+
+def validate_webhook_url(value: str | None) -> None:
+    if value is None:
+        return
+    parts = urlsplit(value)
+    allowed = ("https", "http") if current_app.config["SVC_WEBHOOK_ALLOW_HTTP"] else ("https",)
+    if parts.scheme not in allowed or not parts.hostname:
+        raise ValidationError("Must be an absolute https:// URL." if allowed == ("https",)
+                              else "Must be an absolute http:// or https:// URL.")
+    if any(char.isspace() for char in value):
+        raise ValidationError("Must not contain white space.")
+
+
+def validate_origin(value: str) -> None:
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 (raises ValueError for a bad port)
+    except ValueError:
+        raise ValidationError("Not a valid origin.") from None
+    if (parts.scheme not in ("http", "https") or not parts.hostname or parts.username
+            or parts.password or parts.path not in ("", "/") or parts.query or parts.fragment
+            or any(char.isspace() for char in value)):
+        raise ValidationError("An origin is scheme://host[:port], e.g. https://shop.example.com.")
+
+
+def normalize_origin(value: str) -> str:
+    return value.rstrip("/").lower()
+
+
+def _webhook_url_field():
+    return fields.String(allow_none=True, validate=[validate.Length(max=2048),
+                                                    validate_webhook_url])
+
+
+def _webhook_format_field():
+    return fields.String(allow_none=True, validate=validate.OneOf(FORMATS))
+
+
+def _allowed_origins_field():
+    return fields.List(fields.String(validate=[validate.Length(max=255), validate_origin]),
+                       validate=validate.Length(max=MAX_ALLOWED_ORIGINS))
+
+
+class ProjectSettingsIn(InSchema):
+    """snake_case as everywhere, and interface.md's camelCase names as aliases."""
+
+    webhook_url = _webhook_url_field()
+    webhook_format = _webhook_format_field()
+    allowed_origins = _allowed_origins_field()
+    webhookUrl = _webhook_url_field()
+    webhookFormat = _webhook_format_field()
+    allowedOrigins = _allowed_origins_field()
+
+    _ALIASES = {"webhookUrl": "webhook_url", "webhookFormat": "webhook_format",
+                "allowedOrigins": "allowed_origins"}
+
+    @post_load
+    def merge_aliases(self, data, **kwargs):
+        for alias, name in self._ALIASES.items():
+            if alias in data:
+                if name in data:
+                    raise ValidationError(f"Give {name} or {alias}, not both.", alias)
+                data[name] = data.pop(alias)
+        if "allowed_origins" in data:
+            data["allowed_origins"] = list(dict.fromkeys(
+                normalize_origin(origin) for origin in data["allowed_origins"]))
+        return data
+
+
+class ProjectCreateIn(InSchema):
+    name = Text(required=True, validate=validate.Length(min=1, max=100))
+    tracking_prefix = fields.String(validate=PREFIX)
+
+
+class ProjectUpdateIn(InSchema):
+    name = Text(validate=validate.Length(min=1, max=100))
+    tracking_prefix = fields.String(validate=PREFIX)
+    settings = fields.Nested(ProjectSettingsIn)
+
+
+class ProjectSettingsOut(OutSchema):
+    webhook_url = fields.String(required=True, allow_none=True)
+    webhook_format = fields.String(required=True, validate=validate.OneOf(FORMATS))
+    allowed_origins = fields.List(fields.String(), required=True)
+
+
+class ProjectOut(OutSchema):
+    """Dumps a `services.projects.ProjectAccess`: the project as its caller sees it."""
+
+    id = fields.UUID(required=True)
+    name = fields.String(required=True)
+    tracking_prefix = fields.String(required=True)
+    api_key = fields.String(required=True)
+    # Present for the owner only, and never in the list.
+    webhook_secret = fields.String()
+    role = fields.String(required=True, validate=validate.OneOf(("owner", MEMBER)))
+    settings = fields.Nested(ProjectSettingsOut, required=True)
+    created_at = Timestamp(required=True)
+    updated_at = Timestamp(required=True)
+
+    @pre_dump
+    def flatten(self, access, **kwargs):
+        project = access.project
+        data = {
+            "id": project.id, "name": project.name, "tracking_prefix": project.tracking_prefix,
+            "api_key": project.api_key, "role": access.role,
+            "settings": {
+                "webhook_url": project.webhook_url,
+                "webhook_format": format_in_force(project.webhook_format, project.webhook_url),
+                "allowed_origins": list(project.allowed_origins or []),
+            },
+            "created_at": project.created_at, "updated_at": project.updated_at,
+        }
+        if access.role == "owner":
+            data["webhook_secret"] = project.webhook_secret
+        return data
+
+
+class MemberAddIn(InSchema):
+    email = EmailAddress(required=True)
+    role = fields.String(load_default=MEMBER, validate=validate.OneOf((MEMBER,)))
+
+
+class MemberOut(OutSchema):
+    user_id = fields.UUID(required=True)
+    name = fields.String(required=True, attribute="user.name")
+    email = fields.String(required=True, attribute="user.email")
+    role = fields.String(required=True)
+    added_at = Timestamp(required=True)
+
+
+class ProjectSummaryOut(ProjectOut):
+    """A project in the list: never with the webhook secret."""
+
+    class Meta:
+        exclude = ("webhook_secret",)

@@ -1,0 +1,225 @@
+"""Projects and teams (contract section 5): who may see and change what, tracking prefixes, keys."""
+
+import base64
+import re
+import secrets
+import unicodedata
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+
+from svc.auth import tokens
+from svc.errors import APIError, field_error, not_found
+from svc.extensions import db
+from svc.models import MEMBER, OWNER, Membership, Project, User
+from svc.models.base import utcnow
+from svc.services.users import normalize_email
+
+FALLBACK_PREFIX = "BUG"
+MAX_PREFIX_LENGTH = 10
+_CREATE_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class ProjectAccess:
+    """A project as one caller sees it: with the caller's role in it."""
+
+    project: Project
+    role: str
+
+
+def new_webhook_secret() -> str:
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+# --- tracking prefixes ---------------------------------------------------------------------------
+
+def derive_tracking_prefix(name: str) -> str:
+    """Initials of the name's words when there are two or more, else its first three letters and
+    digits; ASCII only, uppercased; BUG when that is shorter than 2 or starts with a digit."""
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    words = re.findall(r"[A-Za-z0-9]+", ascii_name)
+    if len(words) >= 2:
+        candidate = "".join(word[0] for word in words)
+    else:
+        candidate = "".join(words)[:3]
+    candidate = candidate.upper()[:MAX_PREFIX_LENGTH]
+    if len(candidate) < 2 or not candidate[0].isalpha():
+        return FALLBACK_PREFIX
+    return candidate
+
+
+def _first_free_prefix(base: str) -> str:
+    """`base`, else base2, base3, ... (shortening base where the number would not fit)."""
+    taken = set(db.session.scalars(
+        select(Project.tracking_prefix).where(
+            Project.tracking_prefix.startswith(base[:MAX_PREFIX_LENGTH - 2]))))
+    if base not in taken:
+        return base
+    number = 2
+    while True:
+        suffix = str(number)
+        candidate = base[:MAX_PREFIX_LENGTH - len(suffix)] + suffix
+        if candidate not in taken:
+            return candidate
+        number += 1
+
+
+def _prefix_taken(prefix: str, except_project: uuid.UUID | None = None) -> bool:
+    statement = select(Project.id).where(Project.tracking_prefix == prefix)
+    if except_project is not None:
+        statement = statement.where(Project.id != except_project)
+    return db.session.scalar(statement) is not None
+
+
+def _prefix_conflict(prefix: str) -> APIError:
+    return APIError(409, f"Tracking prefix {prefix} is already taken")
+
+
+# --- access --------------------------------------------------------------------------------------
+
+def access(user: User, project_id: uuid.UUID, *, owner_only: bool = False) -> ProjectAccess:
+    """The project if the user owns it or is a member: 404 for anyone else (existence is not
+    leaked), 403 for a member where only the owner may act."""
+    membership = db.session.get(Membership, (project_id, user.id))
+    if membership is None:
+        raise not_found("Project not found")
+    if owner_only and membership.role != OWNER:
+        raise APIError(403, "Only the project's owner can do this")
+    return ProjectAccess(membership.project, membership.role)
+
+
+# --- projects ------------------------------------------------------------------------------------
+
+def create(user: User, name: str, tracking_prefix: str | None = None) -> ProjectAccess:
+    if tracking_prefix is not None and _prefix_taken(tracking_prefix):
+        raise _prefix_conflict(tracking_prefix)
+    base = tracking_prefix or derive_tracking_prefix(name)
+    for _ in range(_CREATE_ATTEMPTS):
+        project = Project(name=name, tracking_prefix=tracking_prefix or _first_free_prefix(base),
+                          api_key=tokens.new_api_key(), webhook_secret=new_webhook_secret(),
+                          allowed_origins=[])
+        project.memberships.append(Membership(user_id=user.id, role=OWNER))
+        db.session.add(project)
+        try:
+            db.session.commit()
+            return ProjectAccess(project, OWNER)
+        except IntegrityError:
+            # A concurrent creation took the prefix between our check and our insert.
+            db.session.rollback()
+            if tracking_prefix is not None:
+                raise _prefix_conflict(tracking_prefix) from None
+    raise APIError(409, "Could not find a free tracking prefix; give one explicitly")
+
+
+def list_for(user: User) -> list[ProjectAccess]:
+    rows = db.session.execute(
+        select(Project, Membership.role)
+        .join(Membership, Membership.project_id == Project.id)
+        .where(Membership.user_id == user.id)
+        .order_by(func.lower(Project.name), Project.created_at, Project.id)
+    )
+    return [ProjectAccess(project, role) for project, role in rows]
+
+
+def update(user: User, project_id: uuid.UUID, changes: dict) -> ProjectAccess:
+    """Apply a PATCH: `settings` is merged, keys not sent keep their values."""
+    project_access = access(user, project_id, owner_only=True)
+    project = project_access.project
+    new_values = {key: value for key, value in changes.items() if key != "settings"}
+    new_values.update(changes.get("settings", {}))
+    prefix = new_values.get("tracking_prefix")
+    if prefix is not None and prefix != project.tracking_prefix:
+        if has_reports(project):
+            raise APIError(409, "The tracking prefix cannot change once the project has reports")
+        if _prefix_taken(prefix, except_project=project.id):
+            raise _prefix_conflict(prefix)
+    changed = False
+    for field, value in new_values.items():
+        if getattr(project, field) != value:
+            setattr(project, field, value)
+            changed = True
+    if changed:
+        project.updated_at = utcnow()
+        try:
+            db.session.commit()
+        except IntegrityError:
+            db.session.rollback()
+            raise _prefix_conflict(prefix) from None
+    return project_access
+
+
+def has_reports(project: Project) -> bool:
+    """Reports arrive with the reports feature; until then no project has any."""
+    return False
+
+
+def delete(user: User, project_id: uuid.UUID) -> None:
+    project = access(user, project_id, owner_only=True).project
+    db.session.delete(project)
+    db.session.commit()
+
+
+def rotate_api_key(user: User, project_id: uuid.UUID) -> ProjectAccess:
+    project_access = access(user, project_id, owner_only=True)
+    project_access.project.api_key = tokens.new_api_key()
+    project_access.project.updated_at = utcnow()
+    db.session.commit()
+    return project_access
+
+
+def rotate_webhook_secret(user: User, project_id: uuid.UUID) -> ProjectAccess:
+    project_access = access(user, project_id, owner_only=True)
+    project_access.project.webhook_secret = new_webhook_secret()
+    project_access.project.updated_at = utcnow()
+    db.session.commit()
+    return project_access
+
+
+def for_api_key(api_key: str) -> Project | None:
+    """The project an `X-API-Key` value belongs to; None for anything else."""
+    if not api_key.startswith(tokens.API_KEY_PREFIX) or len(api_key) > 64:
+        return None
+    return db.session.scalar(select(Project).where(Project.api_key == api_key))
+
+
+# --- members -------------------------------------------------------------------------------------
+
+def list_members(user: User, project_id: uuid.UUID) -> list[Membership]:
+    access(user, project_id)
+    return list(db.session.scalars(
+        select(Membership).join(Membership.user)
+        .where(Membership.project_id == project_id)
+        # The owner first, then members in the order they joined.
+        .order_by((Membership.role != OWNER), Membership.added_at, User.email)
+    ))
+
+
+def add_member(user: User, project_id: uuid.UUID, email: str, role: str = MEMBER) -> Membership:
+    access(user, project_id, owner_only=True)
+    new_member = db.session.scalar(select(User).where(User.email == normalize_email(email)))
+    if new_member is None:
+        raise field_error("email", "No registered user has this e-mail address.")
+    if db.session.get(Membership, (project_id, new_member.id)) is not None:
+        raise APIError(409, "This user is already a member of the project")
+    membership = Membership(project_id=project_id, user_id=new_member.id, role=role)
+    db.session.add(membership)
+    try:
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        raise APIError(409, "This user is already a member of the project") from None
+    return membership
+
+
+def remove_member(user: User, project_id: uuid.UUID, member_id: uuid.UUID) -> None:
+    access(user, project_id, owner_only=True)
+    membership = db.session.get(Membership, (project_id, member_id))
+    if membership is None:
+        raise not_found("Member not found")
+    if membership.role == OWNER:
+        raise field_error("user_id", "The project's owner cannot be removed.")
+    db.session.delete(membership)
+    db.session.commit()

@@ -1,0 +1,1 @@
+"""Outgoing webhooks: payloads, signatures, chat formats and delivery."""
