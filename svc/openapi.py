@@ -84,8 +84,9 @@ def _operation(view, method: str, parameters: list[dict]) -> dict:
     elif schema is None:
         responses[str(status)] = {"description": "No content"}
     else:
-        responses[str(status)] = {"description": "OK",
-                                  "content": {"application/json": {"schema": schema}}}
+        for success in (status, *getattr(view, "alternative_statuses", ())):
+            responses[str(success)] = {"description": "OK",
+                                       "content": {"application/json": {"schema": schema}}}
     for error in sorted(_error_statuses(view, method, bool(parameters))):
         responses[str(error)] = {"description": _ERROR_TEXT[error],
                                  "content": {"application/json": {"schema": "Error"}}}

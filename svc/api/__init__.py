@@ -2,11 +2,13 @@
 
 from flask import Flask
 
-from svc.api import auth, meta, projects, tokens
+from svc.api import auth, meta, projects, reports, tokens, uploads
+from svc.api.cors import add_cors_headers
 
-BLUEPRINTS = (meta.bp, auth.bp, tokens.bp, projects.bp)
+BLUEPRINTS = (meta.bp, auth.bp, tokens.bp, projects.bp, reports.bp, uploads.bp)
 
 
 def register_blueprints(app: Flask) -> None:
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint)
+    app.after_request(add_cors_headers)

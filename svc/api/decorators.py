@@ -5,11 +5,13 @@ They also record what they do on the view (`body_schema`, `response_schema`, ...
 credential decorator, so that the order of checks is 401, 403, then 415, 413, 400, 422.
 """
 
+import hashlib
 import json
 from collections.abc import Callable
 from functools import wraps
 
 from flask import current_app, request
+from flask_limiter.util import get_remote_address
 from marshmallow import Schema
 
 from svc.errors import APIError
@@ -66,34 +68,46 @@ def query(schema_class: type[Schema]) -> Callable:
     return decorator
 
 
-def response(schema: Schema | None, status: int = 200, *, errors: tuple[int, ...] = ()) -> Callable:
+def response(schema: Schema | None, status: int = 200, *, errors: tuple[int, ...] = (),
+             also: tuple[int, ...] = ()) -> Callable:
     """Dump what the view returns with `schema` (None: an empty 204-style answer).
 
-    The view may also return a (value, headers) pair. `errors` names the statuses beyond those
-    implied by the other decorators (e.g. 409) for the API description.
+    The view may also return (value, headers) or (value, headers, status), the status being one
+    of `also`. `errors` names the statuses beyond those implied by the other decorators (e.g. 409)
+    for the API description.
     """
 
     def decorator(view):
         @wraps(view)
         def wrapper(*args, **kwargs):
             result = view(*args, **kwargs)
-            headers = {}
+            headers, answer_status = {}, status
             if isinstance(result, tuple):
-                result, headers = result
+                result, headers, *rest = result
+                answer_status = rest[0] if rest else status
             if schema is None:
-                return current_app.response_class(status=status, headers=headers)
-            return schema.dump(result), status, headers
+                return current_app.response_class(status=answer_status, headers=headers)
+            return schema.dump(result), answer_status, headers
 
         wrapper.response_schema = schema
         wrapper.response_status = status
+        wrapper.alternative_statuses = also
         wrapper.documented_errors = errors
         return wrapper
 
     return decorator
 
 
-def rate_limited(setting_name: str) -> Callable:
-    """Apply the limit configured in `setting_name` (e.g. SVC_RATE_LIMIT_AUTH); `off` disables."""
+def api_key_and_address() -> str:
+    """Rate-limit key of the widget endpoints: one abusive client cannot starve a project's other
+    reporters, nor one project another. The key itself is hashed, never stored."""
+    api_key = request.headers.get("X-API-Key", "")
+    return f"{hashlib.sha256(api_key.encode()).hexdigest()[:24]}|{get_remote_address()}"
+
+
+def rate_limited(setting_name: str, key_func: Callable[[], str] | None = None) -> Callable:
+    """Apply the limit configured in `setting_name` (e.g. SVC_RATE_LIMIT_AUTH); `off` disables.
+    By default the limit is per client address."""
 
     def limit_value() -> str:
         return current_app.config[setting_name]
@@ -102,7 +116,7 @@ def rate_limited(setting_name: str) -> Callable:
         return current_app.config[setting_name] == "off"
 
     def decorator(view):
-        limited = limiter.limit(limit_value, exempt_when=disabled)(view)
+        limited = limiter.limit(limit_value, key_func=key_func, exempt_when=disabled)(view)
         limited.rate_limited = True
         return limited
 

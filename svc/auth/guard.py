@@ -2,6 +2,7 @@
 
 `@login_required`: a session cookie (with CSRF on unsafe methods) or a personal access token.
 The caller is then `current_caller()`; views hand `caller.user` to the services.
+`@api_key_required`: a project's API key in `X-API-Key`; the project is then `current_project()`.
 """
 
 import uuid
@@ -15,12 +16,14 @@ from flask import current_app, g, request
 from svc.auth import tokens
 from svc.auth.cookies import ACCESS_COOKIE, CSRF_COOKIE, CSRF_HEADER
 from svc.errors import APIError, unauthorized
-from svc.models import User
-from svc.services import sessions
+from svc.models import Project, User
+from svc.services import projects, sessions
 from svc.services import tokens as pats
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 SESSION_OR_PAT = ("session", "pat")
+API_KEY = ("api_key",)
+API_KEY_HEADER = "X-API-Key"
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ def authenticate_user() -> Caller:
     if authorization is not None:
         # A bearer token decides, even when cookies came along; it is never cookie-authenticated.
         return Caller(user=pats.authenticate(_bearer_value(authorization)), kind="pat")
-    if "X-API-Key" in request.headers:
+    if API_KEY_HEADER in request.headers:
         raise unauthorized("An API key authenticates a project, not a user: use a session "
                            "or a personal access token here")
     access_token = request.cookies.get(ACCESS_COOKIE)
@@ -81,4 +84,34 @@ def login_required(view: Callable) -> Callable:
         return view(*args, **kwargs)
 
     wrapper.accepted_credentials = SESSION_OR_PAT
+    return wrapper
+
+
+def current_project() -> Project:
+    return g.project
+
+
+def authenticate_project() -> Project:
+    """The project whose API key the request carries; 401 without a valid one, 403 when the
+    project lists allowed origins and the request's Origin is not among them."""
+    api_key = request.headers.get(API_KEY_HEADER, "").strip()
+    if not api_key:
+        raise unauthorized("Missing X-API-Key header")
+    project = projects.for_api_key(api_key)
+    if project is None:
+        raise unauthorized("Invalid API key")
+    origin = request.headers.get("Origin")
+    if origin and project.allowed_origins and \
+            origin.rstrip("/").lower() not in project.allowed_origins:
+        raise APIError(403, f"Origin {origin} is not allowed to send reports to this project")
+    return project
+
+
+def api_key_required(view: Callable) -> Callable:
+    @wraps(view)
+    def wrapper(*args, **kwargs):
+        g.project = authenticate_project()
+        return view(*args, **kwargs)
+
+    wrapper.accepted_credentials = API_KEY
     return wrapper

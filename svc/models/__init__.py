@@ -1,7 +1,18 @@
 """SQLAlchemy models only: columns, relationships, indexes. No commits, no HTTP."""
 
 from svc.models.projects import MEMBER, OWNER, Membership, Project
+from svc.models.reports import (
+    CATEGORIES,
+    SEVERITIES,
+    SEVERITY_RANK,
+    STATUSES,
+    IdempotencyKey,
+    Report,
+    ReportDetail,
+    Screenshot,
+)
 from svc.models.users import AuthSession, PersonalAccessToken, User
 
-__all__ = ["MEMBER", "OWNER", "AuthSession", "Membership", "PersonalAccessToken", "Project",
-           "User"]
+__all__ = ["CATEGORIES", "MEMBER", "OWNER", "SEVERITIES", "SEVERITY_RANK", "STATUSES",
+           "AuthSession", "IdempotencyKey", "Membership", "PersonalAccessToken", "Project",
+           "Report", "ReportDetail", "Screenshot", "User"]

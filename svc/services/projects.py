@@ -13,8 +13,9 @@ from sqlalchemy.exc import IntegrityError
 from svc.auth import tokens
 from svc.errors import APIError, field_error, not_found
 from svc.extensions import db
-from svc.models import MEMBER, OWNER, Membership, Project, User
+from svc.models import MEMBER, OWNER, Membership, Project, Report, User
 from svc.models.base import utcnow
+from svc.services import screenshots
 from svc.services.users import normalize_email
 
 FALLBACK_PREFIX = "BUG"
@@ -152,14 +153,17 @@ def update(user: User, project_id: uuid.UUID, changes: dict) -> ProjectAccess:
 
 
 def has_reports(project: Project) -> bool:
-    """Reports arrive with the reports feature; until then no project has any."""
-    return False
+    return db.session.scalar(
+        select(Report.id).where(Report.project_id == project.id).limit(1)) is not None
 
 
 def delete(user: User, project_id: uuid.UUID) -> None:
+    """The project goes with its members, reports, screenshots (rows, then files) and keys."""
     project = access(user, project_id, owner_only=True).project
+    keys = screenshots.keys_of_project(project.id)
     db.session.delete(project)
     db.session.commit()
+    screenshots.remove_files(keys)
 
 
 def rotate_api_key(user: User, project_id: uuid.UUID) -> ProjectAccess:

@@ -1,0 +1,104 @@
+import uuid
+from datetime import datetime
+
+from sqlalchemy import JSON, ForeignKey, Index, SmallInteger, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from svc.extensions import db
+from svc.models.base import UTCDateTime, new_id, utcnow
+from svc.models.projects import Project
+
+SEVERITIES = ("low", "medium", "high", "critical")  # in rank order
+CATEGORIES = ("bug", "ui", "performance", "crash", "other")
+STATUSES = ("new", "in_progress", "resolved", "closed")
+SEVERITY_RANK = {severity: rank for rank, severity in enumerate(SEVERITIES)}
+
+
+class Report(db.Model):
+    """What a list page needs. The large captured arrays live in `ReportDetail`, so listing and
+    searching never read them."""
+
+    __tablename__ = "reports"
+    __table_args__ = (
+        UniqueConstraint("project_id", "number"),
+        # One index per list filter, each ending in the default sort key.
+        Index("ix_reports_project_created", "project_id", "created_at"),
+        Index("ix_reports_project_status_created", "project_id", "status", "created_at"),
+        Index("ix_reports_project_severity_created", "project_id", "severity_rank", "created_at"),
+        Index("ix_reports_project_category_created", "project_id", "category", "created_at"),
+        Index("ix_reports_project_updated", "project_id", "updated_at"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    project_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    # The n of the tracking id <prefix>-<n>: 1, 2, 3... per project (Project.last_report_number).
+    number: Mapped[int]
+    title: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text)
+    severity: Mapped[str] = mapped_column(String(16))
+    # SEVERITY_RANK[severity], kept beside it so that sorting by severity can use an index.
+    severity_rank: Mapped[int] = mapped_column(SmallInteger)
+    category: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(16), default="new")
+    reporter_identifier: Mapped[str | None] = mapped_column(String(320))
+    screenshot_key: Mapped[str | None] = mapped_column(String(255))
+    annotated_screenshot_key: Mapped[str | None] = mapped_column(String(255))
+    meta: Mapped[dict] = mapped_column("metadata", JSON, default=dict)
+    assignee_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    project: Mapped[Project] = relationship(lazy="joined", innerjoin=True)
+    detail: Mapped["ReportDetail"] = relationship(
+        back_populates="report", cascade="all, delete-orphan", passive_deletes=True,
+        uselist=False)
+
+    @property
+    def tracking_id(self) -> str:
+        return f"{self.project.tracking_prefix}-{self.number}"
+
+
+class ReportDetail(db.Model):
+    """The captured diagnostics of a report, as sent (after redaction)."""
+
+    __tablename__ = "report_details"
+
+    report_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True)
+    console_logs: Mapped[list] = mapped_column(JSON, default=list)
+    network_logs: Mapped[list] = mapped_column(JSON, default=list)
+    user_actions: Mapped[list] = mapped_column(JSON, default=list)
+
+    report: Mapped[Report] = relationship(back_populates="detail")
+
+
+class Screenshot(db.Model):
+    """An uploaded image. `report_id` is set when a report takes it; until then it is an orphan,
+    swept away after a day."""
+
+    __tablename__ = "screenshots"
+    __table_args__ = (Index("ix_screenshots_orphans", "report_id", "created_at"),)
+
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    project_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), index=True)
+    report_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("reports.id", ondelete="SET NULL"))
+    content_type: Mapped[str] = mapped_column(String(32))
+    size: Mapped[int]
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class IdempotencyKey(db.Model):
+    """A report creation's Idempotency-Key, so that a retried request finds its first answer."""
+
+    __tablename__ = "idempotency_keys"
+
+    project_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True)
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    # SHA-256 of the request body, so that the same key with another body is told apart.
+    body_hash: Mapped[str] = mapped_column(String(64))
+    report_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("reports.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

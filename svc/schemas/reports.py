@@ -1,0 +1,139 @@
+import json
+
+from marshmallow import (
+    EXCLUDE,
+    Schema,
+    ValidationError,
+    fields,
+    post_load,
+    validate,
+)
+
+from svc.models import CATEGORIES, SEVERITIES, STATUSES
+from svc.schemas.base import InSchema, OutSchema, QueryInt, Text, Timestamp
+
+MAX_LOG_ENTRIES = 1000
+MAX_METADATA_KEYS = 100
+MAX_METADATA_DEPTH = 5
+MAX_METADATA_BYTES = 64 * 1024
+MAX_PAGE_SIZE = 100
+SORTS = ("created_at", "-created_at", "updated_at", "-updated_at", "severity", "-severity")
+
+
+def _depth(value) -> int:
+    """Levels of objects and arrays: {} is 1, {"a": {}} is 2, a scalar is 0."""
+    if isinstance(value, dict):
+        return 1 + max((_depth(item) for item in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(item) for item in value), default=0)
+    return 0
+
+
+def validate_metadata(metadata: dict) -> None:
+    if len(metadata) > MAX_METADATA_KEYS:
+        raise ValidationError(f"At most {MAX_METADATA_KEYS} keys.")
+    if any(not 1 <= len(key) <= 64 for key in metadata):
+        raise ValidationError("Keys must be 1 to 64 characters long.")
+    if _depth(metadata) > MAX_METADATA_DEPTH:
+        raise ValidationError(f"Nested deeper than {MAX_METADATA_DEPTH} levels.")
+    if len(json.dumps(metadata, separators=(",", ":")).encode()) > MAX_METADATA_BYTES:
+        raise ValidationError(f"Larger than {MAX_METADATA_BYTES} bytes serialised.")
+
+
+def _log_field():
+    return fields.List(fields.Dict(keys=fields.String()), load_default=list,
+                       validate=validate.Length(max=MAX_LOG_ENTRIES))
+
+
+def _screenshot_key_field():
+    return fields.String(allow_none=True, load_default=None, validate=validate.Length(max=255))
+
+
+class ReportCreateIn(InSchema):
+    """The widget's report. Unknown top-level fields are ignored, so a newer widget's report is
+    never refused by an older server."""
+
+    class Meta:
+        unknown = EXCLUDE
+
+    title = Text(required=True, validate=validate.Length(min=1, max=200))
+    description = fields.String(required=True, validate=validate.Length(min=1, max=20_000))
+    severity = fields.String(required=True, validate=validate.OneOf(SEVERITIES))
+    category = fields.String(required=True, validate=validate.OneOf(CATEGORIES))
+    reporter_identifier = fields.String(allow_none=True, load_default=None,
+                                        validate=validate.Length(max=320))
+    screenshot_url = _screenshot_key_field()
+    annotated_screenshot_url = _screenshot_key_field()
+    console_logs = _log_field()
+    network_logs = _log_field()
+    user_actions = _log_field()
+    metadata = fields.Dict(keys=fields.String(), load_default=dict, validate=validate_metadata)
+
+
+class ReportUpdateIn(InSchema):
+    status = fields.String(validate=validate.OneOf(STATUSES))
+    severity = fields.String(validate=validate.OneOf(SEVERITIES))
+    category = fields.String(validate=validate.OneOf(CATEGORIES))
+    title = Text(validate=validate.Length(min=1, max=200))
+    description = fields.String(validate=validate.Length(min=1, max=20_000))
+    assignee_id = fields.UUID(allow_none=True)
+
+
+class ReportListQuery(InSchema):
+    class Meta:
+        unknown = EXCLUDE  # unknown query parameters are ignored
+
+    project_id = fields.UUID()
+    status = fields.String(validate=validate.OneOf(STATUSES))
+    severity = fields.String(validate=validate.OneOf(SEVERITIES))
+    category = fields.String(validate=validate.OneOf(CATEGORIES))
+    assignee_id = fields.UUID()
+    search = fields.String(validate=validate.Length(max=500))
+    sort = fields.String(load_default="-created_at", validate=validate.OneOf(SORTS))
+    page = QueryInt(load_default=1, validate=validate.Range(min=1, max=2_147_483_647))
+    page_size = QueryInt(load_default=20, validate=validate.Range(min=1, max=2_147_483_647))
+
+    @post_load
+    def clamp_page_size(self, data, **kwargs):
+        data["page_size"] = min(data["page_size"], MAX_PAGE_SIZE)
+        return data
+
+
+class ReportSummaryOut(OutSchema):
+    """A report in a list: everything but the captured arrays."""
+
+    id = fields.UUID(required=True)
+    project_id = fields.UUID(required=True)
+    tracking_id = fields.String(required=True)
+    title = fields.String(required=True)
+    description = fields.String(required=True)
+    severity = fields.String(required=True, validate=validate.OneOf(SEVERITIES))
+    category = fields.String(required=True, validate=validate.OneOf(CATEGORIES))
+    status = fields.String(required=True, validate=validate.OneOf(STATUSES))
+    reporter_identifier = fields.String(required=True, allow_none=True)
+    screenshot_url = fields.String(required=True, allow_none=True, attribute="screenshot_key")
+    annotated_screenshot_url = fields.String(required=True, allow_none=True,
+                                             attribute="annotated_screenshot_key")
+    metadata = fields.Dict(required=True, attribute="meta")
+    assignee_id = fields.UUID(required=True, allow_none=True)
+    created_at = Timestamp(required=True)
+    updated_at = Timestamp(required=True)
+
+
+class ReportOut(ReportSummaryOut):
+    """The full report, with its captured console, network and user-action logs."""
+
+    console_logs = fields.List(fields.Dict(), required=True, attribute="detail.console_logs")
+    network_logs = fields.List(fields.Dict(), required=True, attribute="detail.network_logs")
+    user_actions = fields.List(fields.Dict(), required=True, attribute="detail.user_actions")
+
+
+class ReportPageOut(OutSchema):
+    items = fields.List(fields.Nested(ReportSummaryOut), required=True)
+    total = fields.Integer(required=True)
+    page = fields.Integer(required=True)
+    page_size = fields.Integer(required=True)
+
+
+class ScreenshotOut(Schema):
+    key = fields.String(required=True)

@@ -1,0 +1,232 @@
+"""Reports (contract section 6): create with tracking numbers and idempotency, list, get,
+update (recording what changed), delete."""
+
+import hashlib
+import json
+import re
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.exc import IntegrityError
+
+from svc.errors import APIError, field_error, not_found
+from svc.extensions import db
+from svc.models import (
+    SEVERITY_RANK,
+    IdempotencyKey,
+    Membership,
+    Project,
+    Report,
+    ReportDetail,
+    Screenshot,
+    User,
+)
+from svc.models.base import utcnow
+from svc.schemas.base import camelcase
+from svc.services import redaction, screenshots, setting
+
+IDEMPOTENCY_WINDOW = timedelta(hours=24)
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+TRACKING_ID = re.compile(r"^([A-Z][A-Z0-9]{1,9})-([1-9][0-9]{0,9})$")
+_SCREENSHOT_FIELDS = (("screenshot_url", "screenshot_key"),
+                      ("annotated_screenshot_url", "annotated_screenshot_key"))
+_SORT_COLUMNS = {"created_at": Report.created_at, "updated_at": Report.updated_at,
+                 "severity": Report.severity_rank}
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list[Report]
+    total: int
+    page: int
+    page_size: int
+
+
+# --- create --------------------------------------------------------------------------------------
+
+def fingerprint(data: dict) -> str:
+    """The same report fields in any key order give the same fingerprint."""
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _earlier_answer(project: Project, key: str, body_hash: str) -> Report | None:
+    """The report a previous request with this Idempotency-Key created, if still remembered."""
+    remembered = db.session.get(IdempotencyKey, (project.id, key))
+    if remembered is None:
+        return None
+    if remembered.created_at <= utcnow() - IDEMPOTENCY_WINDOW:
+        db.session.delete(remembered)  # expired: the key starts afresh
+        db.session.flush()
+        return None
+    if remembered.body_hash != body_hash:
+        raise field_error(IDEMPOTENCY_HEADER,
+                          "This key was already used with a different request body.")
+    return db.session.get(Report, remembered.report_id)
+
+
+def _next_number(project_id: uuid.UUID) -> int:
+    # One conditional increment in the report's own transaction: it locks the project's row until
+    # commit (PostgreSQL) or runs under the write lock (SQLite), and rolls back with the report.
+    return db.session.execute(
+        update(Project).where(Project.id == project_id)
+        .values(last_report_number=Project.last_report_number + 1)
+        .returning(Project.last_report_number)
+        .execution_options(synchronize_session=False)
+    ).scalar_one()
+
+
+def create(project: Project, data: dict, idempotency_key: str | None = None
+           ) -> tuple[Report, bool]:
+    """Store a report; (report, True) when created, (earlier report, False) for a repeat of an
+    Idempotency-Key."""
+    body_hash = fingerprint(data)
+    if idempotency_key is not None:
+        earlier = _earlier_answer(project, idempotency_key, body_hash)
+        if earlier is not None:
+            return earlier, False
+    data = redaction.redact_report(data, setting("SVC_REDACT_NAMES"))
+    report = Report(
+        id=uuid.uuid4(), project_id=project.id, number=_next_number(project.id),
+        title=data["title"], description=data["description"], severity=data["severity"],
+        severity_rank=SEVERITY_RANK[data["severity"]], category=data["category"],
+        status="new", reporter_identifier=data["reporter_identifier"],
+        screenshot_key=data["screenshot_url"],
+        annotated_screenshot_key=data["annotated_screenshot_url"], meta=data["metadata"],
+        detail=ReportDetail(console_logs=data["console_logs"], network_logs=data["network_logs"],
+                            user_actions=data["user_actions"]),
+    )
+    db.session.add(report)
+    db.session.flush()
+    _attach_screenshots(project, report)
+    if idempotency_key is not None:
+        db.session.add(IdempotencyKey(project_id=project.id, key=idempotency_key,
+                                      body_hash=body_hash, report_id=report.id))
+    try:
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        if idempotency_key is None:
+            raise
+        # A concurrent request with the same key won; answer with its report.
+        earlier = _earlier_answer(project, idempotency_key, body_hash)
+        if earlier is None:
+            raise
+        return earlier, False
+    return report, True
+
+
+def _attach_screenshots(project: Project, report: Report) -> None:
+    """Give the report its screenshots: each must be an unused upload of the same project."""
+    errors = {}
+    for field, attribute in _SCREENSHOT_FIELDS:
+        key = getattr(report, attribute)
+        if key is None:
+            continue
+        claimed = db.session.execute(
+            update(Screenshot)
+            .where(Screenshot.key == key, Screenshot.project_id == project.id,
+                   or_(Screenshot.report_id.is_(None), Screenshot.report_id == report.id))
+            .values(report_id=report.id)
+            .execution_options(synchronize_session=False)
+        ).rowcount
+        if not claimed:
+            errors[field] = ["Not a key returned by this project's screenshot upload, "
+                             "or already used by another report."]
+    if errors:
+        db.session.rollback()
+        raise APIError(422, "Validation failed", errors=errors)
+
+
+# --- read ----------------------------------------------------------------------------------------
+
+def _visible_to(user: User):
+    return Report.project_id.in_(select(Membership.project_id)
+                                 .where(Membership.user_id == user.id))
+
+
+def _search_condition(search: str):
+    """Every white-space separated term must occur, case-insensitively, in the title or the
+    description; %, _ and \\ are matched literally."""
+    conditions = []
+    for term in search.split():
+        escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        pattern = f"%{escaped}%"
+        conditions.append(or_(Report.title.ilike(pattern, escape="\\"),
+                              Report.description.ilike(pattern, escape="\\")))
+    return and_(*conditions)
+
+
+def list_for(user: User, query: dict) -> Page:
+    conditions = [_visible_to(user)]
+    for name in ("project_id", "status", "category", "assignee_id"):
+        if name in query:
+            conditions.append(getattr(Report, name) == query[name])
+    if "severity" in query:
+        conditions.append(Report.severity_rank == SEVERITY_RANK[query["severity"]])
+    if query.get("search", "").strip():
+        conditions.append(_search_condition(query["search"]))
+
+    total = db.session.scalar(select(func.count()).select_from(Report).where(*conditions))
+    sort = query["sort"]
+    column = _SORT_COLUMNS[sort.lstrip("-")]
+    order = [column.desc() if sort.startswith("-") else column.asc()]
+    # Ties: newest first, then id, so that pages are stable.
+    order += [Report.created_at.desc(), Report.id]
+    items = db.session.scalars(
+        select(Report).where(*conditions).order_by(*order)
+        .limit(query["page_size"]).offset((query["page"] - 1) * query["page_size"])
+    ).all()
+    return Page(items=list(items), total=total, page=query["page"],
+                page_size=query["page_size"])
+
+
+def get_for(user: User, reference: str) -> Report:
+    """A report by its UUID or its tracking id (WS-12), if the user's projects include it."""
+    statement = select(Report).where(_visible_to(user))
+    match = TRACKING_ID.match(reference.upper())
+    if match:
+        statement = statement.join(Project, Project.id == Report.project_id).where(
+            Project.tracking_prefix == match[1], Report.number == int(match[2]))
+    else:
+        try:
+            statement = statement.where(Report.id == uuid.UUID(reference))
+        except ValueError:
+            raise not_found("Report not found") from None
+    report = db.session.scalar(statement)
+    if report is None:
+        raise not_found("Report not found")
+    return report
+
+
+# --- change --------------------------------------------------------------------------------------
+
+def update_report(user: User, reference: str, changes: dict) -> tuple[Report, dict]:
+    """Apply a PATCH; returns the report and what changed, as
+    {"<camelCaseField>": {"from": old, "to": new}} (empty when nothing did)."""
+    report = get_for(user, reference)
+    assignee = changes.get("assignee_id")
+    if assignee is not None and db.session.get(Membership, (report.project_id, assignee)) is None:
+        raise field_error("assignee_id", "Not the owner or a member of the report's project.")
+    changed = {}
+    for field, value in changes.items():
+        old = getattr(report, field)
+        if old != value:
+            changed[camelcase(field)] = {"from": old, "to": value}
+            setattr(report, field, value)
+    if changed:
+        report.severity_rank = SEVERITY_RANK[report.severity]
+        report.updated_at = utcnow()
+        db.session.commit()
+    return report, changed
+
+
+def delete_report(user: User, reference: str) -> None:
+    report = get_for(user, reference)
+    keys = screenshots.keys_of_report(report.id)
+    db.session.delete(report)
+    screenshots.forget(keys)
+    db.session.commit()
+    screenshots.remove_files(keys)

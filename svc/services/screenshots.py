@@ -1,0 +1,78 @@
+"""Screenshots (contract section 7): upload tied to a project, serving to its team, clean-up."""
+
+from datetime import timedelta
+from pathlib import Path
+from typing import BinaryIO
+
+from sqlalchemy import delete, select
+
+from svc import storage
+from svc.errors import not_found
+from svc.extensions import db
+from svc.models import IdempotencyKey, Membership, Project, Screenshot, User
+from svc.models.base import utcnow
+from svc.services import setting
+
+ORPHAN_AGE = timedelta(hours=24)
+
+
+def upload(project: Project, stream: BinaryIO) -> Screenshot:
+    """Store an image for a project. The file is on disk before its row exists; if the row cannot
+    be written the file goes again, so neither is left without the other."""
+    stored = storage.save_image(stream, setting("SVC_UPLOAD_DIR"),
+                                setting("SVC_MAX_SCREENSHOT_BYTES"))
+    screenshot = Screenshot(key=stored.key, project_id=project.id,
+                            content_type=stored.content_type, size=stored.size)
+    db.session.add(screenshot)
+    try:
+        db.session.commit()
+    except BaseException:
+        db.session.rollback()
+        remove_files([stored.key])
+        raise
+    return screenshot
+
+
+def open_for(user: User, key: str) -> tuple[Path, str]:
+    """(path, content type) of a screenshot of one of the user's projects; else 404."""
+    screenshot = db.session.scalar(
+        select(Screenshot)
+        .join(Membership, Membership.project_id == Screenshot.project_id)
+        .where(Screenshot.key == key, Membership.user_id == user.id))
+    path = storage.path_for(setting("SVC_UPLOAD_DIR"), key) if screenshot else None
+    if path is None or not path.is_file():
+        raise not_found("Screenshot not found")
+    return path, screenshot.content_type
+
+
+def keys_of_report(report_id) -> list[str]:
+    return list(db.session.scalars(select(Screenshot.key)
+                                   .where(Screenshot.report_id == report_id)))
+
+
+def keys_of_project(project_id) -> list[str]:
+    return list(db.session.scalars(select(Screenshot.key)
+                                   .where(Screenshot.project_id == project_id)))
+
+
+def forget(keys: list[str]) -> None:
+    """Delete the rows of `keys` in the caller's transaction; files go after it commits."""
+    if keys:
+        db.session.execute(delete(Screenshot).where(Screenshot.key.in_(keys)))
+
+
+def remove_files(keys: list[str]) -> None:
+    storage.delete_images(setting("SVC_UPLOAD_DIR"), keys)
+
+
+def sweep(now=None) -> int:
+    """Remove uploads no report took within a day, and forgotten Idempotency-Keys; returns how
+    many screenshots went."""
+    cutoff = (now or utcnow()) - ORPHAN_AGE
+    keys = list(db.session.scalars(select(Screenshot.key).where(
+        Screenshot.report_id.is_(None), Screenshot.created_at < cutoff)))
+    forget(keys)
+    db.session.execute(delete(IdempotencyKey).where(IdempotencyKey.created_at < cutoff))
+    db.session.commit()
+    remove_files(keys)
+    return len(keys)
