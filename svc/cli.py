@@ -7,11 +7,12 @@ from marshmallow import ValidationError
 
 from svc.errors import APIError
 from svc.schemas.users import RegisterIn
-from svc.services import users
+from svc.services import screenshots, users
 
 
 def register_commands(app: Flask) -> None:
     app.cli.add_command(create_user)
+    app.cli.add_command(sweep)
 
 
 @click.command("create-user")
@@ -29,3 +30,11 @@ def create_user(name: str, email: str, password: str) -> None:
     except APIError as exc:
         raise click.ClickException(exc.detail) from None
     click.echo(f"created user {user.email} ({user.id})")
+
+
+@click.command("sweep")
+@with_appcontext
+def sweep() -> None:
+    """Remove screenshots no report took within a day, and expired Idempotency-Keys."""
+    removed = screenshots.sweep()
+    click.echo(f"removed {removed} orphaned screenshot(s)")

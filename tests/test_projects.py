@@ -2,6 +2,7 @@
 
 import base64
 import re
+import time
 import uuid
 
 import pytest
@@ -252,6 +253,7 @@ def test_updated_at_moves_only_when_something_changed(user_client):
     project = create_project(user_client, "Shop")
     same = patch(user_client, project["id"], {"name": "Shop"}).get_json()
     assert same["updatedAt"] == project["updatedAt"]
+    time.sleep(0.002)  # the API shows milliseconds
     changed = patch(user_client, project["id"], {"name": "Store"}).get_json()
     assert changed["updatedAt"] > project["updatedAt"]
 

@@ -8,9 +8,14 @@ from sqlalchemy.types import TypeDecorator
 
 
 def utcnow() -> datetime:
-    """The current time, timezone-aware UTC, at millisecond precision (as the API shows it)."""
-    now = datetime.now(UTC)
-    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+    """The current time, timezone-aware UTC. Stored with microseconds, so that rows created in
+    the same millisecond still sort by age; the API shows milliseconds."""
+    return datetime.now(UTC)
+
+
+def same_as_created(context) -> datetime:
+    """Column default for updated_at: exactly the row's created_at."""
+    return context.get_current_parameters()["created_at"]
 
 
 def new_id() -> uuid.UUID:

@@ -5,7 +5,7 @@ from sqlalchemy import JSON, ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from svc.extensions import db
-from svc.models.base import UTCDateTime, new_id, utcnow
+from svc.models.base import UTCDateTime, new_id, same_as_created, utcnow
 from svc.models.users import User
 
 OWNER = "owner"
@@ -30,7 +30,7 @@ class Project(db.Model):
     # numbers of a project are 1..n without holes, also under concurrent creation.
     last_report_number: Mapped[int] = mapped_column(default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=same_as_created)
 
     memberships: Mapped[list["Membership"]] = relationship(
         back_populates="project", cascade="all, delete-orphan", passive_deletes=True)

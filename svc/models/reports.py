@@ -5,7 +5,7 @@ from sqlalchemy import JSON, ForeignKey, Index, SmallInteger, String, Text, Uniq
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from svc.extensions import db
-from svc.models.base import UTCDateTime, new_id, utcnow
+from svc.models.base import UTCDateTime, new_id, same_as_created, utcnow
 from svc.models.projects import Project
 
 SEVERITIES = ("low", "medium", "high", "critical")  # in rank order
@@ -47,7 +47,7 @@ class Report(db.Model):
     assignee_id: Mapped[uuid.UUID | None] = mapped_column(
         ForeignKey("users.id", ondelete="SET NULL"), index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=same_as_created)
 
     project: Mapped[Project] = relationship(lazy="joined", innerjoin=True)
     detail: Mapped["ReportDetail"] = relationship(
