@@ -16,9 +16,10 @@ $(STAMP): pyproject.toml
 migrate: $(STAMP)
 	$(BIN)/flask --app svc db upgrade
 
-## run: apply migrations, then serve on SVC_BIND with SVC_WORKERS gunicorn workers (foreground)
+## run: apply migrations, then run the Procfile in the foreground: gunicorn on SVC_BIND with
+## SVC_WORKERS workers, and the one scheduler process. Ctrl-C or SIGTERM stops both.
 run: migrate
-	exec $(BIN)/gunicorn --config python:svc.gunicorn_conf wsgi:app
+	exec $(BIN)/honcho --no-colour --env /dev/null --procfile Procfile start
 
 ## test: the whole suite (SQLite; PostgreSQL too when SVC_TEST_DATABASE_URL is set)
 test: $(STAMP)

@@ -75,6 +75,11 @@ def render_item(type_, obj, autogen_context):
     return False
 
 
+def include_object(obj, name, type_, reflected, compare_to):
+    """APScheduler creates and owns its job store table; it is not ours to migrate."""
+    return not (type_ == "table" and name == "apscheduler_jobs")
+
+
 def run_migrations_online():
     """Run migrations in 'online' mode.
 
@@ -95,6 +100,7 @@ def run_migrations_online():
 
     conf_args = current_app.extensions['migrate'].configure_args
     conf_args.setdefault("render_item", render_item)
+    conf_args.setdefault("include_object", include_object)
     if conf_args.get("process_revision_directives") is None:
         conf_args["process_revision_directives"] = process_revision_directives
 

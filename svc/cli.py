@@ -1,7 +1,9 @@
 """Operator commands: `flask --app svc <command>`."""
 
+import logging
+
 import click
-from flask import Flask
+from flask import Flask, current_app
 from flask.cli import with_appcontext
 from marshmallow import ValidationError
 
@@ -13,6 +15,7 @@ from svc.services import screenshots, users
 def register_commands(app: Flask) -> None:
     app.cli.add_command(create_user)
     app.cli.add_command(sweep)
+    app.cli.add_command(run_scheduler)
 
 
 @click.command("create-user")
@@ -38,3 +41,13 @@ def sweep() -> None:
     """Remove screenshots no report took within a day, and expired Idempotency-Keys."""
     removed = screenshots.sweep()
     click.echo(f"removed {removed} orphaned screenshot(s)")
+
+
+@click.command("scheduler")
+@with_appcontext
+def run_scheduler() -> None:
+    """Run the background scheduler (one per installation; `make run` starts it)."""
+    from svc import scheduler  # only this process needs APScheduler loaded
+
+    logging.basicConfig(level=logging.INFO, format="[%(asctime)s] [scheduler] %(message)s")
+    scheduler.run(current_app._get_current_object())
