@@ -102,6 +102,12 @@ def _operation(view, method: str, parameters: list[dict]) -> dict:
             "application/json": {"schema": view.body_schema}}}
     credentials = getattr(view, "accepted_credentials", ())
     operation["security"] = [{name: []} for name in credentials]
+    extra = getattr(view, "openapi_extra", {})
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(operation.get(key), dict):
+            operation[key] = {**operation[key], **value}
+        else:
+            operation[key] = value
     return operation
 
 

@@ -105,6 +105,17 @@ def api_key_and_address() -> str:
     return f"{hashlib.sha256(api_key.encode()).hexdigest()[:24]}|{get_remote_address()}"
 
 
+def described(**openapi) -> Callable:
+    """Extra OpenAPI fields for what the other decorators cannot tell, e.g. a multipart body
+    (`requestBody=...`) or a binary answer (`responses=...`); merged into the operation."""
+
+    def decorator(view):
+        view.openapi_extra = openapi
+        return view
+
+    return decorator
+
+
 def rate_limited(setting_name: str, key_func: Callable[[], str] | None = None) -> Callable:
     """Apply the limit configured in `setting_name` (e.g. SVC_RATE_LIMIT_AUTH); `off` disables.
     By default the limit is per client address."""

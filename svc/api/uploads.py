@@ -3,7 +3,7 @@
 from flask import Blueprint, current_app, request, send_file
 
 from svc.api.cors import widget_cors
-from svc.api.decorators import api_key_and_address, rate_limited, response
+from svc.api.decorators import api_key_and_address, described, rate_limited, response
 from svc.auth.guard import api_key_required, current_caller, current_project, login_required
 from svc.errors import APIError, field_error
 from svc.schemas.reports import ScreenshotOut
@@ -14,13 +14,18 @@ bp = Blueprint("uploads", __name__, url_prefix="/api/v1")
 # Room for the multipart envelope around a file of the maximum size.
 MULTIPART_OVERHEAD = 64 * 1024
 SCREENSHOT_CACHE_SECONDS = 3600
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
+_BINARY = {"schema": {"type": "string", "format": "binary"}}
 
 
 @bp.post("/upload/screenshot")
 @widget_cors
 @rate_limited("SVC_RATE_LIMIT_INGEST", key_func=api_key_and_address)
 @api_key_required
-@response(ScreenshotOut(), 201, errors=(413, 415, 422))
+@response(ScreenshotOut(), 201, errors=(413, 415, 422, 503))
+@described(requestBody={"required": True, "content": {"multipart/form-data": {"schema": {
+    "type": "object", "required": ["file"],
+    "properties": {"file": {"type": "string", "format": "binary"}}}}}})
 def upload_screenshot():
     """Upload a PNG, JPEG, WebP or GIF (multipart field `file`); pass the key as screenshot_url."""
     if request.mimetype != "multipart/form-data":
@@ -35,6 +40,8 @@ def upload_screenshot():
 
 @bp.get("/screenshots/<key>")
 @login_required
+@described(responses={"200": {"description": "The image",
+                              "content": {kind: _BINARY for kind in IMAGE_TYPES}}})
 def get_screenshot(key: str):
     """A screenshot of one of the caller's projects, with its real content type."""
     path, content_type = screenshots.open_for(current_caller().user, key)
