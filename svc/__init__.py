@@ -31,8 +31,9 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
 
     if settings["SVC_TRUSTED_PROXIES"]:
         hops = settings["SVC_TRUSTED_PROXIES"]
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops,
-                                x_port=hops, x_prefix=hops)
+        app.wsgi_app = ProxyFix(
+            app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops, x_port=hops, x_prefix=hops
+        )
 
     db.init_app(app)
     migrate.init_app(app, db, directory=MIGRATIONS_DIR)
@@ -49,7 +50,8 @@ def _derived_settings(app: Flask) -> dict[str, Any]:
     """Flask's and the extensions' own keys, derived from the SVC_* settings."""
     config = app.config
     database_url = config["SVC_DATABASE_URL"] or (
-        f"sqlite:///{os.path.join(app.instance_path, 'svc.sqlite3')}")
+        f"sqlite:///{os.path.join(app.instance_path, 'svc.sqlite3')}"
+    )
     return {
         "SECRET_KEY": config["SVC_SECRET_KEY"] or load_or_create_secret_key(app.instance_path),
         "SVC_UPLOAD_DIR": config["SVC_UPLOAD_DIR"] or os.path.join(app.instance_path, "uploads"),

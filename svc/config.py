@@ -90,55 +90,123 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("SVC_DATABASE_URL", None, _optional_text,
-            "any SQLAlchemy URL; default: SQLite file `svc.sqlite3` in the instance folder; "
-            "`postgresql+psycopg://user@host/db` for PostgreSQL"),
-    Setting("SVC_SECRET_KEY", None, _optional_text,
-            "signs access tokens and CSRF tokens; default: generated on first start and kept in "
-            "`instance/secret_key`"),
-    Setting("SVC_INSTANCE_PATH", None, _optional_text,
-            "the instance folder (database, secret key, uploads); default: `instance/` beside "
-            "the code"),
+    Setting(
+        "SVC_DATABASE_URL",
+        None,
+        _optional_text,
+        "any SQLAlchemy URL; default: SQLite file `svc.sqlite3` in the instance folder; "
+        "`postgresql+psycopg://user@host/db` for PostgreSQL",
+    ),
+    Setting(
+        "SVC_SECRET_KEY",
+        None,
+        _optional_text,
+        "signs access tokens and CSRF tokens; default: generated on first start and kept in "
+        "`instance/secret_key`",
+    ),
+    Setting(
+        "SVC_INSTANCE_PATH",
+        None,
+        _optional_text,
+        "the instance folder (database, secret key, uploads); default: `instance/` beside the code",
+    ),
     Setting("SVC_BIND", "127.0.0.1:8000", str.strip, "address `make run` serves on"),
     Setting("SVC_WORKERS", "2", _positive_int, "gunicorn worker processes"),
-    Setting("SVC_UPLOAD_DIR", None, _optional_text,
-            "where screenshots are stored; default: `uploads/` in the instance folder"),
+    Setting(
+        "SVC_UPLOAD_DIR",
+        None,
+        _optional_text,
+        "where screenshots are stored; default: `uploads/` in the instance folder",
+    ),
     Setting("SVC_MAX_SCREENSHOT_BYTES", "10485760", _positive_int, "screenshot upload size limit"),
-    Setting("SVC_COOKIE_SECURE", "auto", _choice("auto", "true", "false"),
-            "`auto`: cookies are Secure when the request came over HTTPS; `true`; `false`"),
-    Setting("SVC_TRUSTED_PROXIES", "0", _non_negative_int,
-            "number of reverse proxies whose X-Forwarded-* headers are trusted"),
+    Setting(
+        "SVC_COOKIE_SECURE",
+        "auto",
+        _choice("auto", "true", "false"),
+        "`auto`: cookies are Secure when the request came over HTTPS; `true`; `false`",
+    ),
+    Setting(
+        "SVC_TRUSTED_PROXIES",
+        "0",
+        _non_negative_int,
+        "number of reverse proxies whose X-Forwarded-* headers are trusted",
+    ),
     Setting("SVC_ACCESS_TOKEN_MINUTES", "15", _positive_int, "lifetime of the access cookie"),
-    Setting("SVC_REFRESH_TOKEN_DAYS", "30", _positive_int,
-            "lifetime of a session (refresh and CSRF cookies), renewed by each refresh"),
-    Setting("SVC_REFRESH_REUSE_GRACE", "10", _non_negative_int,
-            "seconds during which a just-replaced refresh token still gets its successor"),
-    Setting("SVC_REGISTRATION", "open", _choice("open", "closed"),
-            "`open`, or `closed`: only the first user may register; others are created with "
-            "`flask --app svc create-user`"),
-    Setting("SVC_REDACT_NAMES", "", _name_list,
-            "extra header / query parameter names to redact in reports, comma-separated"),
+    Setting(
+        "SVC_REFRESH_TOKEN_DAYS",
+        "30",
+        _positive_int,
+        "lifetime of a session (refresh and CSRF cookies), renewed by each refresh",
+    ),
+    Setting(
+        "SVC_REFRESH_REUSE_GRACE",
+        "10",
+        _non_negative_int,
+        "seconds during which a just-replaced refresh token still gets its successor",
+    ),
+    Setting(
+        "SVC_REGISTRATION",
+        "open",
+        _choice("open", "closed"),
+        "`open`, or `closed`: only the first user may register; others are created with "
+        "`flask --app svc create-user`",
+    ),
+    Setting(
+        "SVC_REDACT_NAMES",
+        "",
+        _name_list,
+        "extra header / query parameter names to redact in reports, comma-separated",
+    ),
     Setting("SVC_WEBHOOK_TIMEOUT", "10", _positive_float, "seconds per webhook delivery attempt"),
     Setting("SVC_WEBHOOK_RETRY_DELAYS", "10,60,300", _delays, "seconds before each webhook retry"),
-    Setting("SVC_WEBHOOK_ALLOW_HTTP", "false", _boolean,
-            "accept `http://` webhook URLs (local development)"),
-    Setting("SVC_WEBHOOK_ALLOW_PRIVATE", "false", _boolean,
-            "allow webhook deliveries to loopback and private addresses"),
-    Setting("SVC_WEBHOOK_CA_BUNDLE", None, _optional_text,
-            "extra CA certificates (PEM file) trusted for webhook TLS; default: the system store"),
-    Setting("SVC_RATE_LIMIT_AUTH", "10/minute", _rate_limit,
-            "login and register, per client address; `off` disables"),
-    Setting("SVC_RATE_LIMIT_INGEST", "120/minute", _rate_limit,
-            "report creation and upload, per API key and client address; `off` disables"),
-    Setting("SVC_RATE_LIMIT_STORAGE", "memory://", str.strip,
-            "limiter storage shared by several instances, e.g. `redis://127.0.0.1:6379`"),
-    Setting("SVC_PUBLIC_URL", None, _optional_text,
-            "the address users reach the service at; used for links in chat messages"),
+    Setting(
+        "SVC_WEBHOOK_ALLOW_HTTP",
+        "false",
+        _boolean,
+        "accept `http://` webhook URLs (local development)",
+    ),
+    Setting(
+        "SVC_WEBHOOK_ALLOW_PRIVATE",
+        "false",
+        _boolean,
+        "allow webhook deliveries to loopback and private addresses",
+    ),
+    Setting(
+        "SVC_WEBHOOK_CA_BUNDLE",
+        None,
+        _optional_text,
+        "extra CA certificates (PEM file) trusted for webhook TLS; default: the system store",
+    ),
+    Setting(
+        "SVC_RATE_LIMIT_AUTH",
+        "10/minute",
+        _rate_limit,
+        "login and register, per client address; `off` disables",
+    ),
+    Setting(
+        "SVC_RATE_LIMIT_INGEST",
+        "120/minute",
+        _rate_limit,
+        "report creation and upload, per API key and client address; `off` disables",
+    ),
+    Setting(
+        "SVC_RATE_LIMIT_STORAGE",
+        "memory://",
+        str.strip,
+        "limiter storage shared by several instances, e.g. `redis://127.0.0.1:6379`",
+    ),
+    Setting(
+        "SVC_PUBLIC_URL",
+        None,
+        _optional_text,
+        "the address users reach the service at; used for links in chat messages",
+    ),
 )
 
 
-def load_settings(environ: Mapping[str, str] | None = None,
-                  overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def load_settings(
+    environ: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """Parse every setting from `environ` (default: the process environment), then `overrides`.
 
     An override may be a raw string (parsed like the environment) or an already-typed value.

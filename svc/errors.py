@@ -33,8 +33,14 @@ _HTTP_DETAIL = {
 class APIError(Exception):
     """An error with its HTTP status; `errors` (422 only) maps field names to messages."""
 
-    def __init__(self, status: int, detail: str, *, errors: dict[str, list[str]] | None = None,
-                 headers: dict[str, str] | None = None):
+    def __init__(
+        self,
+        status: int,
+        detail: str,
+        *,
+        errors: dict[str, list[str]] | None = None,
+        headers: dict[str, str] | None = None,
+    ):
         super().__init__(detail)
         self.status = status
         self.detail = detail
@@ -69,8 +75,9 @@ def flatten_errors(messages: Any, prefix: str = "") -> dict[str, list[str]]:
     return flat
 
 
-def error_response(status: int, detail: str, errors: dict | None = None,
-                   headers: dict[str, str] | None = None):
+def error_response(
+    status: int, detail: str, errors: dict | None = None, headers: dict[str, str] | None = None
+):
     body: dict[str, Any] = {"detail": detail}
     if errors is not None:
         body["errors"] = errors
@@ -106,9 +113,11 @@ def register_error_handlers(app: Flask) -> None:
         # half-written, and the client is told to come back.
         log.error("database unavailable: %s", error.orig)
         db.session.rollback()
-        return error_response(503, "Service unavailable: the database cannot be reached or "
-                                   "written to; try again shortly",
-                              headers={"Retry-After": RETRY_AFTER_UNAVAILABLE})
+        return error_response(
+            503,
+            "Service unavailable: the database cannot be reached or written to; try again shortly",
+            headers={"Retry-After": RETRY_AFTER_UNAVAILABLE},
+        )
 
     @app.errorhandler(Exception)
     def handle_unexpected(error: Exception):

@@ -20,10 +20,17 @@ _CONVERTER = re.compile(r"<(?:(?P<converter>[a-z]+):)?(?P<name>\w+)>")
 _DOCUMENTED_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 _SECURITY_SCHEMES = {
     "session": {"type": "apiKey", "in": "cookie", "name": "svc_access_token"},
-    "pat": {"type": "http", "scheme": "bearer",
-            "description": "A personal access token, svc_pat_..."},
-    "api_key": {"type": "apiKey", "in": "header", "name": "X-API-Key",
-                "description": "A project's API key, svc_pub_..."},
+    "pat": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "A personal access token, svc_pat_...",
+    },
+    "api_key": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "A project's API key, svc_pub_...",
+    },
 }
 _ERROR_TEXT = {
     400: "Malformed JSON body",
@@ -46,8 +53,7 @@ def _openapi_path(rule: str) -> tuple[str, list[dict]]:
         schema = {"type": "string"}
         if match["converter"] == "uuid":
             schema["format"] = "uuid"
-        parameters.append({"name": match["name"], "in": "path", "required": True,
-                           "schema": schema})
+        parameters.append({"name": match["name"], "in": "path", "required": True, "schema": schema})
         return "{" + match["name"] + "}"
 
     return _CONVERTER.sub(replace, rule), parameters
@@ -79,27 +85,37 @@ def _operation(view, method: str, parameters: list[dict]) -> dict:
     schema = getattr(view, "response_schema", None)
     responses: dict = {}
     if schema is None and status != 204 and not hasattr(view, "response_status"):
-        responses[str(status)] = {"description": "OK",
-                                  "content": {"application/json": {"schema": {"type": "object"}}}}
+        responses[str(status)] = {
+            "description": "OK",
+            "content": {"application/json": {"schema": {"type": "object"}}},
+        }
     elif schema is None:
         responses[str(status)] = {"description": "No content"}
     else:
         for success in (status, *getattr(view, "alternative_statuses", ())):
-            responses[str(success)] = {"description": "OK",
-                                       "content": {"application/json": {"schema": schema}}}
+            responses[str(success)] = {
+                "description": "OK",
+                "content": {"application/json": {"schema": schema}},
+            }
     for error in sorted(_error_statuses(view, method, bool(parameters))):
-        responses[str(error)] = {"description": _ERROR_TEXT[error],
-                                 "content": {"application/json": {"schema": "Error"}}}
-    operation: dict = {"summary": summary, "operationId": f"{view.__name__}",
-                       "responses": responses}
+        responses[str(error)] = {
+            "description": _ERROR_TEXT[error],
+            "content": {"application/json": {"schema": "Error"}},
+        }
+    operation: dict = {
+        "summary": summary,
+        "operationId": f"{view.__name__}",
+        "responses": responses,
+    }
     if parameters:
         operation["parameters"] = parameters
     if hasattr(view, "query_schema"):
-        operation.setdefault("parameters", []).append({"in": "query",
-                                                       "schema": view.query_schema})
+        operation.setdefault("parameters", []).append({"in": "query", "schema": view.query_schema})
     if hasattr(view, "body_schema"):
-        operation["requestBody"] = {"required": True, "content": {
-            "application/json": {"schema": view.body_schema}}}
+        operation["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": view.body_schema}},
+        }
     credentials = getattr(view, "accepted_credentials", ())
     operation["security"] = [{name: []} for name in credentials]
     extra = getattr(view, "openapi_extra", {})
@@ -112,8 +128,9 @@ def _operation(view, method: str, parameters: list[dict]) -> dict:
 
 
 def build_description(app: Flask) -> dict:
-    spec = APISpec(title=TITLE, version=VERSION, openapi_version="3.0.3",
-                   plugins=[MarshmallowPlugin()])
+    spec = APISpec(
+        title=TITLE, version=VERSION, openapi_version="3.0.3", plugins=[MarshmallowPlugin()]
+    )
     spec.components.schema("Error", schema=ErrorOut)
     for name, scheme in _SECURITY_SCHEMES.items():
         spec.components.security_scheme(name, scheme)

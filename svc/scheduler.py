@@ -29,17 +29,25 @@ def sweep_uploads() -> None:
 
 
 def build_scheduler(app: Flask) -> BlockingScheduler:
-    jobstore = SQLAlchemyJobStore(url=app.config["SQLALCHEMY_DATABASE_URI"],
-                                  tablename=JOBSTORE_TABLE)
+    jobstore = SQLAlchemyJobStore(
+        url=app.config["SQLALCHEMY_DATABASE_URI"], tablename=JOBSTORE_TABLE
+    )
     scheduler = BlockingScheduler(
-        jobstores={"default": jobstore}, timezone=UTC,
+        jobstores={"default": jobstore},
+        timezone=UTC,
         # APScheduler's default grace time is 1 s: a run whose time passed while the process was
         # down would be dropped. Run it once, late, instead.
         job_defaults={"misfire_grace_time": None, "coalesce": True, "max_instances": 1},
     )
     # Also at every start: a process restarted more often than hourly still sweeps.
-    scheduler.add_job(sweep_uploads, "interval", hours=SWEEP_INTERVAL_HOURS, id="sweep-uploads",
-                      replace_existing=True, next_run_time=datetime.now(UTC))
+    scheduler.add_job(
+        sweep_uploads,
+        "interval",
+        hours=SWEEP_INTERVAL_HOURS,
+        id="sweep-uploads",
+        replace_existing=True,
+        next_run_time=datetime.now(UTC),
+    )
     return scheduler
 
 

@@ -28,8 +28,14 @@ _SIGNATURES = (
     (b"GIF89a", "image/gif", "gif"),
 )
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{32}\.(png|jpg|gif|webp)$")
-_UNAVAILABLE_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.EPERM,
-                       errno.EIO}
+_UNAVAILABLE_ERRNOS = {
+    errno.ENOSPC,
+    errno.EROFS,
+    errno.EDQUOT,
+    errno.EACCES,
+    errno.EPERM,
+    errno.EIO,
+}
 
 
 @dataclass(frozen=True)
@@ -57,8 +63,11 @@ def path_for(upload_dir: str, key: str) -> Path | None:
 
 
 def storage_unavailable() -> APIError:
-    return APIError(503, "Service unavailable: the upload storage is full or not writable; "
-                         "try again shortly", headers={"Retry-After": "30"})
+    return APIError(
+        503,
+        "Service unavailable: the upload storage is full or not writable; try again shortly",
+        headers={"Retry-After": "30"},
+    )
 
 
 def save_image(stream: BinaryIO, upload_dir: str, max_bytes: int) -> StoredImage:

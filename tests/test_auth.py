@@ -39,9 +39,12 @@ def login(client, email="ada@example.com", password=PASSWORD):
 
 # --- register -----------------------------------------------------------------------------------
 
+
 def test_register_returns_user_and_sets_three_cookies(client):
-    response = client.post("/api/v1/auth/register", json={
-        "name": "  Ada Lovelace ", "email": "  Ada@Example.COM ", "password": PASSWORD})
+    response = client.post(
+        "/api/v1/auth/register",
+        json={"name": "  Ada Lovelace ", "email": "  Ada@Example.COM ", "password": PASSWORD},
+    )
     assert response.status_code == 201
     body = response.get_json()
     assert set(body) == {"id", "name", "email", "createdAt"}
@@ -52,10 +55,17 @@ def test_register_returns_user_and_sets_three_cookies(client):
 
 
 def test_cookie_flags(client):
-    cookies = set_cookies(client.post("/api/v1/auth/register", json={
-        "name": "Ada", "email": "ada@example.com", "password": PASSWORD}))
-    access, refresh, csrf_cookie = (cookies["svc_access_token"], cookies["svc_refresh_token"],
-                                    cookies["svc_csrf_token"])
+    cookies = set_cookies(
+        client.post(
+            "/api/v1/auth/register",
+            json={"name": "Ada", "email": "ada@example.com", "password": PASSWORD},
+        )
+    )
+    access, refresh, csrf_cookie = (
+        cookies["svc_access_token"],
+        cookies["svc_refresh_token"],
+        cookies["svc_csrf_token"],
+    )
     assert access["httponly"] and access["samesite"] == "Lax" and access["path"] == "/"
     assert int(access["max-age"]) == 15 * 60 - 1 or int(access["max-age"]) == 15 * 60
     assert refresh["httponly"] and refresh["samesite"] == "Strict"
@@ -68,50 +78,62 @@ def test_cookie_flags(client):
 
 
 def test_cookies_are_secure_over_https(client):
-    response = client.post("/api/v1/auth/register", base_url="https://localhost", json={
-        "name": "Ada", "email": "ada@example.com", "password": PASSWORD})
+    response = client.post(
+        "/api/v1/auth/register",
+        base_url="https://localhost",
+        json={"name": "Ada", "email": "ada@example.com", "password": PASSWORD},
+    )
     assert all(cookie.get("secure") for cookie in set_cookies(response).values())
 
 
 def test_cookies_secure_when_configured(make_app):
     client = make_app(SVC_COOKIE_SECURE="true").test_client()
-    response = client.post("/api/v1/auth/register", json={
-        "name": "Ada", "email": "ada@example.com", "password": PASSWORD})
+    response = client.post(
+        "/api/v1/auth/register",
+        json={"name": "Ada", "email": "ada@example.com", "password": PASSWORD},
+    )
     assert all(cookie.get("secure") for cookie in set_cookies(response).values())
 
 
 def test_forwarded_https_counts_only_behind_a_trusted_proxy(make_app):
     headers = {"X-Forwarded-Proto": "https"}
     body = {"name": "Ada", "email": "ada@example.com", "password": PASSWORD}
-    untrusted = make_app().test_client().post("/api/v1/auth/register", json=body,
-                                              headers=headers)
+    untrusted = make_app().test_client().post("/api/v1/auth/register", json=body, headers=headers)
     assert not any(c.get("secure") for c in set_cookies(untrusted).values())
     body["email"] = "ada2@example.com"
-    trusted = make_app(SVC_TRUSTED_PROXIES="1").test_client().post(
-        "/api/v1/auth/register", json=body, headers=headers)
+    trusted = (
+        make_app(SVC_TRUSTED_PROXIES="1")
+        .test_client()
+        .post("/api/v1/auth/register", json=body, headers=headers)
+    )
     assert all(c.get("secure") for c in set_cookies(trusted).values())
 
 
 def test_register_email_taken_is_409_case_insensitively(client):
     register(client)
-    response = client.post("/api/v1/auth/register", json={
-        "name": "Other", "email": "ADA@example.com", "password": PASSWORD})
+    response = client.post(
+        "/api/v1/auth/register",
+        json={"name": "Other", "email": "ADA@example.com", "password": PASSWORD},
+    )
     assert response.status_code == 409
     assert "already registered" in response.get_json()["detail"]
 
 
-@pytest.mark.parametrize(("payload", "field"), [
-    ({"name": "", "email": "a@example.com", "password": PASSWORD}, "name"),
-    ({"name": "   ", "email": "a@example.com", "password": PASSWORD}, "name"),
-    ({"name": "x" * 101, "email": "a@example.com", "password": PASSWORD}, "name"),
-    ({"name": "Ada", "email": "not-an-email", "password": PASSWORD}, "email"),
-    ({"name": "Ada", "email": "a@example.com", "password": "short12"}, "password"),
-    ({"name": "Ada", "email": "a@example.com", "password": "x" * 129}, "password"),
-    ({"name": "Ada", "email": "a@example.com"}, "password"),
-    ({"name": 5, "email": "a@example.com", "password": PASSWORD}, "name"),
-    ({"name": "Ada", "email": "a@example.com", "password": PASSWORD, "admin": True}, "admin"),
-    ({"name": "Ada\u0000", "email": "a@example.com", "password": PASSWORD}, "name"),
-])
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"name": "", "email": "a@example.com", "password": PASSWORD}, "name"),
+        ({"name": "   ", "email": "a@example.com", "password": PASSWORD}, "name"),
+        ({"name": "x" * 101, "email": "a@example.com", "password": PASSWORD}, "name"),
+        ({"name": "Ada", "email": "not-an-email", "password": PASSWORD}, "email"),
+        ({"name": "Ada", "email": "a@example.com", "password": "short12"}, "password"),
+        ({"name": "Ada", "email": "a@example.com", "password": "x" * 129}, "password"),
+        ({"name": "Ada", "email": "a@example.com"}, "password"),
+        ({"name": 5, "email": "a@example.com", "password": PASSWORD}, "name"),
+        ({"name": "Ada", "email": "a@example.com", "password": PASSWORD, "admin": True}, "admin"),
+        ({"name": "Ada\u0000", "email": "a@example.com", "password": PASSWORD}, "name"),
+    ],
+)
 def test_register_validation(client, payload, field):
     response = client.post("/api/v1/auth/register", json=payload)
     assert response.status_code == 422
@@ -122,8 +144,10 @@ def test_register_validation(client, payload, field):
 
 def test_password_limits_are_inclusive(client):
     for index, password in enumerate(["x" * 8, "y" * 128]):
-        response = client.post("/api/v1/auth/register", json={
-            "name": "Ada", "email": f"a{index}@example.com", "password": password})
+        response = client.post(
+            "/api/v1/auth/register",
+            json={"name": "Ada", "email": f"a{index}@example.com", "password": password},
+        )
         assert response.status_code == 201
 
 
@@ -138,8 +162,10 @@ def test_password_is_stored_as_argon2id_hash(app, client):
 def test_closed_registration_admits_only_the_first_user(make_app):
     client = make_app(SVC_REGISTRATION="closed").test_client()
     register(client)
-    response = client.post("/api/v1/auth/register", json={
-        "name": "Eve", "email": "eve@example.com", "password": PASSWORD})
+    response = client.post(
+        "/api/v1/auth/register",
+        json={"name": "Eve", "email": "eve@example.com", "password": PASSWORD},
+    )
     assert response.status_code == 403
     assert "closed" in response.get_json()["detail"]
 
@@ -147,16 +173,19 @@ def test_closed_registration_admits_only_the_first_user(make_app):
 def test_cli_creates_users_when_registration_is_closed(make_app):
     app = make_app(SVC_REGISTRATION="closed")
     register(app.test_client())
-    result = app.test_cli_runner().invoke(args=[
-        "create-user", "--name", "Bob", "--email", "Bob@Example.com", "--password", PASSWORD])
+    result = app.test_cli_runner().invoke(
+        args=["create-user", "--name", "Bob", "--email", "Bob@Example.com", "--password", PASSWORD]
+    )
     assert result.exit_code == 0, result.output
     assert login(app.test_client(), "bob@example.com").status_code == 200
-    again = app.test_cli_runner().invoke(args=[
-        "create-user", "--name", "Bob", "--email", "bob@example.com", "--password", PASSWORD])
+    again = app.test_cli_runner().invoke(
+        args=["create-user", "--name", "Bob", "--email", "bob@example.com", "--password", PASSWORD]
+    )
     assert again.exit_code != 0 and "already registered" in again.output
 
 
 # --- login --------------------------------------------------------------------------------------
+
 
 def test_login_sets_cookies_and_returns_user(client):
     user = register(client)
@@ -178,8 +207,11 @@ def test_login_failure_is_the_same_whether_or_not_the_email_exists(client):
     wrong_password = login(client, password="wrong password")
     no_such_user = login(client, email="nobody@example.com")
     assert wrong_password.status_code == no_such_user.status_code == 401
-    assert wrong_password.get_json() == no_such_user.get_json() == {
-        "detail": "Invalid email or password"}
+    assert (
+        wrong_password.get_json()
+        == no_such_user.get_json()
+        == {"detail": "Invalid email or password"}
+    )
     assert "Set-Cookie" not in wrong_password.headers
 
 
@@ -197,10 +229,12 @@ def test_each_login_starts_a_new_session(client):
     assert before != after
     assert client.get_cookie("svc_csrf_token").value != tokens.csrf_token_for(
         client.application.config["SECRET_KEY"],
-        tokens.read_access_token(client.application.config["SECRET_KEY"], before).session_id)
+        tokens.read_access_token(client.application.config["SECRET_KEY"], before).session_id,
+    )
 
 
 # --- me -----------------------------------------------------------------------------------------
+
 
 def test_me_requires_a_credential(client):
     response = client.get("/api/v1/auth/me")
@@ -217,8 +251,9 @@ def test_me_rejects_a_forged_access_cookie(client):
 def test_expired_access_token_is_401(app, user_client):
     secret = app.config["SECRET_KEY"]
     claims = tokens.read_access_token(secret, user_client.get_cookie("svc_access_token").value)
-    expired = tokens.sign_access_token(secret, claims.session_id, "x" * 32,
-                                       utcnow() - timedelta(seconds=1))
+    expired = tokens.sign_access_token(
+        secret, claims.session_id, "x" * 32, utcnow() - timedelta(seconds=1)
+    )
     user_client.set_cookie("svc_access_token", expired)
     assert user_client.get("/api/v1/auth/me").status_code == 401
 
@@ -235,6 +270,7 @@ def test_every_access_token_is_distinct(client):
 
 
 # --- refresh ------------------------------------------------------------------------------------
+
 
 def test_refresh_rotates_both_tokens(user_client):
     old_access = user_client.get_cookie("svc_access_token").value
@@ -263,8 +299,9 @@ def test_refresh_within_grace_returns_the_same_successor_pair(user_client):
 
 def _age_last_rotation(app, seconds: int) -> None:
     with app.app_context():
-        db.session.execute(update(AuthSession).values(
-            rotated_at=utcnow() - timedelta(seconds=seconds)))
+        db.session.execute(
+            update(AuthSession).values(rotated_at=utcnow() - timedelta(seconds=seconds))
+        )
         db.session.commit()
 
 
@@ -300,8 +337,9 @@ def test_grace_window_is_configurable(make_app):
     assert client.post("/api/v1/auth/refresh").status_code == 401
 
 
-@pytest.mark.parametrize("value", ["", "garbage", "0" * 32 + ".0.abc",
-                                   "not-a-uuid.0.abc", "a.b.c.d"])
+@pytest.mark.parametrize(
+    "value", ["", "garbage", "0" * 32 + ".0.abc", "not-a-uuid.0.abc", "a.b.c.d"]
+)
 def test_refresh_with_bad_cookie_is_401_and_clears_cookies(client, value):
     register(client)
     if value:
@@ -316,8 +354,9 @@ def test_refresh_with_bad_cookie_is_401_and_clears_cookies(client, value):
 
 def test_refresh_token_with_forged_mac_is_401(user_client):
     session_hex, generation, _ = refresh_cookie(user_client).split(".")
-    user_client.set_cookie("svc_refresh_token", f"{session_hex}.{generation}.forged",
-                           path=REFRESH_PATH)
+    user_client.set_cookie(
+        "svc_refresh_token", f"{session_hex}.{generation}.forged", path=REFRESH_PATH
+    )
     assert user_client.post("/api/v1/auth/refresh").status_code == 401
 
 
@@ -330,6 +369,7 @@ def test_refresh_tokens_are_not_stored(app, user_client):
 
 
 # --- logout -------------------------------------------------------------------------------------
+
 
 def test_logout_ends_the_session_server_side(user_client):
     access = user_client.get_cookie("svc_access_token").value
@@ -368,11 +408,15 @@ def test_logout_ends_only_its_own_session(client):
 
 # --- password change ----------------------------------------------------------------------------
 
+
 def test_password_change_ends_every_other_session(app, user_client):
     other_device = app.test_client()
     login(other_device)
-    response = user_client.post("/api/v1/auth/password", headers=csrf(user_client), json={
-        "current_password": PASSWORD, "new_password": "a brand new secret"})
+    response = user_client.post(
+        "/api/v1/auth/password",
+        headers=csrf(user_client),
+        json={"current_password": PASSWORD, "new_password": "a brand new secret"},
+    )
     assert response.status_code == 204
     assert user_client.get("/api/v1/auth/me").status_code == 200
     assert other_device.get("/api/v1/auth/me").status_code == 401
@@ -381,34 +425,45 @@ def test_password_change_ends_every_other_session(app, user_client):
 
 
 def test_password_change_with_wrong_current_password_is_422(user_client):
-    response = user_client.post("/api/v1/auth/password", headers=csrf(user_client), json={
-        "current_password": "not it at all", "new_password": "a brand new secret"})
+    response = user_client.post(
+        "/api/v1/auth/password",
+        headers=csrf(user_client),
+        json={"current_password": "not it at all", "new_password": "a brand new secret"},
+    )
     assert response.status_code == 422
     assert list(response.get_json()["errors"]) == ["current_password"]
 
 
 def test_password_change_validates_the_new_password(user_client):
-    response = user_client.post("/api/v1/auth/password", headers=csrf(user_client), json={
-        "current_password": PASSWORD, "new_password": "short"})
+    response = user_client.post(
+        "/api/v1/auth/password",
+        headers=csrf(user_client),
+        json={"current_password": PASSWORD, "new_password": "short"},
+    )
     assert response.status_code == 422 and "new_password" in response.get_json()["errors"]
 
 
 def test_password_change_needs_a_credential(client):
-    response = client.post("/api/v1/auth/password", json={
-        "current_password": PASSWORD, "new_password": "a brand new secret"})
+    response = client.post(
+        "/api/v1/auth/password",
+        json={"current_password": PASSWORD, "new_password": "a brand new secret"},
+    )
     assert response.status_code == 401
 
 
 def test_password_change_with_a_pat_ends_all_sessions(app, user_client):
     pat = create_pat(user_client)["token"]
     response = app.test_client().post(
-        "/api/v1/auth/password", headers={"Authorization": f"Bearer {pat}"},
-        json={"current_password": PASSWORD, "new_password": "a brand new secret"})
+        "/api/v1/auth/password",
+        headers={"Authorization": f"Bearer {pat}"},
+        json={"current_password": PASSWORD, "new_password": "a brand new secret"},
+    )
     assert response.status_code == 204
     assert user_client.get("/api/v1/auth/me").status_code == 401
 
 
 # --- CSRF ---------------------------------------------------------------------------------------
+
 
 def _cookie_write(client, headers):
     return client.post("/api/v1/tokens", json={"name": "ci"}, headers=headers)
@@ -453,8 +508,7 @@ def test_csrf_comes_after_credentials(client):
 
 
 def test_csrf_comes_before_body_validation(user_client):
-    response = user_client.post("/api/v1/tokens", data="not json",
-                                content_type="text/plain")
+    response = user_client.post("/api/v1/tokens", data="not json", content_type="text/plain")
     assert response.status_code == 403
 
 

@@ -27,18 +27,29 @@ def test_defaults():
 
 
 def test_environment_values_are_parsed():
-    settings = load_settings(environ={"SVC_WORKERS": "4", "SVC_WEBHOOK_ALLOW_HTTP": "true",
-                                      "SVC_REDACT_NAMES": "X-Session, ticket ,"})
+    settings = load_settings(
+        environ={
+            "SVC_WORKERS": "4",
+            "SVC_WEBHOOK_ALLOW_HTTP": "true",
+            "SVC_REDACT_NAMES": "X-Session, ticket ,",
+        }
+    )
     assert settings["SVC_WORKERS"] == 4
     assert settings["SVC_WEBHOOK_ALLOW_HTTP"] is True
     assert settings["SVC_REDACT_NAMES"] == ("x-session", "ticket")
 
 
-@pytest.mark.parametrize(("name", "value"), [
-    ("SVC_WORKERS", "0"), ("SVC_WORKERS", "many"), ("SVC_COOKIE_SECURE", "maybe"),
-    ("SVC_REGISTRATION", "invite"), ("SVC_RATE_LIMIT_AUTH", "lots"),
-    ("SVC_WEBHOOK_ALLOW_PRIVATE", "perhaps"),
-])
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("SVC_WORKERS", "0"),
+        ("SVC_WORKERS", "many"),
+        ("SVC_COOKIE_SECURE", "maybe"),
+        ("SVC_REGISTRATION", "invite"),
+        ("SVC_RATE_LIMIT_AUTH", "lots"),
+        ("SVC_WEBHOOK_ALLOW_PRIVATE", "perhaps"),
+    ],
+)
 def test_bad_values_fail_at_start_up_with_the_name(name, value):
     with pytest.raises(ConfigError, match=name):
         load_settings(environ={name: value})

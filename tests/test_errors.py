@@ -29,8 +29,7 @@ def test_405_comes_before_401(client):
 
 
 def test_malformed_json_is_400(client):
-    response = client.post("/api/v1/auth/login", data="{not json",
-                           content_type="application/json")
+    response = client.post("/api/v1/auth/login", data="{not json", content_type="application/json")
     assert_error(response, 400)
 
 
@@ -41,14 +40,18 @@ def test_body_that_is_not_an_object_is_400(client, raw):
 
 
 def test_non_standard_json_constants_are_400(client):
-    response = client.post("/api/v1/auth/login", data='{"email": NaN}',
-                           content_type="application/json")
+    response = client.post(
+        "/api/v1/auth/login", data='{"email": NaN}', content_type="application/json"
+    )
     assert_error(response, 400)
 
 
 def test_wrong_content_type_is_415(client):
-    response = client.post("/api/v1/auth/login", data="email=a&password=b",
-                           content_type="application/x-www-form-urlencoded")
+    response = client.post(
+        "/api/v1/auth/login",
+        data="email=a&password=b",
+        content_type="application/x-www-form-urlencoded",
+    )
     assert_error(response, 415)
 
 
@@ -59,13 +62,14 @@ def test_415_comes_before_400(client):
 
 def test_body_over_5_mib_is_413(client):
     body = '{"email": "' + "a" * (5 * 1024 * 1024) + '"}'
-    assert_error(client.post("/api/v1/auth/login", data=body,
-                             content_type="application/json"), 413)
+    assert_error(client.post("/api/v1/auth/login", data=body, content_type="application/json"), 413)
 
 
 def test_415_comes_before_413(client):
-    assert_error(client.post("/api/v1/auth/login", data="a" * (6 * 1024 * 1024),
-                             content_type="text/plain"), 415)
+    assert_error(
+        client.post("/api/v1/auth/login", data="a" * (6 * 1024 * 1024), content_type="text/plain"),
+        415,
+    )
 
 
 def test_validation_error_is_422_with_errors_keyed_by_field(client):
@@ -77,8 +81,11 @@ def test_validation_error_is_422_with_errors_keyed_by_field(client):
 
 @pytest.mark.parametrize("value", ["nul\u0000inside", "lone \ud800 surrogate"])
 def test_unstorable_strings_are_422(client, value):
-    response = client.post("/api/v1/auth/login", data='{"email": "a@b.c", "password": '
-                           + _json_string(value) + "}", content_type="application/json")
+    response = client.post(
+        "/api/v1/auth/login",
+        data='{"email": "a@b.c", "password": ' + _json_string(value) + "}",
+        content_type="application/json",
+    )
     body = assert_error(response, 422)
     assert "password" in body["errors"]
 
@@ -107,8 +114,9 @@ def test_unexpected_errors_are_json_500_without_traceback(make_app):
 def test_unreachable_database_is_503_with_retry_after(make_app, tmp_path):
     app = make_app(SVC_DATABASE_URL=f"sqlite:///{tmp_path}/missing-dir/db.sqlite3")
     client = app.test_client()
-    response = client.post("/api/v1/auth/login",
-                           json={"email": "a@example.com", "password": "whatever"})
+    response = client.post(
+        "/api/v1/auth/login", json={"email": "a@example.com", "password": "whatever"}
+    )
     assert_error(response, 503)
     assert response.headers["Retry-After"].isdigit()
     ready = client.get("/readyz")
@@ -123,8 +131,11 @@ def test_health_endpoints(client):
 
 
 def test_security_headers_on_every_response(client, user_client):
-    for response in (client.get("/healthz"), client.get("/api/v1/missing"),
-                     user_client.post("/api/v1/tokens", json={}, headers=csrf(user_client))):
+    for response in (
+        client.get("/healthz"),
+        client.get("/api/v1/missing"),
+        user_client.post("/api/v1/tokens", json={}, headers=csrf(user_client)),
+    ):
         assert response.headers["X-Content-Type-Options"] == "nosniff"
         assert response.headers["Referrer-Policy"] == "no-referrer"
         assert response.headers["X-Frame-Options"] == "DENY"

@@ -13,7 +13,8 @@ def include_object(obj, name, type_, reflected, compare_to):
 
 def test_models_and_migrations_agree(app):
     with app.app_context(), db.engine.connect() as connection:
-        context = MigrationContext.configure(connection, opts={
-            "compare_type": True, "include_object": include_object})
+        context = MigrationContext.configure(
+            connection, opts={"compare_type": True, "include_object": include_object}
+        )
         differences = compare_metadata(context, db.metadata)
     assert differences == []

@@ -38,16 +38,22 @@ def test_operations_carry_schemas_credentials_and_errors(client):
 def test_response_schemas_use_camel_case(client):
     schemas = client.get("/api/v1/openapi.json").get_json()["components"]["schemas"]
     token_fields = set(schemas["TokenCreatedOut"]["properties"])
-    assert token_fields == {"id", "name", "token", "tokenHint", "createdAt", "expiresAt",
-                            "lastUsedAt"}
+    assert token_fields == {
+        "id",
+        "name",
+        "token",
+        "tokenHint",
+        "createdAt",
+        "expiresAt",
+        "lastUsedAt",
+    }
     assert set(schemas["RegisterIn"]["properties"]) == {"name", "email", "password"}
 
 
 def test_upload_and_image_endpoints_are_described(client):
     paths = client.get("/api/v1/openapi.json").get_json()["paths"]
     upload = paths["/api/v1/upload/screenshot"]["post"]
-    assert "file" in upload["requestBody"]["content"]["multipart/form-data"]["schema"][
-        "properties"]
+    assert "file" in upload["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"]
     assert upload["security"] == [{"api_key": []}]
     assert set(upload["responses"]) >= {"201", "401", "413", "415", "422", "429", "503"}
     image = paths["/api/v1/screenshots/{key}"]["get"]["responses"]["200"]["content"]

@@ -14,8 +14,17 @@ from svc.services.projects import derive_tracking_prefix
 from tests.helpers import create_project, csrf, register
 
 API_KEY = re.compile(r"^svc_pub_[0-9A-Za-z]{32,}$")
-PROJECT_FIELDS = {"id", "name", "trackingPrefix", "apiKey", "webhookSecret", "role", "settings",
-                  "createdAt", "updatedAt"}
+PROJECT_FIELDS = {
+    "id",
+    "name",
+    "trackingPrefix",
+    "apiKey",
+    "webhookSecret",
+    "role",
+    "settings",
+    "createdAt",
+    "updatedAt",
+}
 
 
 def patch(client, project_id, body):
@@ -23,8 +32,9 @@ def patch(client, project_id, body):
 
 
 def add_member(owner, project_id, email):
-    return owner.post(f"/api/v1/projects/{project_id}/members", json={"email": email},
-                      headers=csrf(owner))
+    return owner.post(
+        f"/api/v1/projects/{project_id}/members", json={"email": email}, headers=csrf(owner)
+    )
 
 
 @pytest.fixture
@@ -39,9 +49,11 @@ def team(app, user_client, other_client):
 
 # --- the project object -------------------------------------------------------------------------
 
+
 def test_create_returns_the_owners_view(user_client):
-    response = user_client.post("/api/v1/projects", json={"name": " Web Shop "},
-                                headers=csrf(user_client))
+    response = user_client.post(
+        "/api/v1/projects", json={"name": " Web Shop "}, headers=csrf(user_client)
+    )
     assert response.status_code == 201
     project = response.get_json()
     assert set(project) == PROJECT_FIELDS
@@ -50,9 +62,12 @@ def test_create_returns_the_owners_view(user_client):
     assert project["trackingPrefix"] == "WS"
     assert API_KEY.match(project["apiKey"])
     assert project["webhookSecret"].startswith("whsec_")
-    assert len(base64.b64decode(project["webhookSecret"][len("whsec_"):])) == 32
-    assert project["settings"] == {"webhookUrl": None, "webhookFormat": "json",
-                                   "allowedOrigins": []}
+    assert len(base64.b64decode(project["webhookSecret"][len("whsec_") :])) == 32
+    assert project["settings"] == {
+        "webhookUrl": None,
+        "webhookFormat": "json",
+        "allowedOrigins": [],
+    }
     assert project["createdAt"] == project["updatedAt"]
 
 
@@ -69,21 +84,29 @@ def test_list_never_shows_the_webhook_secret(team):
     owned = owner.get("/api/v1/projects").get_json()
     assert [(p["name"], p["role"]) for p in owned] == [("Web Shop", "owner")]
     listed = member.get("/api/v1/projects").get_json()
-    assert [(p["name"], p["role"]) for p in listed] == [("Grace's Own", "owner"),
-                                                       ("Web Shop", "member")]
+    assert [(p["name"], p["role"]) for p in listed] == [
+        ("Grace's Own", "owner"),
+        ("Web Shop", "member"),
+    ]
     assert all("webhookSecret" not in p for p in owned + listed)
     assert outsider.get("/api/v1/projects").get_json() == []
 
 
-@pytest.mark.parametrize(("payload", "field"), [
-    ({}, "name"), ({"name": ""}, "name"), ({"name": " "}, "name"), ({"name": "x" * 101}, "name"),
-    ({"name": "Shop", "tracking_prefix": "ws"}, "tracking_prefix"),
-    ({"name": "Shop", "tracking_prefix": "W"}, "tracking_prefix"),
-    ({"name": "Shop", "tracking_prefix": "WEBSHOPABCD"}, "tracking_prefix"),
-    ({"name": "Shop", "tracking_prefix": "1WS"}, "tracking_prefix"),
-    ({"name": "Shop", "tracking_prefix": "W-S"}, "tracking_prefix"),
-    ({"name": "Shop", "owner_id": str(uuid.uuid4())}, "owner_id"),
-])
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({}, "name"),
+        ({"name": ""}, "name"),
+        ({"name": " "}, "name"),
+        ({"name": "x" * 101}, "name"),
+        ({"name": "Shop", "tracking_prefix": "ws"}, "tracking_prefix"),
+        ({"name": "Shop", "tracking_prefix": "W"}, "tracking_prefix"),
+        ({"name": "Shop", "tracking_prefix": "WEBSHOPABCD"}, "tracking_prefix"),
+        ({"name": "Shop", "tracking_prefix": "1WS"}, "tracking_prefix"),
+        ({"name": "Shop", "tracking_prefix": "W-S"}, "tracking_prefix"),
+        ({"name": "Shop", "owner_id": str(uuid.uuid4())}, "owner_id"),
+    ],
+)
 def test_create_validation(user_client, payload, field):
     response = user_client.post("/api/v1/projects", json=payload, headers=csrf(user_client))
     assert response.status_code == 422
@@ -92,28 +115,34 @@ def test_create_validation(user_client, payload, field):
 
 # --- tracking prefixes --------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("name", "prefix"), [
-    ("Web Shop", "WS"),
-    ("my web shop", "MWS"),
-    ("customer-portal v2", "CPV"),
-    ("Backend", "BAC"),
-    ("r2d2", "R2D"),
-    ("3D Printer", "BUG"),          # digit first
-    ("42", "BUG"),
-    ("X", "BUG"),                   # fewer than two characters
-    ("Été Boutique", "EB"),         # accents folded to ASCII
-    ("Ünïcødé", "UNI"),
-    ("日本語", "BUG"),               # nothing ASCII left
-    ("a b c d e f g h i j k l", "ABCDEFGHIJ"),
-])
+
+@pytest.mark.parametrize(
+    ("name", "prefix"),
+    [
+        ("Web Shop", "WS"),
+        ("my web shop", "MWS"),
+        ("customer-portal v2", "CPV"),
+        ("Backend", "BAC"),
+        ("r2d2", "R2D"),
+        ("3D Printer", "BUG"),  # digit first
+        ("42", "BUG"),
+        ("X", "BUG"),  # fewer than two characters
+        ("Été Boutique", "EB"),  # accents folded to ASCII
+        ("Ünïcødé", "UNI"),
+        ("日本語", "BUG"),  # nothing ASCII left
+        ("a b c d e f g h i j k l", "ABCDEFGHIJ"),
+    ],
+)
 def test_prefix_derivation(name, prefix):
     assert derive_tracking_prefix(name) == prefix
 
 
 def test_derived_prefix_gets_a_number_while_taken(user_client, other_client):
-    prefixes = [create_project(user_client, "Web Shop")["trackingPrefix"],
-                create_project(other_client, "Wild Sheep")["trackingPrefix"],
-                create_project(user_client, "web shop")["trackingPrefix"]]
+    prefixes = [
+        create_project(user_client, "Web Shop")["trackingPrefix"],
+        create_project(other_client, "Wild Sheep")["trackingPrefix"],
+        create_project(user_client, "web shop")["trackingPrefix"],
+    ]
     assert prefixes == ["WS", "WS2", "WS3"]
 
 
@@ -125,8 +154,11 @@ def test_numbered_prefix_stays_within_ten_characters(user_client):
 
 def test_explicit_prefix_is_used_and_unique_in_the_instance(user_client, other_client):
     assert create_project(user_client, "Shop", tracking_prefix="SHOP")["trackingPrefix"] == "SHOP"
-    response = other_client.post("/api/v1/projects", headers=csrf(other_client),
-                                 json={"name": "Other", "tracking_prefix": "SHOP"})
+    response = other_client.post(
+        "/api/v1/projects",
+        headers=csrf(other_client),
+        json={"name": "Other", "tracking_prefix": "SHOP"},
+    )
     assert response.status_code == 409
     assert "SHOP" in response.get_json()["detail"]
 
@@ -138,21 +170,33 @@ def test_prefix_can_change_to_a_free_one(user_client, other_client):
     assert response.status_code == 200 and response.get_json()["trackingPrefix"] == "STORE"
     conflict = patch(user_client, project["id"], {"tracking_prefix": "TAKEN"})
     assert conflict.status_code == 409
-    assert user_client.get(f"/api/v1/projects/{project['id']}").get_json()[
-        "trackingPrefix"] == "STORE"
+    assert (
+        user_client.get(f"/api/v1/projects/{project['id']}").get_json()["trackingPrefix"] == "STORE"
+    )
 
 
 # --- settings -----------------------------------------------------------------------------------
 
+
 def test_patch_merges_settings(user_client):
     project = create_project(user_client, "Shop")
-    patch(user_client, project["id"], {"settings": {
-        "webhook_url": "https://hooks.example.com/svc", "allowed_origins": ["https://a.example"]}})
+    patch(
+        user_client,
+        project["id"],
+        {
+            "settings": {
+                "webhook_url": "https://hooks.example.com/svc",
+                "allowed_origins": ["https://a.example"],
+            }
+        },
+    )
     response = patch(user_client, project["id"], {"settings": {"webhook_format": "slack"}})
     assert response.status_code == 200
-    assert response.get_json()["settings"] == {"webhookUrl": "https://hooks.example.com/svc",
-                                               "webhookFormat": "slack",
-                                               "allowedOrigins": ["https://a.example"]}
+    assert response.get_json()["settings"] == {
+        "webhookUrl": "https://hooks.example.com/svc",
+        "webhookFormat": "slack",
+        "allowedOrigins": ["https://a.example"],
+    }
     renamed = patch(user_client, project["id"], {"name": "Store"}).get_json()
     assert renamed["name"] == "Store"
     assert renamed["settings"]["webhookUrl"] == "https://hooks.example.com/svc"
@@ -160,40 +204,56 @@ def test_patch_merges_settings(user_client):
 
 def test_interface_camel_case_settings_are_accepted(user_client):
     project = create_project(user_client, "Shop")
-    response = patch(user_client, project["id"], {"settings": {
-        "webhookUrl": "https://hooks.example.com/a", "webhookFormat": "discord",
-        "allowedOrigins": ["https://shop.example.com"]}})
+    response = patch(
+        user_client,
+        project["id"],
+        {
+            "settings": {
+                "webhookUrl": "https://hooks.example.com/a",
+                "webhookFormat": "discord",
+                "allowedOrigins": ["https://shop.example.com"],
+            }
+        },
+    )
     assert response.status_code == 200
-    assert response.get_json()["settings"] == {"webhookUrl": "https://hooks.example.com/a",
-                                               "webhookFormat": "discord",
-                                               "allowedOrigins": ["https://shop.example.com"]}
+    assert response.get_json()["settings"] == {
+        "webhookUrl": "https://hooks.example.com/a",
+        "webhookFormat": "discord",
+        "allowedOrigins": ["https://shop.example.com"],
+    }
 
 
 def test_alias_and_name_together_is_422(user_client):
     project = create_project(user_client, "Shop")
-    response = patch(user_client, project["id"], {"settings": {
-        "webhookUrl": "https://a.example/x", "webhook_url": "https://b.example/y"}})
+    response = patch(
+        user_client,
+        project["id"],
+        {"settings": {"webhookUrl": "https://a.example/x", "webhook_url": "https://b.example/y"}},
+    )
     assert response.status_code == 422
 
 
-@pytest.mark.parametrize(("settings", "error_key"), [
-    ({"webhook_url": "http://hooks.example.com/x"}, "settings.webhook_url"),
-    ({"webhookUrl": "http://hooks.example.com/x"}, "settings.webhookUrl"),
-    ({"webhook_url": "ftp://hooks.example.com/x"}, "settings.webhook_url"),
-    ({"webhook_url": "hooks.example.com/x"}, "settings.webhook_url"),
-    ({"webhook_url": "https://"}, "settings.webhook_url"),
-    ({"webhook_url": "https://exa mple.com/"}, "settings.webhook_url"),
-    ({"webhook_url": "https://example.com/" + "x" * 2048}, "settings.webhook_url"),
-    ({"webhook_url": 42}, "settings.webhook_url"),
-    ({"webhook_format": "teams"}, "settings.webhook_format"),
-    ({"allowed_origins": "https://a.example"}, "settings.allowed_origins"),
-    ({"allowed_origins": ["https://a.example/path"]}, "settings.allowed_origins.0"),
-    ({"allowed_origins": ["https://ok.example", "*"]}, "settings.allowed_origins.1"),
-    ({"allowed_origins": ["a.example"]}, "settings.allowed_origins.0"),
-    ({"allowed_origins": ["https://a.example?x=1"]}, "settings.allowed_origins.0"),
-    ({"allowed_origins": ["https://a.example:99999"]}, "settings.allowed_origins.0"),
-    ({"colour": "red"}, "settings.colour"),
-])
+@pytest.mark.parametrize(
+    ("settings", "error_key"),
+    [
+        ({"webhook_url": "http://hooks.example.com/x"}, "settings.webhook_url"),
+        ({"webhookUrl": "http://hooks.example.com/x"}, "settings.webhookUrl"),
+        ({"webhook_url": "ftp://hooks.example.com/x"}, "settings.webhook_url"),
+        ({"webhook_url": "hooks.example.com/x"}, "settings.webhook_url"),
+        ({"webhook_url": "https://"}, "settings.webhook_url"),
+        ({"webhook_url": "https://exa mple.com/"}, "settings.webhook_url"),
+        ({"webhook_url": "https://example.com/" + "x" * 2048}, "settings.webhook_url"),
+        ({"webhook_url": 42}, "settings.webhook_url"),
+        ({"webhook_format": "teams"}, "settings.webhook_format"),
+        ({"allowed_origins": "https://a.example"}, "settings.allowed_origins"),
+        ({"allowed_origins": ["https://a.example/path"]}, "settings.allowed_origins.0"),
+        ({"allowed_origins": ["https://ok.example", "*"]}, "settings.allowed_origins.1"),
+        ({"allowed_origins": ["a.example"]}, "settings.allowed_origins.0"),
+        ({"allowed_origins": ["https://a.example?x=1"]}, "settings.allowed_origins.0"),
+        ({"allowed_origins": ["https://a.example:99999"]}, "settings.allowed_origins.0"),
+        ({"colour": "red"}, "settings.colour"),
+    ],
+)
 def test_settings_validation(user_client, settings, error_key):
     project = create_project(user_client, "Shop")
     response = patch(user_client, project["id"], {"settings": settings})
@@ -217,14 +277,17 @@ def test_webhook_url_can_be_cleared(user_client):
     assert cleared.get_json()["settings"]["webhookUrl"] is None
 
 
-@pytest.mark.parametrize(("url", "detected"), [
-    ("https://hooks.slack.com/services/T0/B0/XYZ", "slack"),
-    ("https://discord.com/api/webhooks/1/abc", "discord"),
-    ("https://discordapp.com/api/webhooks/1/abc", "discord"),
-    ("https://discord.com/channels/1/2", "json"),
-    ("https://hooks.example.com/slack", "json"),
-    ("https://hooks.slack.com.evil.example/services/x", "json"),
-])
+@pytest.mark.parametrize(
+    ("url", "detected"),
+    [
+        ("https://hooks.slack.com/services/T0/B0/XYZ", "slack"),
+        ("https://discord.com/api/webhooks/1/abc", "discord"),
+        ("https://discordapp.com/api/webhooks/1/abc", "discord"),
+        ("https://discord.com/channels/1/2", "json"),
+        ("https://hooks.example.com/slack", "json"),
+        ("https://hooks.slack.com.evil.example/services/x", "json"),
+    ],
+)
 def test_webhook_format_is_detected_from_the_url(user_client, url, detected):
     project = create_project(user_client, "Shop")
     response = patch(user_client, project["id"], {"settings": {"webhook_url": url}})
@@ -234,8 +297,9 @@ def test_webhook_format_is_detected_from_the_url(user_client, url, detected):
 def test_explicit_format_wins_and_null_returns_to_detection(user_client):
     project = create_project(user_client, "Shop")
     url = "https://hooks.slack.com/services/T0/B0/XYZ"
-    forced = patch(user_client, project["id"], {"settings": {"webhook_url": url,
-                                                             "webhook_format": "json"}})
+    forced = patch(
+        user_client, project["id"], {"settings": {"webhook_url": url, "webhook_format": "json"}}
+    )
     assert forced.get_json()["settings"]["webhookFormat"] == "json"
     detected = patch(user_client, project["id"], {"settings": {"webhook_format": None}})
     assert detected.get_json()["settings"]["webhookFormat"] == "slack"
@@ -243,10 +307,23 @@ def test_explicit_format_wins_and_null_returns_to_detection(user_client):
 
 def test_allowed_origins_are_normalised(user_client):
     project = create_project(user_client, "Shop")
-    response = patch(user_client, project["id"], {"settings": {"allowed_origins": [
-        "https://Shop.Example.com/", "http://localhost:3000", "https://shop.example.com"]}})
+    response = patch(
+        user_client,
+        project["id"],
+        {
+            "settings": {
+                "allowed_origins": [
+                    "https://Shop.Example.com/",
+                    "http://localhost:3000",
+                    "https://shop.example.com",
+                ]
+            }
+        },
+    )
     assert response.get_json()["settings"]["allowedOrigins"] == [
-        "https://shop.example.com", "http://localhost:3000"]
+        "https://shop.example.com",
+        "http://localhost:3000",
+    ]
 
 
 def test_updated_at_moves_only_when_something_changed(user_client):
@@ -260,10 +337,12 @@ def test_updated_at_moves_only_when_something_changed(user_client):
 
 # --- keys and secrets ---------------------------------------------------------------------------
 
+
 def test_rotate_api_key(app, user_client):
     project = create_project(user_client, "Shop")
-    response = user_client.post(f"/api/v1/projects/{project['id']}/rotate-api-key",
-                                headers=csrf(user_client))
+    response = user_client.post(
+        f"/api/v1/projects/{project['id']}/rotate-api-key", headers=csrf(user_client)
+    )
     assert response.status_code == 200
     rotated = response.get_json()
     assert API_KEY.match(rotated["apiKey"]) and rotated["apiKey"] != project["apiKey"]
@@ -275,8 +354,9 @@ def test_rotate_api_key(app, user_client):
 
 def test_rotate_webhook_secret(user_client):
     project = create_project(user_client, "Shop")
-    response = user_client.post(f"/api/v1/projects/{project['id']}/rotate-webhook-secret",
-                                headers=csrf(user_client))
+    response = user_client.post(
+        f"/api/v1/projects/{project['id']}/rotate-webhook-secret", headers=csrf(user_client)
+    )
     assert response.status_code == 200
     rotated = response.get_json()
     assert rotated["webhookSecret"].startswith("whsec_")
@@ -286,11 +366,14 @@ def test_rotate_webhook_secret(user_client):
 
 # --- members ------------------------------------------------------------------------------------
 
+
 def test_add_and_list_members(team):
     project, owner, member, _ = team
     members = member.get(f"/api/v1/projects/{project['id']}/members").get_json()
-    assert [(m["email"], m["role"]) for m in members] == [("ada@example.com", "owner"),
-                                                          ("grace@example.com", "member")]
+    assert [(m["email"], m["role"]) for m in members] == [
+        ("ada@example.com", "owner"),
+        ("grace@example.com", "member"),
+    ]
     assert set(members[1]) == {"userId", "name", "email", "role", "addedAt"}
     assert members[1]["userId"] == member.user["id"] and members[1]["name"] == "Grace Hopper"
     assert owner.get(f"/api/v1/projects/{project['id']}/members").get_json() == members
@@ -301,8 +384,11 @@ def test_add_member_response(user_client, other_client):
     response = add_member(user_client, project["id"], "  GRACE@example.com ")
     assert response.status_code == 201
     body = response.get_json()
-    assert (body["userId"], body["email"], body["role"]) == (other_client.user["id"],
-                                                             "grace@example.com", "member")
+    assert (body["userId"], body["email"], body["role"]) == (
+        other_client.user["id"],
+        "grace@example.com",
+        "member",
+    )
     assert other_client.get(f"/api/v1/projects/{project['id']}").status_code == 200
 
 
@@ -320,16 +406,19 @@ def test_add_existing_member_or_owner_is_409(team):
 
 def test_member_role_must_be_member(user_client, other_client):
     project = create_project(user_client, "Shop")
-    response = user_client.post(f"/api/v1/projects/{project['id']}/members",
-                                headers=csrf(user_client),
-                                json={"email": "grace@example.com", "role": "owner"})
+    response = user_client.post(
+        f"/api/v1/projects/{project['id']}/members",
+        headers=csrf(user_client),
+        json={"email": "grace@example.com", "role": "owner"},
+    )
     assert response.status_code == 422 and "role" in response.get_json()["errors"]
 
 
 def test_remove_member_ends_their_access(team):
     project, owner, member, _ = team
-    response = owner.delete(f"/api/v1/projects/{project['id']}/members/{member.user['id']}",
-                            headers=csrf(owner))
+    response = owner.delete(
+        f"/api/v1/projects/{project['id']}/members/{member.user['id']}", headers=csrf(owner)
+    )
     assert response.status_code == 204
     assert member.get(f"/api/v1/projects/{project['id']}").status_code == 404
     assert member.get("/api/v1/projects").get_json() == []
@@ -337,20 +426,23 @@ def test_remove_member_ends_their_access(team):
 
 def test_owner_cannot_be_removed(team):
     project, owner, _, _ = team
-    response = owner.delete(f"/api/v1/projects/{project['id']}/members/{owner.user['id']}",
-                            headers=csrf(owner))
+    response = owner.delete(
+        f"/api/v1/projects/{project['id']}/members/{owner.user['id']}", headers=csrf(owner)
+    )
     assert response.status_code == 422
     assert owner.get(f"/api/v1/projects/{project['id']}").status_code == 200
 
 
 def test_remove_someone_who_is_not_a_member_is_404(team):
     project, owner, _, outsider = team
-    response = owner.delete(f"/api/v1/projects/{project['id']}/members/{outsider.user['id']}",
-                            headers=csrf(owner))
+    response = owner.delete(
+        f"/api/v1/projects/{project['id']}/members/{outsider.user['id']}", headers=csrf(owner)
+    )
     assert response.status_code == 404
 
 
 # --- who may do what ----------------------------------------------------------------------------
+
 
 def owner_only_requests(project_id, member_id):
     base = f"/api/v1/projects/{project_id}"
@@ -372,7 +464,10 @@ def test_member_gets_403_on_every_owner_only_action(team):
         assert response.get_json()["detail"]
     after = owner.get(f"/api/v1/projects/{project['id']}").get_json()
     assert (after["name"], after["apiKey"], after["webhookSecret"]) == (
-        project["name"], project["apiKey"], project["webhookSecret"])
+        project["name"],
+        project["apiKey"],
+        project["webhookSecret"],
+    )
     assert len(owner.get(f"/api/v1/projects/{project['id']}/members").get_json()) == 2
 
 
@@ -389,8 +484,10 @@ def test_outsider_gets_404_on_every_project_endpoint(app, team):
     project, owner, member, outsider = team
     checked = 0
     for method, rule in project_routes(app):
-        path = rule.build({"project_id": uuid.UUID(project["id"]),
-                           "user_id": uuid.UUID(member.user["id"])}, append_unknown=False)[1]
+        path = rule.build(
+            {"project_id": uuid.UUID(project["id"]), "user_id": uuid.UUID(member.user["id"])},
+            append_unknown=False,
+        )[1]
         body = {"email": "mallory@example.com"} if method in ("POST", "PATCH") else None
         if rule.rule.endswith("<uuid:project_id>") and method == "PATCH":
             body = {"name": "Mine now"}

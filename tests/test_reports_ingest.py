@@ -11,10 +11,26 @@ from svc.extensions import db
 from svc.models import Report, ReportDetail
 from tests.helpers import REPORT, create_project, csrf, file_report, register
 
-FULL_FIELDS = {"id", "projectId", "trackingId", "title", "description", "severity", "category",
-               "status", "reporterIdentifier", "screenshotUrl", "annotatedScreenshotUrl",
-               "consoleLogs", "networkLogs", "userActions", "metadata", "assigneeId",
-               "createdAt", "updatedAt"}
+FULL_FIELDS = {
+    "id",
+    "projectId",
+    "trackingId",
+    "title",
+    "description",
+    "severity",
+    "category",
+    "status",
+    "reporterIdentifier",
+    "screenshotUrl",
+    "annotatedScreenshotUrl",
+    "consoleLogs",
+    "networkLogs",
+    "userActions",
+    "metadata",
+    "assigneeId",
+    "createdAt",
+    "updatedAt",
+}
 
 
 @pytest.fixture
@@ -34,6 +50,7 @@ def count_reports(app) -> int:
 
 # --- the created report -------------------------------------------------------------------------
 
+
 def test_create_returns_the_full_report(client, project, api_key):
     response = file_report(client, api_key, reporter_identifier="user@shop.example")
     assert response.status_code == 201
@@ -44,7 +61,10 @@ def test_create_returns_the_full_report(client, project, api_key):
     assert report["trackingId"] == "WS-1"
     assert report["status"] == "new"
     assert (report["title"], report["severity"], report["category"]) == (
-        REPORT["title"], "high", "bug")
+        REPORT["title"],
+        "high",
+        "bug",
+    )
     assert report["reporterIdentifier"] == "user@shop.example"
     assert report["screenshotUrl"] is None and report["assigneeId"] is None
     assert report["consoleLogs"] == report["networkLogs"] == report["userActions"] == []
@@ -64,18 +84,48 @@ def test_title_is_trimmed(client, api_key):
 
 
 def test_logs_and_metadata_are_kept_as_sent(client, api_key):
-    console = [{"level": "error", "message": "TypeError: x is undefined",
-                "timestamp": 1763805600123, "stack": "at pay (app.js:10:5)"}]
-    network = [{"method": "POST", "url": "https://shop.example/api/pay?cart=12", "status": 500,
-                "duration": 182, "timestamp": 1763805600100,
-                "requestHeaders": {"Content-Type": "application/json"}}]
-    actions = [{"type": "click", "target": "button#pay", "timestamp": 1763805599000,
-                "data": {"x": 10, "y": 20}}]
-    metadata = {"viewport": {"width": 1280, "height": 720},
-                "performance": {"memory": {"used": 1.5, "limits": {"heap": {"max": 4}}}},
-                "browser": "Firefox", "build": 1204, "beta": True, "referrer": None}
-    report = file_report(client, api_key, console_logs=console, network_logs=network,
-                         user_actions=actions, metadata=metadata).get_json()
+    console = [
+        {
+            "level": "error",
+            "message": "TypeError: x is undefined",
+            "timestamp": 1763805600123,
+            "stack": "at pay (app.js:10:5)",
+        }
+    ]
+    network = [
+        {
+            "method": "POST",
+            "url": "https://shop.example/api/pay?cart=12",
+            "status": 500,
+            "duration": 182,
+            "timestamp": 1763805600100,
+            "requestHeaders": {"Content-Type": "application/json"},
+        }
+    ]
+    actions = [
+        {
+            "type": "click",
+            "target": "button#pay",
+            "timestamp": 1763805599000,
+            "data": {"x": 10, "y": 20},
+        }
+    ]
+    metadata = {
+        "viewport": {"width": 1280, "height": 720},
+        "performance": {"memory": {"used": 1.5, "limits": {"heap": {"max": 4}}}},
+        "browser": "Firefox",
+        "build": 1204,
+        "beta": True,
+        "referrer": None,
+    }
+    report = file_report(
+        client,
+        api_key,
+        console_logs=console,
+        network_logs=network,
+        user_actions=actions,
+        metadata=metadata,
+    ).get_json()
     assert report["consoleLogs"] == console
     assert report["networkLogs"] == network
     assert report["userActions"] == actions
@@ -98,6 +148,7 @@ def test_captured_arrays_are_stored_apart_from_the_report(app, client, api_key):
 
 # --- validation ---------------------------------------------------------------------------------
 
+
 def _nested(depth: int):
     value = 1
     for _ in range(depth - 1):
@@ -105,41 +156,48 @@ def _nested(depth: int):
     return value
 
 
-@pytest.mark.parametrize(("change", "field"), [
-    ({"title": None}, "title"),
-    ({"title": ""}, "title"),
-    ({"title": "   "}, "title"),
-    ({"title": "x" * 201}, "title"),
-    ({"title": 12}, "title"),
-    ({"description": ""}, "description"),
-    ({"description": "x" * 20_001}, "description"),
-    ({"severity": "urgent"}, "severity"),
-    ({"severity": "HIGH"}, "severity"),
-    ({"category": "feature"}, "category"),
-    ({"reporter_identifier": "x" * 321}, "reporter_identifier"),
-    ({"console_logs": "not a list"}, "console_logs"),
-    ({"console_logs": ["just a string"]}, "console_logs.0"),
-    ({"network_logs": [{"ok": 1}, 5]}, "network_logs.1"),
-    ({"user_actions": [{}] * 1001}, "user_actions"),
-    ({"metadata": ["not", "an", "object"]}, "metadata"),
-    ({"metadata": {f"k{i}": i for i in range(101)}}, "metadata"),
-    ({"metadata": {"k" * 65: 1}}, "metadata"),
-    ({"metadata": {"": 1}}, "metadata"),
-    ({"metadata": {"a": _nested(6)}}, "metadata"),  # 6 levels
-    ({"metadata": {"blob": "x" * (64 * 1024)}}, "metadata"),
-    ({"title": "nul \u0000 inside"}, "title"),
-    ({"metadata": {"deep": {"er": "lone \udc00"}}}, "metadata.deep.er"),
-    ({"console_logs": [{"message": "\u0000"}]}, "console_logs.0.message"),
-    ({"screenshot_url": "not-an-uploaded-key.png"}, "screenshot_url"),
-    ({"annotated_screenshot_url": "../../etc/passwd"}, "annotated_screenshot_url"),
-])
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"title": None}, "title"),
+        ({"title": ""}, "title"),
+        ({"title": "   "}, "title"),
+        ({"title": "x" * 201}, "title"),
+        ({"title": 12}, "title"),
+        ({"description": ""}, "description"),
+        ({"description": "x" * 20_001}, "description"),
+        ({"severity": "urgent"}, "severity"),
+        ({"severity": "HIGH"}, "severity"),
+        ({"category": "feature"}, "category"),
+        ({"reporter_identifier": "x" * 321}, "reporter_identifier"),
+        ({"console_logs": "not a list"}, "console_logs"),
+        ({"console_logs": ["just a string"]}, "console_logs.0"),
+        ({"network_logs": [{"ok": 1}, 5]}, "network_logs.1"),
+        ({"user_actions": [{}] * 1001}, "user_actions"),
+        ({"metadata": ["not", "an", "object"]}, "metadata"),
+        ({"metadata": {f"k{i}": i for i in range(101)}}, "metadata"),
+        ({"metadata": {"k" * 65: 1}}, "metadata"),
+        ({"metadata": {"": 1}}, "metadata"),
+        ({"metadata": {"a": _nested(6)}}, "metadata"),  # 6 levels
+        ({"metadata": {"blob": "x" * (64 * 1024)}}, "metadata"),
+        ({"title": "nul \u0000 inside"}, "title"),
+        ({"metadata": {"deep": {"er": "lone \udc00"}}}, "metadata.deep.er"),
+        ({"console_logs": [{"message": "\u0000"}]}, "console_logs.0.message"),
+        ({"screenshot_url": "not-an-uploaded-key.png"}, "screenshot_url"),
+        ({"annotated_screenshot_url": "../../etc/passwd"}, "annotated_screenshot_url"),
+    ],
+)
 def test_validation(app, client, api_key, change, field):
     body = {**REPORT, **change}
     for name, value in change.items():
         if value is None:
             body.pop(name)
-    response = client.post("/api/v1/reports", headers={"X-API-Key": api_key},
-                           data=json.dumps(body), content_type="application/json")
+    response = client.post(
+        "/api/v1/reports",
+        headers={"X-API-Key": api_key},
+        data=json.dumps(body),
+        content_type="application/json",
+    )
     assert response.status_code == 422, response.get_json()
     errors = response.get_json()["errors"]
     assert errors.get(field)
@@ -147,15 +205,25 @@ def test_validation(app, client, api_key, change, field):
 
 
 def test_limits_are_inclusive(client, api_key):
-    response = file_report(client, api_key, title="x" * 200, description="y" * 20_000,
-                           reporter_identifier="z" * 320, user_actions=[{}] * 1000,
-                           metadata={**{f"k{i}": i for i in range(99)}, "k" * 64: 1})
+    response = file_report(
+        client,
+        api_key,
+        title="x" * 200,
+        description="y" * 20_000,
+        reporter_identifier="z" * 320,
+        user_actions=[{}] * 1000,
+        metadata={**{f"k{i}": i for i in range(99)}, "k" * 64: 1},
+    )
     assert response.status_code == 201, response.get_json()
     # The metadata object is level 1, so the contract's example is the deepest allowed.
     deepest = {"a": {"b": {"c": {"d": {"e": 1}}}}}
     assert file_report(client, api_key, metadata=deepest).status_code == 201
-    assert file_report(client, api_key, metadata={"a": {"b": {"c": {"d": {"e": {"f": 1}}}}}}
-                       ).status_code == 422
+    assert (
+        file_report(
+            client, api_key, metadata={"a": {"b": {"c": {"d": {"e": {"f": 1}}}}}}
+        ).status_code
+        == 422
+    )
 
 
 def test_failed_validation_leaves_no_gap_in_tracking_numbers(client, api_key):
@@ -166,47 +234,85 @@ def test_failed_validation_leaves_no_gap_in_tracking_numbers(client, api_key):
 
 def test_body_over_5_mib_is_413(app, client, api_key):
     body = json.dumps({**REPORT, "description": "x" * (5 * 1024 * 1024)})
-    response = client.post("/api/v1/reports", headers={"X-API-Key": api_key}, data=body,
-                           content_type="application/json")
+    response = client.post(
+        "/api/v1/reports",
+        headers={"X-API-Key": api_key},
+        data=body,
+        content_type="application/json",
+    )
     assert response.status_code == 413
     assert count_reports(app) == 0
 
 
 # --- redaction ----------------------------------------------------------------------------------
 
-SECRET_HEADERS = ["Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-API-Key",
-                  "X-Auth-Token", "X-Access-Token", "X-CSRF-Token"]
-SECRET_PARAMETERS = ["token", "access_token", "refresh_token", "id_token", "code", "password",
-                     "secret", "client_secret", "api_key", "apikey", "key", "signature", "sig"]
+SECRET_HEADERS = [
+    "Authorization",
+    "Proxy-Authorization",
+    "Cookie",
+    "Set-Cookie",
+    "X-API-Key",
+    "X-Auth-Token",
+    "X-Access-Token",
+    "X-CSRF-Token",
+]
+SECRET_PARAMETERS = [
+    "token",
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "code",
+    "password",
+    "secret",
+    "client_secret",
+    "api_key",
+    "apikey",
+    "key",
+    "signature",
+    "sig",
+]
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
 
 
 @pytest.mark.parametrize("header", SECRET_HEADERS)
 @pytest.mark.parametrize("field", ["requestHeaders", "responseHeaders", "headers"])
 def test_secret_headers_are_redacted(client, api_key, header, field):
-    entry = {"method": "GET", "url": "https://shop.example/", "status": 200,
-             field: {header.upper(): "secret-value", "Accept": "text/html"}}
+    entry = {
+        "method": "GET",
+        "url": "https://shop.example/",
+        "status": 200,
+        field: {header.upper(): "secret-value", "Accept": "text/html"},
+    }
     stored = file_report(client, api_key, network_logs=[entry]).get_json()["networkLogs"][0]
     assert stored[field] == {header.upper(): "[redacted]", "Accept": "text/html"}
     assert {k: v for k, v in stored.items() if k != field} == {
-        k: v for k, v in entry.items() if k != field}
+        k: v for k, v in entry.items() if k != field
+    }
 
 
 def test_headers_given_as_a_list_are_redacted(client, api_key):
-    entry = {"url": "https://shop.example/",
-             "requestHeaders": [{"name": "cookie", "value": "sid=1"},
-                                {"name": "Accept", "value": "*/*"}, ["Authorization", "Basic x"]]}
+    entry = {
+        "url": "https://shop.example/",
+        "requestHeaders": [
+            {"name": "cookie", "value": "sid=1"},
+            {"name": "Accept", "value": "*/*"},
+            ["Authorization", "Basic x"],
+        ],
+    }
     stored = file_report(client, api_key, network_logs=[entry]).get_json()["networkLogs"][0]
-    assert stored["requestHeaders"] == [{"name": "cookie", "value": "[redacted]"},
-                                        {"name": "Accept", "value": "*/*"},
-                                        ["Authorization", "[redacted]"]]
+    assert stored["requestHeaders"] == [
+        {"name": "cookie", "value": "[redacted]"},
+        {"name": "Accept", "value": "*/*"},
+        ["Authorization", "[redacted]"],
+    ]
 
 
 @pytest.mark.parametrize("parameter", SECRET_PARAMETERS)
 def test_secret_query_parameters_are_redacted(client, api_key, parameter):
     url = f"https://shop.example/cb?page=2&{parameter.upper()}=s3cr3t&q=token#top"
-    report = file_report(client, api_key, network_logs=[{"url": url}],
-                         metadata={"url": url, "other": url}).get_json()
+    report = file_report(
+        client, api_key, network_logs=[{"url": url}], metadata={"url": url, "other": url}
+    ).get_json()
     expected = f"https://shop.example/cb?page=2&{parameter.upper()}=[redacted]&q=token#top"
     assert report["networkLogs"][0]["url"] == expected
     assert report["metadata"]["url"] == expected
@@ -215,27 +321,46 @@ def test_secret_query_parameters_are_redacted(client, api_key, parameter):
 
 def test_jwts_are_redacted_in_network_entries_and_console_messages(client, api_key):
     report = file_report(
-        client, api_key,
-        network_logs=[{"url": "https://api.example/me", "responseBody": f'{{"jwt": "{JWT}"}}',
-                       "requestHeaders": {"X-Session": f"Bearer {JWT}"}}],
+        client,
+        api_key,
+        network_logs=[
+            {
+                "url": "https://api.example/me",
+                "responseBody": f'{{"jwt": "{JWT}"}}',
+                "requestHeaders": {"X-Session": f"Bearer {JWT}"},
+            }
+        ],
         console_logs=[{"level": "log", "message": f"token is {JWT} ok", "stack": "s"}],
         user_actions=[{"type": "input", "data": {"value": "eyJ not a token"}}],
     ).get_json()
     assert report["networkLogs"][0]["responseBody"] == '{"jwt": "[redacted]"}'
     assert report["networkLogs"][0]["requestHeaders"] == {"X-Session": "Bearer [redacted]"}
-    assert report["consoleLogs"][0] == {"level": "log", "message": "token is [redacted] ok",
-                                        "stack": "s"}
+    assert report["consoleLogs"][0] == {
+        "level": "log",
+        "message": "token is [redacted] ok",
+        "stack": "s",
+    }
     assert report["userActions"][0]["data"]["value"] == "eyJ not a token"
 
 
 def test_nothing_else_is_touched(client, api_key):
-    network = [{"method": "GET", "url": "https://shop.example/search?q=keyboard&tokens=5",
-                "status": 200, "duration": 12,
-                "requestHeaders": {"Accept": "application/json", "X-Request-Id": "abc"}}]
+    network = [
+        {
+            "method": "GET",
+            "url": "https://shop.example/search?q=keyboard&tokens=5",
+            "status": 200,
+            "duration": 12,
+            "requestHeaders": {"Accept": "application/json", "X-Request-Id": "abc"},
+        }
+    ]
     console = [{"level": "warn", "message": "slow: 1200ms", "timestamp": 1}]
-    report = file_report(client, api_key, network_logs=copy.deepcopy(network),
-                         console_logs=copy.deepcopy(console),
-                         metadata={"url": "https://shop.example/?page=1"}).get_json()
+    report = file_report(
+        client,
+        api_key,
+        network_logs=copy.deepcopy(network),
+        console_logs=copy.deepcopy(console),
+        metadata={"url": "https://shop.example/?page=1"},
+    ).get_json()
     assert report["networkLogs"] == network
     assert report["consoleLogs"] == console
     assert report["metadata"] == {"url": "https://shop.example/?page=1"}
@@ -245,26 +370,46 @@ def test_operator_names_are_redacted_too(make_app):
     client = make_app(SVC_REDACT_NAMES="X-Session-Id,ticket").test_client()
     register(client)
     api_key = create_project(client)["apiKey"]
-    report = file_report(client, api_key, network_logs=[{
-        "url": "https://a.example/?ticket=9&x=1",
-        "requestHeaders": {"x-session-id": "abc", "Accept": "*/*"}}]).get_json()
-    assert report["networkLogs"][0] == {"url": "https://a.example/?ticket=[redacted]&x=1",
-                                        "requestHeaders": {"x-session-id": "[redacted]",
-                                                           "Accept": "*/*"}}
+    report = file_report(
+        client,
+        api_key,
+        network_logs=[
+            {
+                "url": "https://a.example/?ticket=9&x=1",
+                "requestHeaders": {"x-session-id": "abc", "Accept": "*/*"},
+            }
+        ],
+    ).get_json()
+    assert report["networkLogs"][0] == {
+        "url": "https://a.example/?ticket=[redacted]&x=1",
+        "requestHeaders": {"x-session-id": "[redacted]", "Accept": "*/*"},
+    }
 
 
 def test_secrets_never_reach_the_database(app, client, api_key):
-    file_report(client, api_key,
-                network_logs=[{"url": "https://a.example/?access_token=SECRET1",
-                               "requestHeaders": {"Authorization": "SECRET2"}}],
-                console_logs=[{"message": JWT}])
+    file_report(
+        client,
+        api_key,
+        network_logs=[
+            {
+                "url": "https://a.example/?access_token=SECRET1",
+                "requestHeaders": {"Authorization": "SECRET2"},
+            }
+        ],
+        console_logs=[{"message": JWT}],
+    )
     with app.app_context():
-        stored = json.dumps([db.session.scalar(select(ReportDetail.network_logs)),
-                             db.session.scalar(select(ReportDetail.console_logs))])
+        stored = json.dumps(
+            [
+                db.session.scalar(select(ReportDetail.network_logs)),
+                db.session.scalar(select(ReportDetail.console_logs)),
+            ]
+        )
     assert "SECRET1" not in stored and "SECRET2" not in stored and JWT not in stored
 
 
 # --- credentials --------------------------------------------------------------------------------
+
 
 def test_missing_or_wrong_api_key_is_401(app, client, api_key):
     assert client.post("/api/v1/reports", json=REPORT).status_code == 401
@@ -277,16 +422,23 @@ def test_session_or_pat_cannot_file_reports(user_client):
     from tests.helpers import create_pat
 
     pat = create_pat(user_client)["token"]
-    assert user_client.post("/api/v1/reports", json=REPORT, headers=csrf(user_client)
-                            ).status_code == 401
-    assert user_client.post("/api/v1/reports", json=REPORT,
-                            headers={"Authorization": f"Bearer {pat}"}).status_code == 401
+    assert (
+        user_client.post("/api/v1/reports", json=REPORT, headers=csrf(user_client)).status_code
+        == 401
+    )
+    assert (
+        user_client.post(
+            "/api/v1/reports", json=REPORT, headers={"Authorization": f"Bearer {pat}"}
+        ).status_code
+        == 401
+    )
 
 
 def test_rotated_api_key_fails_at_once(client, user_client, project, api_key):
     assert file_report(client, api_key).status_code == 201
-    rotated = user_client.post(f"/api/v1/projects/{project['id']}/rotate-api-key",
-                               headers=csrf(user_client)).get_json()
+    rotated = user_client.post(
+        f"/api/v1/projects/{project['id']}/rotate-api-key", headers=csrf(user_client)
+    ).get_json()
     old = file_report(client, api_key)
     assert old.status_code == 401
     assert old.get_json()["detail"] == "Invalid API key"
@@ -294,18 +446,25 @@ def test_rotated_api_key_fails_at_once(client, user_client, project, api_key):
 
 
 def test_401_comes_before_validation(client):
-    response = client.post("/api/v1/reports", json={"title": ""},
-                           headers={"X-API-Key": "svc_pub_nope"})
+    response = client.post(
+        "/api/v1/reports", json={"title": ""}, headers={"X-API-Key": "svc_pub_nope"}
+    )
     assert response.status_code == 401
 
 
 # --- CORS and allowed origins -------------------------------------------------------------------
 
+
 def test_preflight(client):
     for path in ("/api/v1/reports", "/api/v1/upload/screenshot"):
-        response = client.options(path, headers={
-            "Origin": "https://shop.example", "Access-Control-Request-Method": "POST",
-            "Access-Control-Request-Headers": "content-type, x-api-key, idempotency-key"})
+        response = client.options(
+            path,
+            headers={
+                "Origin": "https://shop.example",
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "content-type, x-api-key, idempotency-key",
+            },
+        )
         assert response.status_code in (200, 204)
         headers = response.headers
         assert headers["Access-Control-Allow-Origin"] == "*"
@@ -320,22 +479,30 @@ def test_created_and_error_responses_carry_cors_headers(client, api_key):
     created = file_report(client, api_key, headers={"Origin": "https://shop.example"})
     assert created.headers["Access-Control-Allow-Origin"] == "*"
     assert "Location" in created.headers["Access-Control-Expose-Headers"]
-    for failed in (file_report(client, "svc_pub_wrong", headers={"Origin": "https://x.example"}),
-                   file_report(client, api_key, severity="nope")):
+    for failed in (
+        file_report(client, "svc_pub_wrong", headers={"Origin": "https://x.example"}),
+        file_report(client, api_key, severity="nope"),
+    ):
         assert failed.status_code in (401, 422)
         assert failed.headers["Access-Control-Allow-Origin"] == "*"
 
 
 def test_no_other_endpoint_sends_cors_headers(client, user_client):
-    for response in (user_client.get("/api/v1/reports", headers={"Origin": "https://x.example"}),
-                     client.options("/api/v1/auth/login"), client.get("/healthz"),
-                     user_client.get("/api/v1/projects")):
+    for response in (
+        user_client.get("/api/v1/reports", headers={"Origin": "https://x.example"}),
+        client.options("/api/v1/auth/login"),
+        client.get("/healthz"),
+        user_client.get("/api/v1/projects"),
+    ):
         assert "Access-Control-Allow-Origin" not in response.headers
 
 
 def test_allowed_origins_are_enforced(app, client, user_client, project, api_key):
-    user_client.patch(f"/api/v1/projects/{project['id']}", headers=csrf(user_client),
-                      json={"settings": {"allowed_origins": ["https://shop.example"]}})
+    user_client.patch(
+        f"/api/v1/projects/{project['id']}",
+        headers=csrf(user_client),
+        json={"settings": {"allowed_origins": ["https://shop.example"]}},
+    )
     listed = file_report(client, api_key, headers={"Origin": "https://shop.example"})
     assert listed.status_code == 201
     assert listed.headers["Access-Control-Allow-Origin"] == "https://shop.example"
@@ -350,6 +517,7 @@ def test_allowed_origins_are_enforced(app, client, user_client, project, api_key
 
 
 # --- idempotency --------------------------------------------------------------------------------
+
 
 def test_repeated_idempotency_key_returns_the_first_report(app, client, api_key):
     headers = {"Idempotency-Key": "widget-retry-7f3a"}
@@ -381,12 +549,14 @@ def test_idempotency_keys_are_per_project(client, user_client, api_key):
 
 @pytest.mark.parametrize("key", ["", "x" * 256, "tab\there", "caf\u00e9"])
 def test_malformed_idempotency_key_is_422(client, api_key, key):
-    response = file_report(client, api_key, headers={"Idempotency-Key": key.encode().decode(
-        "latin-1")})
+    response = file_report(
+        client, api_key, headers={"Idempotency-Key": key.encode().decode("latin-1")}
+    )
     assert response.status_code == 422
 
 
 # --- concurrency --------------------------------------------------------------------------------
+
 
 def test_tracking_numbers_stay_unique_and_gapless_under_concurrency(app, api_key):
     creations = 32

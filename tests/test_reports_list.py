@@ -4,9 +4,23 @@ import pytest
 
 from tests.helpers import create_pat, create_project, csrf, file_report
 
-SUMMARY_FIELDS = {"id", "projectId", "trackingId", "title", "description", "severity",
-                  "category", "status", "reporterIdentifier", "screenshotUrl",
-                  "annotatedScreenshotUrl", "metadata", "assigneeId", "createdAt", "updatedAt"}
+SUMMARY_FIELDS = {
+    "id",
+    "projectId",
+    "trackingId",
+    "title",
+    "description",
+    "severity",
+    "category",
+    "status",
+    "reporterIdentifier",
+    "screenshotUrl",
+    "annotatedScreenshotUrl",
+    "metadata",
+    "assigneeId",
+    "createdAt",
+    "updatedAt",
+}
 
 
 def listing(client, **params):
@@ -35,8 +49,13 @@ def test_empty_list(user_client):
 
 def test_items_are_summaries_newest_first(user_client, shop):
     for index in range(3):
-        file_report(user_client, shop["apiKey"], title=f"r{index}",
-                    console_logs=[{"message": "x"}], metadata={"n": index})
+        file_report(
+            user_client,
+            shop["apiKey"],
+            title=f"r{index}",
+            console_logs=[{"message": "x"}],
+            metadata={"n": index},
+        )
     page = listing(user_client)
     assert titles(page) == ["r2", "r1", "r0"]
     assert set(page["items"][0]) == SUMMARY_FIELDS
@@ -45,13 +64,16 @@ def test_items_are_summaries_newest_first(user_client, shop):
 
 
 def test_filters(user_client, shop, backend, other_client):
-    file_report(user_client, shop["apiKey"], title="shop crash", severity="critical",
-                category="crash")
+    file_report(
+        user_client, shop["apiKey"], title="shop crash", severity="critical", category="crash"
+    )
     file_report(user_client, shop["apiKey"], title="shop ui", severity="low", category="ui")
-    file_report(user_client, backend["apiKey"], title="backend slow", severity="low",
-                category="performance")
-    user_client.patch("/api/v1/reports/WS-2", json={"status": "resolved"},
-                      headers=csrf(user_client))
+    file_report(
+        user_client, backend["apiKey"], title="backend slow", severity="low", category="performance"
+    )
+    user_client.patch(
+        "/api/v1/reports/WS-2", json={"status": "resolved"}, headers=csrf(user_client)
+    )
     assert titles(listing(user_client, project_id=shop["id"])) == ["shop ui", "shop crash"]
     assert titles(listing(user_client, severity="low")) == ["backend slow", "shop ui"]
     assert titles(listing(user_client, status="resolved")) == ["shop ui"]
@@ -62,37 +84,55 @@ def test_filters(user_client, shop, backend, other_client):
 
 
 def test_assignee_filter(user_client, other_client, shop):
-    user_client.post(f"/api/v1/projects/{shop['id']}/members", headers=csrf(user_client),
-                     json={"email": "grace@example.com"})
+    user_client.post(
+        f"/api/v1/projects/{shop['id']}/members",
+        headers=csrf(user_client),
+        json={"email": "grace@example.com"},
+    )
     for title in ("mine", "hers", "nobody's"):
         file_report(user_client, shop["apiKey"], title=title)
-    user_client.patch("/api/v1/reports/WS-1", headers=csrf(user_client),
-                      json={"assignee_id": user_client.user["id"]})
-    user_client.patch("/api/v1/reports/WS-2", headers=csrf(user_client),
-                      json={"assignee_id": other_client.user["id"]})
+    user_client.patch(
+        "/api/v1/reports/WS-1",
+        headers=csrf(user_client),
+        json={"assignee_id": user_client.user["id"]},
+    )
+    user_client.patch(
+        "/api/v1/reports/WS-2",
+        headers=csrf(user_client),
+        json={"assignee_id": other_client.user["id"]},
+    )
     assert titles(listing(user_client, assignee_id=other_client.user["id"])) == ["hers"]
     assert titles(listing(other_client, assignee_id=user_client.user["id"])) == ["mine"]
 
 
-@pytest.mark.parametrize(("search", "expected"), [
-    ("checkout", ["Checkout fails", "Pay button"]),          # title or description
-    ("CHECKOUT", ["Checkout fails", "Pay button"]),          # case-insensitive
-    ("heck", ["Checkout fails", "Pay button"]),              # substring
-    ("checkout safari", ["Checkout fails"]),                 # every term must occur
-    ("  safari   checkout ", ["Checkout fails"]),            # white space is only a separator
-    ("100%", ["Discount 100% off"]),                          # % is literal
-    ("a_b", ["Field a_b empty"]),                             # _ is literal
-    ("it's", ["It's broken"]),                                # quotes are literal
-    ('"quoted"', ['Says "quoted"']),
-    ("back\\slash", ["Path back\\slash"]),
-    ("nothing-matches-this", []),
-])
+@pytest.mark.parametrize(
+    ("search", "expected"),
+    [
+        ("checkout", ["Checkout fails", "Pay button"]),  # title or description
+        ("CHECKOUT", ["Checkout fails", "Pay button"]),  # case-insensitive
+        ("heck", ["Checkout fails", "Pay button"]),  # substring
+        ("checkout safari", ["Checkout fails"]),  # every term must occur
+        ("  safari   checkout ", ["Checkout fails"]),  # white space is only a separator
+        ("100%", ["Discount 100% off"]),  # % is literal
+        ("a_b", ["Field a_b empty"]),  # _ is literal
+        ("it's", ["It's broken"]),  # quotes are literal
+        ('"quoted"', ['Says "quoted"']),
+        ("back\\slash", ["Path back\\slash"]),
+        ("nothing-matches-this", []),
+    ],
+)
 def test_search(user_client, shop, search, expected):
     for title, description in [
-        ("Checkout fails", "On Safari only"), ("Pay button", "The checkout button is dead"),
-        ("Discount 100% off", "shows wrong total"), ("Discount 1000 off", "not percent"),
-        ("Field a_b empty", "form"), ("Field axb empty", "form"), ("It's broken", "x"),
-        ('Says "quoted"', "y"), ("Path back\\slash", "z"), ("Path backXslash", "z"),
+        ("Checkout fails", "On Safari only"),
+        ("Pay button", "The checkout button is dead"),
+        ("Discount 100% off", "shows wrong total"),
+        ("Discount 1000 off", "not percent"),
+        ("Field a_b empty", "form"),
+        ("Field axb empty", "form"),
+        ("It's broken", "x"),
+        ('Says "quoted"', "y"),
+        ("Path back\\slash", "z"),
+        ("Path backXslash", "z"),
     ]:
         file_report(user_client, shop["apiKey"], title=title, description=description)
     page = listing(user_client, search=search, sort="created_at")
@@ -106,8 +146,13 @@ def test_blank_search_matches_everything(user_client, shop):
 
 
 def test_sort_by_severity_ranks_critical_highest(user_client, shop):
-    for title, severity in [("a", "medium"), ("b", "critical"), ("c", "low"), ("d", "high"),
-                            ("e", "critical")]:
+    for title, severity in [
+        ("a", "medium"),
+        ("b", "critical"),
+        ("c", "low"),
+        ("d", "high"),
+        ("e", "critical"),
+    ]:
         file_report(user_client, shop["apiKey"], title=title, severity=severity)
     # Ties (b and e are both critical) break newest first.
     assert titles(listing(user_client, sort="-severity")) == ["e", "b", "d", "a", "c"]
@@ -118,8 +163,7 @@ def test_sort_by_dates(user_client, shop):
     for title in ("first", "second", "third"):
         file_report(user_client, shop["apiKey"], title=title)
     assert titles(listing(user_client, sort="created_at")) == ["first", "second", "third"]
-    user_client.patch("/api/v1/reports/WS-1", json={"status": "closed"},
-                      headers=csrf(user_client))
+    user_client.patch("/api/v1/reports/WS-1", json={"status": "closed"}, headers=csrf(user_client))
     assert titles(listing(user_client, sort="-updated_at"))[0] == "first"
     assert titles(listing(user_client, sort="updated_at"))[-1] == "first"
 
@@ -129,7 +173,11 @@ def test_pagination(user_client, shop):
         file_report(user_client, shop["apiKey"], title=f"r{index:02}")
     first = listing(user_client)
     assert (len(first["items"]), first["total"], first["page"], first["pageSize"]) == (
-        20, 25, 1, 20)
+        20,
+        25,
+        1,
+        20,
+    )
     second = listing(user_client, page=2)
     assert titles(second) == [f"r{index:02}" for index in range(4, -1, -1)]
     assert set(titles(first)).isdisjoint(titles(second))
@@ -144,16 +192,26 @@ def test_page_size_is_clamped_to_100(user_client):
     assert listing(user_client, page_size=100)["pageSize"] == 100
 
 
-@pytest.mark.parametrize(("params", "field"), [
-    ({"page": 0}, "page"), ({"page": -1}, "page"), ({"page": "two"}, "page"),
-    ({"page": "1.5"}, "page"), ({"page": 2_147_483_648}, "page"),
-    ({"page_size": 0}, "page_size"), ({"page_size": "x"}, "page_size"),
-    ({"page_size": 2_147_483_648}, "page_size"),
-    ({"status": "open"}, "status"), ({"severity": "urgent"}, "severity"),
-    ({"category": "feature"}, "category"), ({"sort": "title"}, "sort"),
-    ({"project_id": "not-a-uuid"}, "project_id"), ({"assignee_id": "x"}, "assignee_id"),
-    ({"search": "nul\u0000"}, "search"),
-])
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"page": 0}, "page"),
+        ({"page": -1}, "page"),
+        ({"page": "two"}, "page"),
+        ({"page": "1.5"}, "page"),
+        ({"page": 2_147_483_648}, "page"),
+        ({"page_size": 0}, "page_size"),
+        ({"page_size": "x"}, "page_size"),
+        ({"page_size": 2_147_483_648}, "page_size"),
+        ({"status": "open"}, "status"),
+        ({"severity": "urgent"}, "severity"),
+        ({"category": "feature"}, "category"),
+        ({"sort": "title"}, "sort"),
+        ({"project_id": "not-a-uuid"}, "project_id"),
+        ({"assignee_id": "x"}, "assignee_id"),
+        ({"search": "nul\u0000"}, "search"),
+    ],
+)
 def test_bad_parameters_are_422(user_client, params, field):
     response = user_client.get("/api/v1/reports", query_string=params)
     assert response.status_code == 422
@@ -172,22 +230,28 @@ def test_lists_only_the_callers_projects(user_client, other_client, shop):
     assert titles(listing(other_client)) == ["grace's"]
     # Someone else's project id gives an empty page, not an error.
     assert listing(user_client, project_id=theirs["id"]) == {
-        "items": [], "total": 0, "page": 1, "pageSize": 20}
+        "items": [],
+        "total": 0,
+        "page": 1,
+        "pageSize": 20,
+    }
 
 
 def test_members_see_the_projects_reports(user_client, other_client, shop):
     file_report(user_client, shop["apiKey"], title="shared")
     assert listing(other_client)["total"] == 0
-    user_client.post(f"/api/v1/projects/{shop['id']}/members", headers=csrf(user_client),
-                     json={"email": "grace@example.com"})
+    user_client.post(
+        f"/api/v1/projects/{shop['id']}/members",
+        headers=csrf(user_client),
+        json={"email": "grace@example.com"},
+    )
     assert titles(listing(other_client)) == ["shared"]
 
 
 def test_a_pat_can_list(app, user_client, shop):
     file_report(user_client, shop["apiKey"])
     pat = create_pat(user_client)["token"]
-    response = app.test_client().get("/api/v1/reports",
-                                     headers={"Authorization": f"Bearer {pat}"})
+    response = app.test_client().get("/api/v1/reports", headers={"Authorization": f"Bearer {pat}"})
     assert response.status_code == 200 and response.get_json()["total"] == 1
 
 

@@ -33,8 +33,9 @@ def test_get_by_id_and_by_tracking_id(user_client, report):
     assert user_client.get("/api/v1/reports/ws-1").get_json()["id"] == report["id"]
 
 
-@pytest.mark.parametrize("reference", ["WS-2", "WS-0", "XX-1", "not-an-id", "WS-01",
-                                       str(uuid.uuid4()), "WS-99999999999"])
+@pytest.mark.parametrize(
+    "reference", ["WS-2", "WS-0", "XX-1", "not-an-id", "WS-01", str(uuid.uuid4()), "WS-99999999999"]
+)
 def test_unknown_reports_are_404(user_client, report, reference):
     response = user_client.get(f"/api/v1/reports/{reference}")
     assert response.status_code == 404
@@ -47,30 +48,49 @@ def test_outsiders_get_404_everywhere(app, report):
     for reference in (report["id"], "WS-1"):
         assert outsider.get(f"/api/v1/reports/{reference}").status_code == 404
         assert patch(outsider, reference, {"status": "closed"}).status_code == 404
-        assert outsider.delete(f"/api/v1/reports/{reference}",
-                               headers=csrf(outsider)).status_code == 404
+        assert (
+            outsider.delete(f"/api/v1/reports/{reference}", headers=csrf(outsider)).status_code
+            == 404
+        )
 
 
 def test_members_work_the_reports(user_client, other_client, shop, report):
-    user_client.post(f"/api/v1/projects/{shop['id']}/members", headers=csrf(user_client),
-                     json={"email": "grace@example.com"})
+    user_client.post(
+        f"/api/v1/projects/{shop['id']}/members",
+        headers=csrf(user_client),
+        json={"email": "grace@example.com"},
+    )
     assert other_client.get("/api/v1/reports/WS-1").status_code == 200
     assert patch(other_client, "WS-1", {"status": "in_progress"}).status_code == 200
-    assert other_client.delete("/api/v1/reports/WS-1",
-                               headers=csrf(other_client)).status_code == 204
+    assert (
+        other_client.delete("/api/v1/reports/WS-1", headers=csrf(other_client)).status_code == 204
+    )
 
 
 def test_patch_every_field(user_client, report):
     time.sleep(0.002)  # the API shows milliseconds
-    response = patch(user_client, "WS-1", {
-        "status": "in_progress", "severity": "critical", "category": "crash",
-        "title": "  New title ", "description": "More detail",
-        "assignee_id": user_client.user["id"]})
+    response = patch(
+        user_client,
+        "WS-1",
+        {
+            "status": "in_progress",
+            "severity": "critical",
+            "category": "crash",
+            "title": "  New title ",
+            "description": "More detail",
+            "assignee_id": user_client.user["id"],
+        },
+    )
     assert response.status_code == 200
     updated = response.get_json()
-    assert (updated["status"], updated["severity"], updated["category"], updated["title"],
-            updated["description"], updated["assigneeId"]) == (
-        "in_progress", "critical", "crash", "New title", "More detail", user_client.user["id"])
+    assert (
+        updated["status"],
+        updated["severity"],
+        updated["category"],
+        updated["title"],
+        updated["description"],
+        updated["assigneeId"],
+    ) == ("in_progress", "critical", "crash", "New title", "More detail", user_client.user["id"])
     assert updated["updatedAt"] > report["updatedAt"]
     assert updated["createdAt"] == report["createdAt"]
     assert updated["consoleLogs"] == [{"message": "boom"}]
@@ -93,11 +113,13 @@ def test_no_op_patch_changes_nothing(user_client, report):
 def test_changes_are_recorded(app, user_client, report):
     with app.test_request_context():
         user = db.session.get(User, uuid.UUID(user_client.user["id"]))
-        _, changes = reports.update_report(user, "WS-1", {"status": "resolved",
-                                                          "severity": "high",
-                                                          "assignee_id": user.id})
-        assert changes == {"status": {"from": "new", "to": "resolved"},
-                           "assigneeId": {"from": None, "to": user.id}}
+        _, changes = reports.update_report(
+            user, "WS-1", {"status": "resolved", "severity": "high", "assignee_id": user.id}
+        )
+        assert changes == {
+            "status": {"from": "new", "to": "resolved"},
+            "assigneeId": {"from": None, "to": user.id},
+        }
         _, none = reports.update_report(user, "WS-1", {"status": "resolved"})
         assert none == {}
 
@@ -107,22 +129,31 @@ def test_assignee_must_belong_to_the_project(user_client, other_client, shop, re
     assert outsider.status_code == 422 and "assignee_id" in outsider.get_json()["errors"]
     unknown = patch(user_client, "WS-1", {"assignee_id": str(uuid.uuid4())})
     assert unknown.status_code == 422
-    user_client.post(f"/api/v1/projects/{shop['id']}/members", headers=csrf(user_client),
-                     json={"email": "grace@example.com"})
+    user_client.post(
+        f"/api/v1/projects/{shop['id']}/members",
+        headers=csrf(user_client),
+        json={"email": "grace@example.com"},
+    )
     member = patch(user_client, "WS-1", {"assignee_id": other_client.user["id"]})
     assert member.get_json()["assigneeId"] == other_client.user["id"]
     cleared = patch(user_client, "WS-1", {"assignee_id": None})
     assert cleared.get_json()["assigneeId"] is None
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ({"status": "open"}, "status"), ({"severity": "urgent"}, "severity"),
-    ({"category": "idea"}, "category"), ({"title": ""}, "title"),
-    ({"title": "x" * 201}, "title"), ({"description": ""}, "description"),
-    ({"assignee_id": "not-a-uuid"}, "assignee_id"), ({"project_id": str(uuid.uuid4())},
-                                                     "project_id"),
-    ({"tracking_id": "WS-9"}, "tracking_id"),
-])
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"status": "open"}, "status"),
+        ({"severity": "urgent"}, "severity"),
+        ({"category": "idea"}, "category"),
+        ({"title": ""}, "title"),
+        ({"title": "x" * 201}, "title"),
+        ({"description": ""}, "description"),
+        ({"assignee_id": "not-a-uuid"}, "assignee_id"),
+        ({"project_id": str(uuid.uuid4())}, "project_id"),
+        ({"tracking_id": "WS-9"}, "tracking_id"),
+    ],
+)
 def test_patch_validation(user_client, report, body, field):
     response = patch(user_client, "WS-1", body)
     assert response.status_code == 422 and field in response.get_json()["errors"]
@@ -142,8 +173,10 @@ def test_pat_works_the_reports(app, user_client, report):
     headers = {"Authorization": f"Bearer {create_pat(user_client)['token']}"}
     script = app.test_client()
     assert script.get("/api/v1/reports/WS-1", headers=headers).status_code == 200
-    assert script.patch("/api/v1/reports/WS-1", json={"status": "closed"},
-                        headers=headers).status_code == 200
+    assert (
+        script.patch("/api/v1/reports/WS-1", json={"status": "closed"}, headers=headers).status_code
+        == 200
+    )
     assert script.delete("/api/v1/reports/WS-1", headers=headers).status_code == 204
 
 
@@ -162,7 +195,10 @@ def test_delete(user_client, shop, report):
 
 
 def test_prefix_cannot_change_once_the_project_has_reports(user_client, shop, report):
-    response = user_client.patch(f"/api/v1/projects/{shop['id']}", headers=csrf(user_client),
-                                 json={"tracking_prefix": "SHOP"})
+    response = user_client.patch(
+        f"/api/v1/projects/{shop['id']}",
+        headers=csrf(user_client),
+        json={"tracking_prefix": "SHOP"},
+    )
     assert response.status_code == 409
     assert user_client.get("/api/v1/reports/WS-1").status_code == 200

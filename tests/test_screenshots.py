@@ -54,13 +54,16 @@ def test_images_are_accepted_and_served_with_their_real_type(user_client, shop, 
     assert "private" in served.headers["Cache-Control"]
 
 
-@pytest.mark.parametrize(("data", "filename"), [
-    (b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>', "a.png"),
-    (b"<!DOCTYPE html><html><script>alert(1)</script></html>", "b.png"),
-    (b"%PDF-1.7\n", "c.jpg"),
-    (b"", "empty.png"),
-    (b"\x89PN", "truncated.png"),
-])
+@pytest.mark.parametrize(
+    ("data", "filename"),
+    [
+        (b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>', "a.png"),
+        (b"<!DOCTYPE html><html><script>alert(1)</script></html>", "b.png"),
+        (b"%PDF-1.7\n", "c.jpg"),
+        (b"", "empty.png"),
+        (b"\x89PN", "truncated.png"),
+    ],
+)
 def test_anything_but_an_image_is_415(app, user_client, shop, data, filename):
     response = upload(user_client, shop["apiKey"], data, filename=filename)
     assert response.status_code == 415
@@ -89,14 +92,22 @@ def test_upload_far_over_the_limit_is_413(app, user_client, shop):
 
 
 def test_missing_file_field_is_422(user_client, shop):
-    response = user_client.post("/api/v1/upload/screenshot", headers={"X-API-Key": shop["apiKey"]},
-                                data={"other": "x"}, content_type="multipart/form-data")
+    response = user_client.post(
+        "/api/v1/upload/screenshot",
+        headers={"X-API-Key": shop["apiKey"]},
+        data={"other": "x"},
+        content_type="multipart/form-data",
+    )
     assert response.status_code == 422 and "file" in response.get_json()["errors"]
 
 
 def test_non_multipart_upload_is_415(user_client, shop):
-    response = user_client.post("/api/v1/upload/screenshot", data=png_bytes(),
-                                headers={"X-API-Key": shop["apiKey"]}, content_type="image/png")
+    response = user_client.post(
+        "/api/v1/upload/screenshot",
+        data=png_bytes(),
+        headers={"X-API-Key": shop["apiKey"]},
+        content_type="image/png",
+    )
     assert response.status_code == 415
 
 
@@ -107,8 +118,9 @@ def test_upload_needs_the_api_key(client):
 def test_report_references_its_screenshots(user_client, shop):
     shot = upload(user_client, shop["apiKey"], png_bytes()).get_json()["key"]
     annotated = upload(user_client, shop["apiKey"], png_bytes(3, 3)).get_json()["key"]
-    report = file_report(user_client, shop["apiKey"], screenshot_url=shot,
-                         annotated_screenshot_url=annotated).get_json()
+    report = file_report(
+        user_client, shop["apiKey"], screenshot_url=shot, annotated_screenshot_url=annotated
+    ).get_json()
     assert (report["screenshotUrl"], report["annotatedScreenshotUrl"]) == (shot, annotated)
 
 
@@ -163,8 +175,11 @@ def test_sweep_removes_day_old_orphans_only(app, user_client, shop):
     used = upload(user_client, shop["apiKey"], png_bytes(4, 4)).get_json()["key"]
     file_report(user_client, shop["apiKey"], screenshot_url=used)
     with app.app_context():
-        db.session.execute(update(Screenshot).where(Screenshot.key.in_([orphan, used]))
-                           .values(created_at=utcnow() - timedelta(hours=25)))
+        db.session.execute(
+            update(Screenshot)
+            .where(Screenshot.key.in_([orphan, used]))
+            .values(created_at=utcnow() - timedelta(hours=25))
+        )
         db.session.commit()
         assert screenshots.sweep() == 1
     assert sorted(path.name for path in stored_files(app)) == sorted([fresh, used])
@@ -185,8 +200,9 @@ def small_disk(tmp_path):
     mount_point.mkdir()
     if os.geteuid() != 0:
         pytest.fail("mounting a small tmpfs needs root")
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount_point)],
-                   check=True)
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount_point)], check=True
+    )
     try:
         yield mount_point
     finally:

@@ -43,9 +43,12 @@ def wait_until_serving(base_url: str, process: subprocess.Popen, seconds: float 
 
 @pytest.fixture
 def service_env(database_url, tmp_path) -> dict:
-    return {"SVC_WORKERS": "2", "SVC_DATABASE_URL": database_url,
-            "SVC_INSTANCE_PATH": str(tmp_path / "instance"),
-            "SVC_UPLOAD_DIR": str(tmp_path / "uploads")}
+    return {
+        "SVC_WORKERS": "2",
+        "SVC_DATABASE_URL": database_url,
+        "SVC_INSTANCE_PATH": str(tmp_path / "instance"),
+        "SVC_UPLOAD_DIR": str(tmp_path / "uploads"),
+    }
 
 
 @pytest.fixture
@@ -54,9 +57,15 @@ def served(app, service_env):
     clean-up afterwards."""
     port = free_port()
     env = {**os.environ, **service_env, "SVC_BIND": f"127.0.0.1:{port}"}
-    process = subprocess.Popen(["make", "--no-print-directory", "run"], cwd=ROOT, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               start_new_session=True)
+    process = subprocess.Popen(
+        ["make", "--no-print-directory", "run"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     base_url = f"http://127.0.0.1:{port}"
     try:
         wait_until_serving(base_url, process)
@@ -70,17 +79,25 @@ def served(app, service_env):
 def test_readme_round_trip_over_real_http(served):
     base_url, _ = served
     browser = requests.Session()
-    register = browser.post(f"{base_url}/api/v1/auth/register", json={
-        "name": "Ada", "email": "ada@example.com", "password": "correct horse battery"})
+    register = browser.post(
+        f"{base_url}/api/v1/auth/register",
+        json={"name": "Ada", "email": "ada@example.com", "password": "correct horse battery"},
+    )
     assert register.status_code == 201
-    login = browser.post(f"{base_url}/api/v1/auth/login", json={
-        "email": "ada@example.com", "password": "correct horse battery"})
+    login = browser.post(
+        f"{base_url}/api/v1/auth/login",
+        json={"email": "ada@example.com", "password": "correct horse battery"},
+    )
     assert login.status_code == 200
-    created = browser.post(f"{base_url}/api/v1/tokens", json={"name": "laptop"},
-                           headers={"X-CSRF-Token": browser.cookies["svc_csrf_token"]})
+    created = browser.post(
+        f"{base_url}/api/v1/tokens",
+        json={"name": "laptop"},
+        headers={"X-CSRF-Token": browser.cookies["svc_csrf_token"]},
+    )
     assert created.status_code == 201
-    me = requests.get(f"{base_url}/api/v1/auth/me",
-                      headers={"Authorization": f"Bearer {created.json()['token']}"})
+    me = requests.get(
+        f"{base_url}/api/v1/auth/me", headers={"Authorization": f"Bearer {created.json()['token']}"}
+    )
     assert me.status_code == 200
     assert me.json()["email"] == "ada@example.com"
     assert requests.get(f"{base_url}/readyz").json() == {"status": "ok"}

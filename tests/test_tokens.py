@@ -19,12 +19,12 @@ def bearer(value: str) -> dict:
 
 
 def test_create_returns_the_value_once(user_client):
-    response = user_client.post("/api/v1/tokens", headers=csrf(user_client),
-                                json={"name": " deploy ", "expires_in_days": 7})
+    response = user_client.post(
+        "/api/v1/tokens", headers=csrf(user_client), json={"name": " deploy ", "expires_in_days": 7}
+    )
     assert response.status_code == 201
     body = response.get_json()
-    assert set(body) == {"id", "name", "token", "tokenHint", "createdAt", "expiresAt",
-                         "lastUsedAt"}
+    assert set(body) == {"id", "name", "token", "tokenHint", "createdAt", "expiresAt", "lastUsedAt"}
     assert PAT_FORMAT.match(body["token"])
     assert body["tokenHint"] == body["token"][:12]
     assert body["name"] == "deploy"
@@ -52,16 +52,19 @@ def test_only_a_hash_is_stored(app, user_client):
     assert all(value[12:] not in column for column in stored)
 
 
-@pytest.mark.parametrize(("payload", "field"), [
-    ({}, "name"),
-    ({"name": ""}, "name"),
-    ({"name": "x" * 101}, "name"),
-    ({"name": "ci", "expires_in_days": 0}, "expires_in_days"),
-    ({"name": "ci", "expires_in_days": 366}, "expires_in_days"),
-    ({"name": "ci", "expires_in_days": "7"}, "expires_in_days"),
-    ({"name": "ci", "expires_in_days": 1.5}, "expires_in_days"),
-    ({"name": "ci", "scopes": ["all"]}, "scopes"),
-])
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({}, "name"),
+        ({"name": ""}, "name"),
+        ({"name": "x" * 101}, "name"),
+        ({"name": "ci", "expires_in_days": 0}, "expires_in_days"),
+        ({"name": "ci", "expires_in_days": 366}, "expires_in_days"),
+        ({"name": "ci", "expires_in_days": "7"}, "expires_in_days"),
+        ({"name": "ci", "expires_in_days": 1.5}, "expires_in_days"),
+        ({"name": "ci", "scopes": ["all"]}, "scopes"),
+    ],
+)
 def test_create_validation(user_client, payload, field):
     response = user_client.post("/api/v1/tokens", headers=csrf(user_client), json=payload)
     assert response.status_code == 422
@@ -88,39 +91,49 @@ def test_pat_acts_as_its_creator_and_records_last_use(app, user_client):
 
 def test_pat_writes_skip_csrf(app, user_client):
     value = create_pat(user_client)["token"]
-    response = app.test_client().post("/api/v1/tokens", headers=bearer(value),
-                                      json={"name": "from a script"})
+    response = app.test_client().post(
+        "/api/v1/tokens", headers=bearer(value), json={"name": "from a script"}
+    )
     assert response.status_code == 201
 
 
 def test_revoked_token_fails_at_once(app, user_client):
     token = create_pat(user_client)
-    assert app.test_client().get("/api/v1/auth/me", headers=bearer(token["token"])).status_code \
-        == 200
+    assert (
+        app.test_client().get("/api/v1/auth/me", headers=bearer(token["token"])).status_code == 200
+    )
     response = user_client.delete(f"/api/v1/tokens/{token['id']}", headers=csrf(user_client))
     assert response.status_code == 204 and response.data == b""
-    assert app.test_client().get("/api/v1/auth/me", headers=bearer(token["token"])).status_code \
-        == 401
+    assert (
+        app.test_client().get("/api/v1/auth/me", headers=bearer(token["token"])).status_code == 401
+    )
     assert user_client.get("/api/v1/tokens").get_json() == []
 
 
 def test_expired_token_is_401(app, user_client):
     value = create_pat(user_client)["token"]
     with app.app_context():
-        db.session.execute(update(PersonalAccessToken).values(
-            expires_at=utcnow() - timedelta(seconds=1)))
+        db.session.execute(
+            update(PersonalAccessToken).values(expires_at=utcnow() - timedelta(seconds=1))
+        )
         db.session.commit()
     response = app.test_client().get("/api/v1/auth/me", headers=bearer(value))
     assert response.status_code == 401
     assert "expired" in response.get_json()["detail"]
 
 
-@pytest.mark.parametrize("header", [
-    "Bearer", "Bearer ", "Basic dXNlcjpwYXNz", "Token svc_pat_abc",
-    "Bearer svc_pat_" + "A" * 42,       # right shape, wrong checksum
-    "Bearer svc_pub_" + "A" * 40,       # an API key is not a PAT
-    "Bearer not-a-token",
-])
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Bearer",
+        "Bearer ",
+        "Basic dXNlcjpwYXNz",
+        "Token svc_pat_abc",
+        "Bearer svc_pat_" + "A" * 42,  # right shape, wrong checksum
+        "Bearer svc_pub_" + "A" * 40,  # an API key is not a PAT
+        "Bearer not-a-token",
+    ],
+)
 def test_malformed_or_unknown_bearer_is_401(client, header):
     response = client.get("/api/v1/auth/me", headers={"Authorization": header})
     assert response.status_code == 401
@@ -155,8 +168,10 @@ def test_users_see_only_their_own_tokens(user_client, other_client):
 
 def test_unknown_or_malformed_token_id_is_404(user_client):
     unknown = "00000000-0000-4000-8000-000000000000"
-    assert user_client.delete(f"/api/v1/tokens/{unknown}",
-                              headers=csrf(user_client)).status_code == 404
+    assert (
+        user_client.delete(f"/api/v1/tokens/{unknown}", headers=csrf(user_client)).status_code
+        == 404
+    )
     response = user_client.delete("/api/v1/tokens/not-a-uuid", headers=csrf(user_client))
     assert response.status_code == 404
     assert response.get_json() == {"detail": "Not found"}

@@ -78,8 +78,9 @@ def me():
 @response(None, 204)
 def logout():
     """End the session server-side and clear its cookies; answers 204 without a session too."""
-    session_id = sessions.session_id_from_cookies(request.cookies.get(ACCESS_COOKIE),
-                                                  request.cookies.get(REFRESH_COOKIE))
+    session_id = sessions.session_id_from_cookies(
+        request.cookies.get(ACCESS_COOKIE), request.cookies.get(REFRESH_COOKIE)
+    )
     if session_id is not None:
         sessions.end_session(session_id)
     _clear_cookies()
@@ -92,5 +93,6 @@ def logout():
 def change_password(data):
     """Change the password; every other session of the user ends."""
     caller = current_caller()
-    users.change_password(caller.user, data["current_password"], data["new_password"],
-                          keep_session=caller.session_id)
+    users.change_password(
+        caller.user, data["current_password"], data["new_password"], keep_session=caller.session_id
+    )

@@ -19,8 +19,10 @@ def widget_cors(view: Callable) -> Callable:
 def _widget_rules(app: Flask) -> frozenset[str]:
     if "svc.widget_rules" not in app.extensions:
         app.extensions["svc.widget_rules"] = frozenset(
-            rule.rule for rule in app.url_map.iter_rules()
-            if getattr(app.view_functions[rule.endpoint], "widget_cors", False))
+            rule.rule
+            for rule in app.url_map.iter_rules()
+            if getattr(app.view_functions[rule.endpoint], "widget_cors", False)
+        )
     return app.extensions["svc.widget_rules"]
 
 
@@ -28,8 +30,11 @@ def _allow_origin() -> str:
     """`*`, or the request's own origin when its project lists allowed origins and it is one."""
     project = g.get("project")
     origin = request.headers.get("Origin", "")
-    if project is not None and project.allowed_origins and \
-            origin.rstrip("/").lower() in project.allowed_origins:
+    if (
+        project is not None
+        and project.allowed_origins
+        and origin.rstrip("/").lower() in project.allowed_origins
+    ):
         return origin
     return "*"
 

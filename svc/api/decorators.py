@@ -68,8 +68,13 @@ def query(schema_class: type[Schema]) -> Callable:
     return decorator
 
 
-def response(schema: Schema | None, status: int = 200, *, errors: tuple[int, ...] = (),
-             also: tuple[int, ...] = ()) -> Callable:
+def response(
+    schema: Schema | None,
+    status: int = 200,
+    *,
+    errors: tuple[int, ...] = (),
+    also: tuple[int, ...] = (),
+) -> Callable:
     """Dump what the view returns with `schema` (None: an empty 204-style answer).
 
     The view may also return (value, headers) or (value, headers, status), the status being one

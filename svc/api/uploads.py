@@ -23,15 +23,25 @@ _BINARY = {"schema": {"type": "string", "format": "binary"}}
 @rate_limited("SVC_RATE_LIMIT_INGEST", key_func=api_key_and_address)
 @api_key_required
 @response(ScreenshotOut(), 201, errors=(413, 415, 422, 503))
-@described(requestBody={"required": True, "content": {"multipart/form-data": {"schema": {
-    "type": "object", "required": ["file"],
-    "properties": {"file": {"type": "string", "format": "binary"}}}}}})
+@described(
+    requestBody={
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {"file": {"type": "string", "format": "binary"}},
+                }
+            }
+        },
+    }
+)
 def upload_screenshot():
     """Upload a PNG, JPEG, WebP or GIF (multipart field `file`); pass the key as screenshot_url."""
     if request.mimetype != "multipart/form-data":
         raise APIError(415, "Upload the image as multipart/form-data in a field named file")
-    request.max_content_length = (current_app.config["SVC_MAX_SCREENSHOT_BYTES"]
-                                  + MULTIPART_OVERHEAD)
+    request.max_content_length = current_app.config["SVC_MAX_SCREENSHOT_BYTES"] + MULTIPART_OVERHEAD
     upload = request.files.get("file")
     if upload is None:
         raise field_error("file", "Missing data for required field.")
@@ -40,13 +50,17 @@ def upload_screenshot():
 
 @bp.get("/screenshots/<key>")
 @login_required
-@described(responses={"200": {"description": "The image",
-                              "content": {kind: _BINARY for kind in IMAGE_TYPES}}})
+@described(
+    responses={
+        "200": {"description": "The image", "content": {kind: _BINARY for kind in IMAGE_TYPES}}
+    }
+)
 def get_screenshot(key: str):
     """A screenshot of one of the caller's projects, with its real content type."""
     path, content_type = screenshots.open_for(current_caller().user, key)
-    answer = send_file(path, mimetype=content_type, conditional=True,
-                       max_age=SCREENSHOT_CACHE_SECONDS)
+    answer = send_file(
+        path, mimetype=content_type, conditional=True, max_age=SCREENSHOT_CACHE_SECONDS
+    )
     answer.cache_control.private = True
     answer.cache_control.public = False
     answer.headers["Content-Security-Policy"] = "default-src 'none'; sandbox"

@@ -25,19 +25,40 @@ def set_session_cookies(response: Response, session_tokens: SessionTokens) -> No
     now = utcnow()
     secure = _secure()
     session_age = _max_age(session_tokens.session_expires_at, now)
-    response.set_cookie(ACCESS_COOKIE, session_tokens.access_token, path="/", httponly=True,
-                        samesite="Lax", secure=secure,
-                        max_age=_max_age(session_tokens.access_expires_at, now))
-    response.set_cookie(REFRESH_COOKIE, session_tokens.refresh_token, path=REFRESH_PATH,
-                        httponly=True, samesite="Strict", secure=secure, max_age=session_age)
+    response.set_cookie(
+        ACCESS_COOKIE,
+        session_tokens.access_token,
+        path="/",
+        httponly=True,
+        samesite="Lax",
+        secure=secure,
+        max_age=_max_age(session_tokens.access_expires_at, now),
+    )
+    response.set_cookie(
+        REFRESH_COOKIE,
+        session_tokens.refresh_token,
+        path=REFRESH_PATH,
+        httponly=True,
+        samesite="Strict",
+        secure=secure,
+        max_age=session_age,
+    )
     # Readable by the dashboard's script, which echoes it in the X-CSRF-Token header.
-    response.set_cookie(CSRF_COOKIE, session_tokens.csrf_token, path="/", httponly=False,
-                        samesite="Lax", secure=secure, max_age=session_age)
+    response.set_cookie(
+        CSRF_COOKIE,
+        session_tokens.csrf_token,
+        path="/",
+        httponly=False,
+        samesite="Lax",
+        secure=secure,
+        max_age=session_age,
+    )
 
 
 def clear_session_cookies(response: Response) -> None:
     secure = _secure()
     response.delete_cookie(ACCESS_COOKIE, path="/", httponly=True, samesite="Lax", secure=secure)
-    response.delete_cookie(REFRESH_COOKIE, path=REFRESH_PATH, httponly=True, samesite="Strict",
-                           secure=secure)
+    response.delete_cookie(
+        REFRESH_COOKIE, path=REFRESH_PATH, httponly=True, samesite="Strict", secure=secure
+    )
     response.delete_cookie(CSRF_COOKIE, path="/", samesite="Lax", secure=secure)

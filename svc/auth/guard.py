@@ -53,8 +53,11 @@ def _check_csrf(session_id: uuid.UUID) -> None:
     header_ok = tokens.same_secret(header, expected)
     cookie_ok = tokens.same_secret(cookie, expected)
     if not (header and header_ok and cookie_ok):
-        raise APIError(403, "Missing or invalid CSRF token: send the svc_csrf_token cookie's "
-                            "value in the X-CSRF-Token header")
+        raise APIError(
+            403,
+            "Missing or invalid CSRF token: send the svc_csrf_token cookie's "
+            "value in the X-CSRF-Token header",
+        )
 
 
 def authenticate_user() -> Caller:
@@ -64,8 +67,10 @@ def authenticate_user() -> Caller:
         # A bearer token decides, even when cookies came along; it is never cookie-authenticated.
         return Caller(user=pats.authenticate(_bearer_value(authorization)), kind="pat")
     if API_KEY_HEADER in request.headers:
-        raise unauthorized("An API key authenticates a project, not a user: use a session "
-                           "or a personal access token here")
+        raise unauthorized(
+            "An API key authenticates a project, not a user: use a session "
+            "or a personal access token here"
+        )
     access_token = request.cookies.get(ACCESS_COOKIE)
     if not access_token:
         raise unauthorized()
@@ -101,8 +106,11 @@ def authenticate_project() -> Project:
     if project is None:
         raise unauthorized("Invalid API key")
     origin = request.headers.get("Origin")
-    if origin and project.allowed_origins and \
-            origin.rstrip("/").lower() not in project.allowed_origins:
+    if (
+        origin
+        and project.allowed_origins
+        and origin.rstrip("/").lower() not in project.allowed_origins
+    ):
         raise APIError(403, f"Origin {origin} is not allowed to send reports to this project")
     return project
 

@@ -44,6 +44,7 @@ def _mac(secret_key: str, purpose: str, message: str) -> str:
 
 # --- personal access tokens -------------------------------------------------------------------
 
+
 def _base62_checksum(body: str) -> str:
     value = zlib.crc32(body.encode())
     digits = []
@@ -62,7 +63,7 @@ def is_well_formed_pat(value: str) -> bool:
     """Rejects typos and truncated values without a database look-up."""
     if len(value) != PAT_LENGTH or not value.startswith(PAT_PREFIX):
         return False
-    rest = value[len(PAT_PREFIX):]
+    rest = value[len(PAT_PREFIX) :]
     if any(char not in BASE62 for char in rest):
         return False
     body, checksum = rest[:-_CHECKSUM_LENGTH], rest[-_CHECKSUM_LENGTH:]
@@ -75,6 +76,7 @@ def new_api_key() -> str:
 
 # --- session tokens ---------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class AccessClaims:
     session_id: uuid.UUID
@@ -86,8 +88,9 @@ def _access_serializer(secret_key: str) -> URLSafeSerializer:
     return URLSafeSerializer(secret_key, salt="svc.access")
 
 
-def sign_access_token(secret_key: str, session_id: uuid.UUID, jti: str,
-                      expires_at: datetime) -> str:
+def sign_access_token(
+    secret_key: str, session_id: uuid.UUID, jti: str, expires_at: datetime
+) -> str:
     payload = {"sid": session_id.hex, "jti": jti, "exp": int(expires_at.timestamp() * 1000)}
     return _access_serializer(secret_key).dumps(payload)
 

@@ -13,6 +13,20 @@ from svc.models.reports import (
 )
 from svc.models.users import AuthSession, PersonalAccessToken, User
 
-__all__ = ["CATEGORIES", "MEMBER", "OWNER", "SEVERITIES", "SEVERITY_RANK", "STATUSES",
-           "AuthSession", "IdempotencyKey", "Membership", "PersonalAccessToken", "Project",
-           "Report", "ReportDetail", "Screenshot", "User"]
+__all__ = [
+    "CATEGORIES",
+    "MEMBER",
+    "OWNER",
+    "SEVERITIES",
+    "SEVERITY_RANK",
+    "STATUSES",
+    "AuthSession",
+    "IdempotencyKey",
+    "Membership",
+    "PersonalAccessToken",
+    "Project",
+    "Report",
+    "ReportDetail",
+    "Screenshot",
+    "User",
+]

@@ -33,7 +33,8 @@ class Project(db.Model):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=same_as_created)
 
     memberships: Mapped[list["Membership"]] = relationship(
-        back_populates="project", cascade="all, delete-orphan", passive_deletes=True)
+        back_populates="project", cascade="all, delete-orphan", passive_deletes=True
+    )
 
 
 class Membership(db.Model):
@@ -42,9 +43,11 @@ class Membership(db.Model):
     __tablename__ = "project_members"
 
     project_id: Mapped[uuid.UUID] = mapped_column(
-        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True)
+        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    )
     user_id: Mapped[uuid.UUID] = mapped_column(
-        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True, index=True)
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
     role: Mapped[str] = mapped_column(String(10))
     added_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 

@@ -45,14 +45,15 @@ class Report(db.Model):
     annotated_screenshot_key: Mapped[str | None] = mapped_column(String(255))
     meta: Mapped[dict] = mapped_column("metadata", JSON, default=dict)
     assignee_id: Mapped[uuid.UUID | None] = mapped_column(
-        ForeignKey("users.id", ondelete="SET NULL"), index=True)
+        ForeignKey("users.id", ondelete="SET NULL"), index=True
+    )
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=same_as_created)
 
     project: Mapped[Project] = relationship(lazy="joined", innerjoin=True)
     detail: Mapped["ReportDetail"] = relationship(
-        back_populates="report", cascade="all, delete-orphan", passive_deletes=True,
-        uselist=False)
+        back_populates="report", cascade="all, delete-orphan", passive_deletes=True, uselist=False
+    )
 
     @property
     def tracking_id(self) -> str:
@@ -65,7 +66,8 @@ class ReportDetail(db.Model):
     __tablename__ = "report_details"
 
     report_id: Mapped[uuid.UUID] = mapped_column(
-        ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True)
+        ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True
+    )
     console_logs: Mapped[list] = mapped_column(JSON, default=list)
     network_logs: Mapped[list] = mapped_column(JSON, default=list)
     user_actions: Mapped[list] = mapped_column(JSON, default=list)
@@ -82,9 +84,11 @@ class Screenshot(db.Model):
 
     key: Mapped[str] = mapped_column(String(255), primary_key=True)
     project_id: Mapped[uuid.UUID] = mapped_column(
-        ForeignKey("projects.id", ondelete="CASCADE"), index=True)
+        ForeignKey("projects.id", ondelete="CASCADE"), index=True
+    )
     report_id: Mapped[uuid.UUID | None] = mapped_column(
-        ForeignKey("reports.id", ondelete="SET NULL"))
+        ForeignKey("reports.id", ondelete="SET NULL")
+    )
     content_type: Mapped[str] = mapped_column(String(32))
     size: Mapped[int]
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
@@ -96,7 +100,8 @@ class IdempotencyKey(db.Model):
     __tablename__ = "idempotency_keys"
 
     project_id: Mapped[uuid.UUID] = mapped_column(
-        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True)
+        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    )
     key: Mapped[str] = mapped_column(String(255), primary_key=True)
     # SHA-256 of the request body, so that the same key with another body is told apart.
     body_hash: Mapped[str] = mapped_column(String(64))

@@ -30,8 +30,9 @@ class AuthSession(db.Model):
     __tablename__ = "auth_sessions"
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
-    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"),
-                                               index=True)
+    user_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
     refresh_seed: Mapped[str] = mapped_column(String(64))
     generation: Mapped[int] = mapped_column(default=0)
     rotated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
@@ -48,8 +49,9 @@ class PersonalAccessToken(db.Model):
     __tablename__ = "personal_access_tokens"
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
-    user_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"),
-                                               index=True)
+    user_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
     name: Mapped[str] = mapped_column(String(100))
     # SHA-256 of the full value: the value has 200+ bits of entropy, so a slow hash buys nothing.
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)

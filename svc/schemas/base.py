@@ -81,8 +81,9 @@ class InSchema(Schema):
     def reject_unstorable_strings(self, data, **kwargs):
         paths = find_unstorable_strings(data)
         if paths:
-            raise ValidationError({path: ["Contains a NUL character or an unpaired surrogate."]
-                                   for path in paths})
+            raise ValidationError(
+                {path: ["Contains a NUL character or an unpaired surrogate."] for path in paths}
+            )
         return data
 
 

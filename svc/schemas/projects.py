@@ -7,8 +7,9 @@ from svc.models import MEMBER
 from svc.schemas.base import EmailAddress, InSchema, OutSchema, Text, Timestamp
 from svc.webhooks.formats import FORMATS, format_in_force
 
-PREFIX = validate.Regexp(r"^[A-Z][A-Z0-9]{1,9}$", error=(
-    "2 to 10 uppercase letters and digits, starting with a letter."))
+PREFIX = validate.Regexp(
+    r"^[A-Z][A-Z0-9]{1,9}$", error=("2 to 10 uppercase letters and digits, starting with a letter.")
+)
 MAX_ALLOWED_ORIGINS = 50
 
 
@@ -18,8 +19,11 @@ def validate_webhook_url(value: str | None) -> None:
     parts = urlsplit(value)
     allowed = ("https", "http") if current_app.config["SVC_WEBHOOK_ALLOW_HTTP"] else ("https",)
     if parts.scheme not in allowed or not parts.hostname:
-        raise ValidationError("Must be an absolute https:// URL." if allowed == ("https",)
-                              else "Must be an absolute http:// or https:// URL.")
+        raise ValidationError(
+            "Must be an absolute https:// URL."
+            if allowed == ("https",)
+            else "Must be an absolute http:// or https:// URL."
+        )
     if any(char.isspace() for char in value):
         raise ValidationError("Must not contain white space.")
 
@@ -30,9 +34,16 @@ def validate_origin(value: str) -> None:
         parts.port  # noqa: B018 (raises ValueError for a bad port)
     except ValueError:
         raise ValidationError("Not a valid origin.") from None
-    if (parts.scheme not in ("http", "https") or not parts.hostname or parts.username
-            or parts.password or parts.path not in ("", "/") or parts.query or parts.fragment
-            or any(char.isspace() for char in value)):
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.username
+        or parts.password
+        or parts.path not in ("", "/")
+        or parts.query
+        or parts.fragment
+        or any(char.isspace() for char in value)
+    ):
         raise ValidationError("An origin is scheme://host[:port], e.g. https://shop.example.com.")
 
 
@@ -41,8 +52,9 @@ def normalize_origin(value: str) -> str:
 
 
 def _webhook_url_field():
-    return fields.String(allow_none=True, validate=[validate.Length(max=2048),
-                                                    validate_webhook_url])
+    return fields.String(
+        allow_none=True, validate=[validate.Length(max=2048), validate_webhook_url]
+    )
 
 
 def _webhook_format_field():
@@ -50,8 +62,10 @@ def _webhook_format_field():
 
 
 def _allowed_origins_field():
-    return fields.List(fields.String(validate=[validate.Length(max=255), validate_origin]),
-                       validate=validate.Length(max=MAX_ALLOWED_ORIGINS))
+    return fields.List(
+        fields.String(validate=[validate.Length(max=255), validate_origin]),
+        validate=validate.Length(max=MAX_ALLOWED_ORIGINS),
+    )
 
 
 class ProjectSettingsIn(InSchema):
@@ -64,8 +78,11 @@ class ProjectSettingsIn(InSchema):
     webhookFormat = _webhook_format_field()
     allowedOrigins = _allowed_origins_field()
 
-    _ALIASES = {"webhookUrl": "webhook_url", "webhookFormat": "webhook_format",
-                "allowedOrigins": "allowed_origins"}
+    _ALIASES = {
+        "webhookUrl": "webhook_url",
+        "webhookFormat": "webhook_format",
+        "allowedOrigins": "allowed_origins",
+    }
 
     @post_load
     def merge_aliases(self, data, **kwargs):
@@ -75,8 +92,9 @@ class ProjectSettingsIn(InSchema):
                     raise ValidationError(f"Give {name} or {alias}, not both.", alias)
                 data[name] = data.pop(alias)
         if "allowed_origins" in data:
-            data["allowed_origins"] = list(dict.fromkeys(
-                normalize_origin(origin) for origin in data["allowed_origins"]))
+            data["allowed_origins"] = list(
+                dict.fromkeys(normalize_origin(origin) for origin in data["allowed_origins"])
+            )
         return data
 
 
@@ -115,14 +133,18 @@ class ProjectOut(OutSchema):
     def flatten(self, access, **kwargs):
         project = access.project
         data = {
-            "id": project.id, "name": project.name, "tracking_prefix": project.tracking_prefix,
-            "api_key": project.api_key, "role": access.role,
+            "id": project.id,
+            "name": project.name,
+            "tracking_prefix": project.tracking_prefix,
+            "api_key": project.api_key,
+            "role": access.role,
             "settings": {
                 "webhook_url": project.webhook_url,
                 "webhook_format": format_in_force(project.webhook_format, project.webhook_url),
                 "allowed_origins": list(project.allowed_origins or []),
             },
-            "created_at": project.created_at, "updated_at": project.updated_at,
+            "created_at": project.created_at,
+            "updated_at": project.updated_at,
         }
         if access.role == "owner":
             data["webhook_secret"] = project.webhook_secret

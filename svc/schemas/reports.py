@@ -41,8 +41,11 @@ def validate_metadata(metadata: dict) -> None:
 
 
 def _log_field():
-    return fields.List(fields.Dict(keys=fields.String()), load_default=list,
-                       validate=validate.Length(max=MAX_LOG_ENTRIES))
+    return fields.List(
+        fields.Dict(keys=fields.String()),
+        load_default=list,
+        validate=validate.Length(max=MAX_LOG_ENTRIES),
+    )
 
 
 def _screenshot_key_field():
@@ -60,8 +63,9 @@ class ReportCreateIn(InSchema):
     description = fields.String(required=True, validate=validate.Length(min=1, max=20_000))
     severity = fields.String(required=True, validate=validate.OneOf(SEVERITIES))
     category = fields.String(required=True, validate=validate.OneOf(CATEGORIES))
-    reporter_identifier = fields.String(allow_none=True, load_default=None,
-                                        validate=validate.Length(max=320))
+    reporter_identifier = fields.String(
+        allow_none=True, load_default=None, validate=validate.Length(max=320)
+    )
     screenshot_url = _screenshot_key_field()
     annotated_screenshot_url = _screenshot_key_field()
     console_logs = _log_field()
@@ -112,8 +116,9 @@ class ReportSummaryOut(OutSchema):
     status = fields.String(required=True, validate=validate.OneOf(STATUSES))
     reporter_identifier = fields.String(required=True, allow_none=True)
     screenshot_url = fields.String(required=True, allow_none=True, attribute="screenshot_key")
-    annotated_screenshot_url = fields.String(required=True, allow_none=True,
-                                             attribute="annotated_screenshot_key")
+    annotated_screenshot_url = fields.String(
+        required=True, allow_none=True, attribute="annotated_screenshot_key"
+    )
     metadata = fields.Dict(required=True, attribute="meta")
     assignee_id = fields.UUID(required=True, allow_none=True)
     created_at = Timestamp(required=True)

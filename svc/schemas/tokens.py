@@ -5,8 +5,9 @@ from svc.schemas.base import InSchema, OutSchema, Text, Timestamp
 
 class TokenCreateIn(InSchema):
     name = Text(required=True, validate=validate.Length(min=1, max=100))
-    expires_in_days = fields.Integer(strict=True, load_default=30,
-                                     validate=validate.Range(min=1, max=365))
+    expires_in_days = fields.Integer(
+        strict=True, load_default=30, validate=validate.Range(min=1, max=365)
+    )
 
 
 class TokenOut(OutSchema):

@@ -37,6 +37,7 @@ def new_webhook_secret() -> str:
 
 # --- tracking prefixes ---------------------------------------------------------------------------
 
+
 def derive_tracking_prefix(name: str) -> str:
     """Initials of the name's words when there are two or more, else its first three letters and
     digits; ASCII only, uppercased; BUG when that is shorter than 2 or starts with a digit."""
@@ -54,15 +55,19 @@ def derive_tracking_prefix(name: str) -> str:
 
 def _first_free_prefix(base: str) -> str:
     """`base`, else base2, base3, ... (shortening base where the number would not fit)."""
-    taken = set(db.session.scalars(
-        select(Project.tracking_prefix).where(
-            Project.tracking_prefix.startswith(base[:MAX_PREFIX_LENGTH - 2]))))
+    taken = set(
+        db.session.scalars(
+            select(Project.tracking_prefix).where(
+                Project.tracking_prefix.startswith(base[: MAX_PREFIX_LENGTH - 2])
+            )
+        )
+    )
     if base not in taken:
         return base
     number = 2
     while True:
         suffix = str(number)
-        candidate = base[:MAX_PREFIX_LENGTH - len(suffix)] + suffix
+        candidate = base[: MAX_PREFIX_LENGTH - len(suffix)] + suffix
         if candidate not in taken:
             return candidate
         number += 1
@@ -81,6 +86,7 @@ def _prefix_conflict(prefix: str) -> APIError:
 
 # --- access --------------------------------------------------------------------------------------
 
+
 def access(user: User, project_id: uuid.UUID, *, owner_only: bool = False) -> ProjectAccess:
     """The project if the user owns it or is a member: 404 for anyone else (existence is not
     leaked), 403 for a member where only the owner may act."""
@@ -94,14 +100,19 @@ def access(user: User, project_id: uuid.UUID, *, owner_only: bool = False) -> Pr
 
 # --- projects ------------------------------------------------------------------------------------
 
+
 def create(user: User, name: str, tracking_prefix: str | None = None) -> ProjectAccess:
     if tracking_prefix is not None and _prefix_taken(tracking_prefix):
         raise _prefix_conflict(tracking_prefix)
     base = tracking_prefix or derive_tracking_prefix(name)
     for _ in range(_CREATE_ATTEMPTS):
-        project = Project(name=name, tracking_prefix=tracking_prefix or _first_free_prefix(base),
-                          api_key=tokens.new_api_key(), webhook_secret=new_webhook_secret(),
-                          allowed_origins=[])
+        project = Project(
+            name=name,
+            tracking_prefix=tracking_prefix or _first_free_prefix(base),
+            api_key=tokens.new_api_key(),
+            webhook_secret=new_webhook_secret(),
+            allowed_origins=[],
+        )
         project.memberships.append(Membership(user_id=user.id, role=OWNER))
         db.session.add(project)
         try:
@@ -153,8 +164,10 @@ def update(user: User, project_id: uuid.UUID, changes: dict) -> ProjectAccess:
 
 
 def has_reports(project: Project) -> bool:
-    return db.session.scalar(
-        select(Report.id).where(Report.project_id == project.id).limit(1)) is not None
+    return (
+        db.session.scalar(select(Report.id).where(Report.project_id == project.id).limit(1))
+        is not None
+    )
 
 
 def delete(user: User, project_id: uuid.UUID) -> None:
@@ -191,14 +204,18 @@ def for_api_key(api_key: str) -> Project | None:
 
 # --- members -------------------------------------------------------------------------------------
 
+
 def list_members(user: User, project_id: uuid.UUID) -> list[Membership]:
     access(user, project_id)
-    return list(db.session.scalars(
-        select(Membership).join(Membership.user)
-        .where(Membership.project_id == project_id)
-        # The owner first, then members in the order they joined.
-        .order_by((Membership.role != OWNER), Membership.added_at, User.email)
-    ))
+    return list(
+        db.session.scalars(
+            select(Membership)
+            .join(Membership.user)
+            .where(Membership.project_id == project_id)
+            # The owner first, then members in the order they joined.
+            .order_by((Membership.role != OWNER), Membership.added_at, User.email)
+        )
+    )
 
 
 def add_member(user: User, project_id: uuid.UUID, email: str, role: str = MEMBER) -> Membership:

@@ -5,14 +5,35 @@ import re
 from collections.abc import Iterable
 
 REDACTED = "[redacted]"
-SECRET_HEADERS = frozenset({
-    "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "x-auth-token",
-    "x-access-token", "x-csrf-token",
-})
-SECRET_PARAMETERS = frozenset({
-    "token", "access_token", "refresh_token", "id_token", "code", "password", "secret",
-    "client_secret", "api_key", "apikey", "key", "signature", "sig",
-})
+SECRET_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "set-cookie",
+        "x-api-key",
+        "x-auth-token",
+        "x-access-token",
+        "x-csrf-token",
+    }
+)
+SECRET_PARAMETERS = frozenset(
+    {
+        "token",
+        "access_token",
+        "refresh_token",
+        "id_token",
+        "code",
+        "password",
+        "secret",
+        "client_secret",
+        "api_key",
+        "apikey",
+        "key",
+        "signature",
+        "sig",
+    }
+)
 HEADER_FIELDS = ("requestHeaders", "responseHeaders", "headers")
 # Three base64url segments, the first starting eyJ (base64 of '{"'); the signature may be empty.
 JWT = re.compile(r"eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
@@ -49,23 +70,25 @@ def redact_url(url: str, names: Iterable[str]) -> str:
 def _redact_headers(headers, names: frozenset[str]):
     """Headers as an object {name: value}, or as a list of {name, value} / [name, value]."""
     if isinstance(headers, dict):
-        return {name: REDACTED if str(name).lower() in names else value
-                for name, value in headers.items()}
+        return {
+            name: REDACTED if str(name).lower() in names else value
+            for name, value in headers.items()
+        }
     if isinstance(headers, list):
         redacted = []
         for item in headers:
             if isinstance(item, dict) and str(item.get("name", "")).lower() in names:
                 item = {**item, "value": REDACTED}
-            elif (isinstance(item, list) and len(item) == 2
-                  and str(item[0]).lower() in names):
+            elif isinstance(item, list) and len(item) == 2 and str(item[0]).lower() in names:
                 item = [item[0], REDACTED]
             redacted.append(item)
         return redacted
     return headers
 
 
-def redact_network_entry(entry: dict, header_names: frozenset[str],
-                         parameter_names: frozenset[str]) -> dict:
+def redact_network_entry(
+    entry: dict, header_names: frozenset[str], parameter_names: frozenset[str]
+) -> dict:
     entry = dict(entry)
     for field in HEADER_FIELDS:
         if field in entry:
@@ -90,7 +113,8 @@ def redact_report(data: dict, extra_names: Iterable[str] = ()) -> dict:
     if "network_logs" in data:
         redacted["network_logs"] = [
             redact_network_entry(entry, header_names, parameter_names)
-            for entry in data["network_logs"]]
+            for entry in data["network_logs"]
+        ]
     if "console_logs" in data:
         redacted["console_logs"] = [redact_console_entry(entry) for entry in data["console_logs"]]
     metadata = data.get("metadata")

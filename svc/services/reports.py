@@ -30,10 +30,15 @@ from svc.services import redaction, screenshots, setting
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 TRACKING_ID = re.compile(r"^([A-Z][A-Z0-9]{1,9})-([1-9][0-9]{0,9})$")
-_SCREENSHOT_FIELDS = (("screenshot_url", "screenshot_key"),
-                      ("annotated_screenshot_url", "annotated_screenshot_key"))
-_SORT_COLUMNS = {"created_at": Report.created_at, "updated_at": Report.updated_at,
-                 "severity": Report.severity_rank}
+_SCREENSHOT_FIELDS = (
+    ("screenshot_url", "screenshot_key"),
+    ("annotated_screenshot_url", "annotated_screenshot_key"),
+)
+_SORT_COLUMNS = {
+    "created_at": Report.created_at,
+    "updated_at": Report.updated_at,
+    "severity": Report.severity_rank,
+}
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,7 @@ class Page:
 
 
 # --- create --------------------------------------------------------------------------------------
+
 
 def fingerprint(data: dict) -> str:
     """The same report fields in any key order give the same fingerprint."""
@@ -62,8 +68,9 @@ def _earlier_answer(project: Project, key: str, body_hash: str) -> Report | None
         db.session.flush()
         return None
     if remembered.body_hash != body_hash:
-        raise field_error(IDEMPOTENCY_HEADER,
-                          "This key was already used with a different request body.")
+        raise field_error(
+            IDEMPOTENCY_HEADER, "This key was already used with a different request body."
+        )
     return db.session.get(Report, remembered.report_id)
 
 
@@ -71,15 +78,15 @@ def _next_number(project_id: uuid.UUID) -> int:
     # One conditional increment in the report's own transaction: it locks the project's row until
     # commit (PostgreSQL) or runs under the write lock (SQLite), and rolls back with the report.
     return db.session.execute(
-        update(Project).where(Project.id == project_id)
+        update(Project)
+        .where(Project.id == project_id)
         .values(last_report_number=Project.last_report_number + 1)
         .returning(Project.last_report_number)
         .execution_options(synchronize_session=False)
     ).scalar_one()
 
 
-def create(project: Project, data: dict, idempotency_key: str | None = None
-           ) -> tuple[Report, bool]:
+def create(project: Project, data: dict, idempotency_key: str | None = None) -> tuple[Report, bool]:
     """Store a report; (report, True) when created, (earlier report, False) for a repeat of an
     Idempotency-Key."""
     body_hash = fingerprint(data)
@@ -89,21 +96,34 @@ def create(project: Project, data: dict, idempotency_key: str | None = None
             return earlier, False
     data = redaction.redact_report(data, setting("SVC_REDACT_NAMES"))
     report = Report(
-        id=uuid.uuid4(), project_id=project.id, number=_next_number(project.id),
-        title=data["title"], description=data["description"], severity=data["severity"],
-        severity_rank=SEVERITY_RANK[data["severity"]], category=data["category"],
-        status="new", reporter_identifier=data["reporter_identifier"],
+        id=uuid.uuid4(),
+        project_id=project.id,
+        number=_next_number(project.id),
+        title=data["title"],
+        description=data["description"],
+        severity=data["severity"],
+        severity_rank=SEVERITY_RANK[data["severity"]],
+        category=data["category"],
+        status="new",
+        reporter_identifier=data["reporter_identifier"],
         screenshot_key=data["screenshot_url"],
-        annotated_screenshot_key=data["annotated_screenshot_url"], meta=data["metadata"],
-        detail=ReportDetail(console_logs=data["console_logs"], network_logs=data["network_logs"],
-                            user_actions=data["user_actions"]),
+        annotated_screenshot_key=data["annotated_screenshot_url"],
+        meta=data["metadata"],
+        detail=ReportDetail(
+            console_logs=data["console_logs"],
+            network_logs=data["network_logs"],
+            user_actions=data["user_actions"],
+        ),
     )
     db.session.add(report)
     db.session.flush()
     _attach_screenshots(project, report)
     if idempotency_key is not None:
-        db.session.add(IdempotencyKey(project_id=project.id, key=idempotency_key,
-                                      body_hash=body_hash, report_id=report.id))
+        db.session.add(
+            IdempotencyKey(
+                project_id=project.id, key=idempotency_key, body_hash=body_hash, report_id=report.id
+            )
+        )
     try:
         db.session.commit()
     except IntegrityError:
@@ -127,14 +147,19 @@ def _attach_screenshots(project: Project, report: Report) -> None:
             continue
         claimed = db.session.execute(
             update(Screenshot)
-            .where(Screenshot.key == key, Screenshot.project_id == project.id,
-                   or_(Screenshot.report_id.is_(None), Screenshot.report_id == report.id))
+            .where(
+                Screenshot.key == key,
+                Screenshot.project_id == project.id,
+                or_(Screenshot.report_id.is_(None), Screenshot.report_id == report.id),
+            )
             .values(report_id=report.id)
             .execution_options(synchronize_session=False)
         ).rowcount
         if not claimed:
-            errors[field] = ["Not a key returned by this project's screenshot upload, "
-                             "or already used by another report."]
+            errors[field] = [
+                "Not a key returned by this project's screenshot upload, "
+                "or already used by another report."
+            ]
     if errors:
         db.session.rollback()
         raise APIError(422, "Validation failed", errors=errors)
@@ -142,9 +167,9 @@ def _attach_screenshots(project: Project, report: Report) -> None:
 
 # --- read ----------------------------------------------------------------------------------------
 
+
 def _visible_to(user: User):
-    return Report.project_id.in_(select(Membership.project_id)
-                                 .where(Membership.user_id == user.id))
+    return Report.project_id.in_(select(Membership.project_id).where(Membership.user_id == user.id))
 
 
 def _search_condition(search: str):
@@ -154,8 +179,12 @@ def _search_condition(search: str):
     for term in search.split():
         escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         pattern = f"%{escaped}%"
-        conditions.append(or_(Report.title.ilike(pattern, escape="\\"),
-                              Report.description.ilike(pattern, escape="\\")))
+        conditions.append(
+            or_(
+                Report.title.ilike(pattern, escape="\\"),
+                Report.description.ilike(pattern, escape="\\"),
+            )
+        )
     return and_(*conditions)
 
 
@@ -176,11 +205,13 @@ def list_for(user: User, query: dict) -> Page:
     # Ties: newest first, then id, so that pages are stable.
     order += [Report.created_at.desc(), Report.id]
     items = db.session.scalars(
-        select(Report).where(*conditions).order_by(*order)
-        .limit(query["page_size"]).offset((query["page"] - 1) * query["page_size"])
+        select(Report)
+        .where(*conditions)
+        .order_by(*order)
+        .limit(query["page_size"])
+        .offset((query["page"] - 1) * query["page_size"])
     ).all()
-    return Page(items=list(items), total=total, page=query["page"],
-                page_size=query["page_size"])
+    return Page(items=list(items), total=total, page=query["page"], page_size=query["page_size"])
 
 
 def get_for(user: User, reference: str) -> Report:
@@ -189,7 +220,8 @@ def get_for(user: User, reference: str) -> Report:
     match = TRACKING_ID.match(reference.upper())
     if match:
         statement = statement.join(Project, Project.id == Report.project_id).where(
-            Project.tracking_prefix == match[1], Report.number == int(match[2]))
+            Project.tracking_prefix == match[1], Report.number == int(match[2])
+        )
     else:
         try:
             statement = statement.where(Report.id == uuid.UUID(reference))
@@ -202,6 +234,7 @@ def get_for(user: User, reference: str) -> Report:
 
 
 # --- change --------------------------------------------------------------------------------------
+
 
 def update_report(user: User, reference: str, changes: dict) -> tuple[Report, dict]:
     """Apply a PATCH; returns the report and what changed, as

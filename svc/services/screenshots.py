@@ -19,10 +19,12 @@ ORPHAN_AGE = timedelta(hours=24)
 def upload(project: Project, stream: BinaryIO) -> Screenshot:
     """Store an image for a project. The file is on disk before its row exists; if the row cannot
     be written the file goes again, so neither is left without the other."""
-    stored = storage.save_image(stream, setting("SVC_UPLOAD_DIR"),
-                                setting("SVC_MAX_SCREENSHOT_BYTES"))
-    screenshot = Screenshot(key=stored.key, project_id=project.id,
-                            content_type=stored.content_type, size=stored.size)
+    stored = storage.save_image(
+        stream, setting("SVC_UPLOAD_DIR"), setting("SVC_MAX_SCREENSHOT_BYTES")
+    )
+    screenshot = Screenshot(
+        key=stored.key, project_id=project.id, content_type=stored.content_type, size=stored.size
+    )
     db.session.add(screenshot)
     try:
         db.session.commit()
@@ -38,7 +40,8 @@ def open_for(user: User, key: str) -> tuple[Path, str]:
     screenshot = db.session.scalar(
         select(Screenshot)
         .join(Membership, Membership.project_id == Screenshot.project_id)
-        .where(Screenshot.key == key, Membership.user_id == user.id))
+        .where(Screenshot.key == key, Membership.user_id == user.id)
+    )
     path = storage.path_for(setting("SVC_UPLOAD_DIR"), key) if screenshot else None
     if path is None or not path.is_file():
         raise not_found("Screenshot not found")
@@ -46,13 +49,13 @@ def open_for(user: User, key: str) -> tuple[Path, str]:
 
 
 def keys_of_report(report_id) -> list[str]:
-    return list(db.session.scalars(select(Screenshot.key)
-                                   .where(Screenshot.report_id == report_id)))
+    return list(db.session.scalars(select(Screenshot.key).where(Screenshot.report_id == report_id)))
 
 
 def keys_of_project(project_id) -> list[str]:
-    return list(db.session.scalars(select(Screenshot.key)
-                                   .where(Screenshot.project_id == project_id)))
+    return list(
+        db.session.scalars(select(Screenshot.key).where(Screenshot.project_id == project_id))
+    )
 
 
 def forget(keys: list[str]) -> None:
@@ -69,8 +72,13 @@ def sweep(now=None) -> int:
     """Remove uploads no report took within a day, and forgotten Idempotency-Keys; returns how
     many screenshots went."""
     cutoff = (now or utcnow()) - ORPHAN_AGE
-    keys = list(db.session.scalars(select(Screenshot.key).where(
-        Screenshot.report_id.is_(None), Screenshot.created_at < cutoff)))
+    keys = list(
+        db.session.scalars(
+            select(Screenshot.key).where(
+                Screenshot.report_id.is_(None), Screenshot.created_at < cutoff
+            )
+        )
+    )
     forget(keys)
     db.session.execute(delete(IdempotencyKey).where(IdempotencyKey.created_at < cutoff))
     db.session.commit()

@@ -46,11 +46,13 @@ def tokens_for(session: AuthSession) -> SessionTokens:
     """The token pair of the session's current generation; the same inputs give the same strings."""
     secret = _secret()
     return SessionTokens(
-        access_token=tokens.sign_access_token(secret, session.id, session.access_jti,
-                                              session.access_expires_at),
+        access_token=tokens.sign_access_token(
+            secret, session.id, session.access_jti, session.access_expires_at
+        ),
         access_expires_at=session.access_expires_at,
-        refresh_token=tokens.refresh_token_for(secret, session.id, session.generation,
-                                               session.refresh_seed),
+        refresh_token=tokens.refresh_token_for(
+            secret, session.id, session.generation, session.refresh_seed
+        ),
         csrf_token=tokens.csrf_token_for(secret, session.id),
         session_expires_at=session.expires_at,
     )
@@ -104,8 +106,11 @@ def refresh(refresh_token: str) -> tuple[User, SessionTokens]:
     # Either the token was already used, or a concurrent request rotated it a moment ago.
     session = _reload(session_id)
     grace = timedelta(seconds=setting("SVC_REFRESH_REUSE_GRACE"))
-    if (generation == session.generation - 1 and session.rotated_at is not None
-            and now - session.rotated_at <= grace):
+    if (
+        generation == session.generation - 1
+        and session.rotated_at is not None
+        and now - session.rotated_at <= grace
+    ):
         return user_of(session), tokens_for(session)
     # An old token presented again after the grace window: someone holds a copy. End it all.
     end_session(session_id)
@@ -117,11 +122,18 @@ def _rotate(session: AuthSession, now: datetime) -> bool:
     read-then-write."""
     result = db.session.execute(
         update(AuthSession)
-        .where(AuthSession.id == session.id, AuthSession.generation == session.generation,
-               AuthSession.ended_at.is_(None))
-        .values(generation=session.generation + 1, rotated_at=now, access_jti=_new_jti(),
-                access_expires_at=now + _access_lifetime(),
-                expires_at=now + _session_lifetime())
+        .where(
+            AuthSession.id == session.id,
+            AuthSession.generation == session.generation,
+            AuthSession.ended_at.is_(None),
+        )
+        .values(
+            generation=session.generation + 1,
+            rotated_at=now,
+            access_jti=_new_jti(),
+            access_expires_at=now + _access_lifetime(),
+            expires_at=now + _session_lifetime(),
+        )
         .execution_options(synchronize_session=False)
     )
     if result.rowcount != 1:
@@ -134,7 +146,8 @@ def _rotate(session: AuthSession, now: datetime) -> bool:
 
 def _reload(session_id: uuid.UUID) -> AuthSession:
     return db.session.execute(
-        select(AuthSession).where(AuthSession.id == session_id)
+        select(AuthSession)
+        .where(AuthSession.id == session_id)
         .execution_options(populate_existing=True)
     ).scalar_one()
 
@@ -155,17 +168,20 @@ def end_session(session_id: uuid.UUID) -> None:
 
 def end_sessions_of(user_id: uuid.UUID, keep: uuid.UUID | None = None) -> None:
     """End every live session of a user, but `keep` (the one that asked, on a password change)."""
-    statement = update(AuthSession).where(AuthSession.user_id == user_id,
-                                          AuthSession.ended_at.is_(None))
+    statement = update(AuthSession).where(
+        AuthSession.user_id == user_id, AuthSession.ended_at.is_(None)
+    )
     if keep is not None:
         statement = statement.where(AuthSession.id != keep)
-    db.session.execute(statement.values(ended_at=utcnow())
-                       .execution_options(synchronize_session=False))
+    db.session.execute(
+        statement.values(ended_at=utcnow()).execution_options(synchronize_session=False)
+    )
     db.session.commit()
 
 
-def session_id_from_cookies(access_token: str | None,
-                            refresh_token: str | None) -> uuid.UUID | None:
+def session_id_from_cookies(
+    access_token: str | None, refresh_token: str | None
+) -> uuid.UUID | None:
     """The session a logout names: by a genuine access token (even an expired one), else by a
     refresh token whose MAC checks out."""
     if access_token:

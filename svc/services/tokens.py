@@ -29,17 +29,20 @@ def issue(user: User, name: str, expires_in_days: int) -> PersonalAccessToken:
 
 
 def list_for(user: User) -> list[PersonalAccessToken]:
-    return list(db.session.scalars(
-        select(PersonalAccessToken)
-        .where(PersonalAccessToken.user_id == user.id)
-        .order_by(PersonalAccessToken.created_at.desc(), PersonalAccessToken.id)
-    ))
+    return list(
+        db.session.scalars(
+            select(PersonalAccessToken)
+            .where(PersonalAccessToken.user_id == user.id)
+            .order_by(PersonalAccessToken.created_at.desc(), PersonalAccessToken.id)
+        )
+    )
 
 
 def revoke(user: User, token_id: uuid.UUID) -> None:
     result = db.session.execute(
-        delete(PersonalAccessToken)
-        .where(PersonalAccessToken.id == token_id, PersonalAccessToken.user_id == user.id)
+        delete(PersonalAccessToken).where(
+            PersonalAccessToken.id == token_id, PersonalAccessToken.user_id == user.id
+        )
     )
     if result.rowcount != 1:
         db.session.rollback()
@@ -52,8 +55,9 @@ def authenticate(value: str) -> User:
     if not tokens.is_well_formed_pat(value):
         raise unauthorized("Invalid personal access token")
     token = db.session.scalar(
-        select(PersonalAccessToken)
-        .where(PersonalAccessToken.token_hash == tokens.sha256_hex(value))
+        select(PersonalAccessToken).where(
+            PersonalAccessToken.token_hash == tokens.sha256_hex(value)
+        )
     )
     if token is None:
         raise unauthorized("Invalid or revoked personal access token")

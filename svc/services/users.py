@@ -59,8 +59,9 @@ def authenticate(email: str, password: str) -> User:
     return user
 
 
-def change_password(user: User, current_password: str, new_password: str,
-                    keep_session=None) -> None:
+def change_password(
+    user: User, current_password: str, new_password: str, keep_session=None
+) -> None:
     """Set a new password and end every other session of the user."""
     if not passwords.verify_password(user.password_hash, current_password):
         raise field_error("current_password", "Current password is incorrect.")
