@@ -4,8 +4,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+CHROMIUM := /usr/bin/chromium
 
-.PHONY: run test lint migrate clean
+.PHONY: run test lint migrate clean load
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,13 +22,29 @@ migrate: $(STAMP)
 run: migrate
 	exec $(BIN)/honcho --no-colour --env /dev/null --procfile Procfile start
 
-## test: the whole suite (SQLite; PostgreSQL too when SVC_TEST_DATABASE_URL is set)
-test: $(STAMP)
+## test: the whole suite (SQLite; PostgreSQL too when SVC_TEST_DATABASE_URL is set), the
+## dashboard's tests in Debian's headless Chromium included
+test: $(STAMP) $(CHROMIUM)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# Installed from Debian's packages when missing (Playwright's own browser download is not used).
+$(CHROMIUM):
+	@if [ "$$(id -u)" != 0 ]; then \
+	    echo "The dashboard tests need Debian's chromium: sudo apt-get install chromium" >&2; \
+	    exit 1; \
+	fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium \
+	    || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
+
+## load: 200 concurrent clients creating reports for 60 s on SQLite, then on PostgreSQL
+## (docs/reliability.md); prints figures, fails only on a lost report or a 5xx
+load: $(STAMP)
+	$(BIN)/python -m bench.load --database sqlite
+	$(BIN)/python -m bench.load --database postgresql
+
 lint: $(STAMP)
-	$(BIN)/ruff check svc tests
-	$(BIN)/ruff format --check svc tests
+	$(BIN)/ruff check svc tests bench
+	$(BIN)/ruff format --check svc tests bench
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from flask import current_app
+
 
 class ConfigError(ValueError):
     """A setting has a value the service cannot use; raised at start-up, never at request time."""
@@ -232,3 +234,8 @@ def load_settings(
             raise ConfigError(f"{setting.name}={raw!r}: {exc}") from None
     values.update(overrides)
     return values
+
+
+def setting(name: str) -> Any:
+    """A parsed SVC_* setting of the running app (inside an app context)."""
+    return current_app.config[name]

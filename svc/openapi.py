@@ -11,6 +11,7 @@ import re
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import Flask
+from werkzeug.routing import Rule
 
 from svc.schemas.base import ErrorOut
 
@@ -127,6 +128,11 @@ def _operation(view, method: str, parameters: list[dict]) -> dict:
     return operation
 
 
+def is_api_rule(rule: Rule) -> bool:
+    """Every route but the dashboard's HTML pages and static assets."""
+    return rule.endpoint != "static" and not rule.endpoint.startswith("dashboard.")
+
+
 def build_description(app: Flask) -> dict:
     spec = APISpec(
         title=TITLE, version=VERSION, openapi_version="3.0.3", plugins=[MarshmallowPlugin()]
@@ -136,7 +142,7 @@ def build_description(app: Flask) -> dict:
         spec.components.security_scheme(name, scheme)
     paths: dict[str, dict] = {}
     for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
-        if rule.endpoint == "static":
+        if not is_api_rule(rule):
             continue
         view = app.view_functions[rule.endpoint]
         path, parameters = _openapi_path(rule.rule)

@@ -7,6 +7,8 @@ functions are module-level (the job store refers to them by name) and run in an 
 
 import logging
 import signal
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
@@ -14,12 +16,59 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 from flask import Flask
 
 from svc.services import screenshots
+from svc.webhooks import delivery
 
 log = logging.getLogger(__name__)
 JOBSTORE_TABLE = "apscheduler_jobs"
 SWEEP_INTERVAL_HOURS = 1
+DELIVERY_POLL_SECONDS = 1
+DELIVERY_THREADS = 8
 
 _app: Flask | None = None
+
+
+class DeliveryRunner:
+    """Attempts run on a small thread pool, so one slow receiver does not hold up the others.
+    It claims no more deliveries than it has free threads: a claimed attempt starts at once and
+    finishes well within its lease."""
+
+    def __init__(self, app: Flask, threads: int = DELIVERY_THREADS):
+        self._app = app
+        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="webhook")
+        self._free = threads
+        self._lock = threading.Lock()
+
+    def tick(self) -> None:
+        with self._lock:
+            slots = self._free
+        if not slots:
+            return
+        with self._app.app_context():
+            claimed = delivery.claim_due(slots)
+        with self._lock:
+            self._free -= len(claimed)
+        for delivery_id, attempt_number in claimed:
+            self._pool.submit(self._attempt, delivery_id, attempt_number)
+
+    def _attempt(self, delivery_id, attempt_number) -> None:
+        try:
+            with self._app.app_context():
+                delivery.attempt(delivery_id, attempt_number)
+        except Exception:
+            log.exception("webhook %s attempt %d failed unexpectedly", delivery_id, attempt_number)
+        finally:
+            with self._lock:
+                self._free += 1
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=True)
+
+
+_runner: DeliveryRunner | None = None
+
+
+def deliver_webhooks() -> None:
+    _runner.tick()
 
 
 def sweep_uploads() -> None:
@@ -39,6 +88,14 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
         # down would be dropped. Run it once, late, instead.
         job_defaults={"misfire_grace_time": None, "coalesce": True, "max_instances": 1},
     )
+    # The deliveries table says what is due; this job only looks often.
+    scheduler.add_job(
+        deliver_webhooks,
+        "interval",
+        seconds=DELIVERY_POLL_SECONDS,
+        id="deliver-webhooks",
+        replace_existing=True,
+    )
     # Also at every start: a process restarted more often than hourly still sweeps.
     scheduler.add_job(
         sweep_uploads,
@@ -53,8 +110,9 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
 
 def run(app: Flask) -> None:
     """Run the scheduler in the foreground until SIGTERM or SIGINT."""
-    global _app
+    global _app, _runner
     _app = app
+    _runner = DeliveryRunner(app)
     scheduler = build_scheduler(app)
 
     def stop(signum, _frame):
@@ -65,4 +123,5 @@ def run(app: Flask) -> None:
     signal.signal(signal.SIGINT, stop)
     log.info("scheduler: started")
     scheduler.start()
+    _runner.shutdown()
     log.info("scheduler: stopped")

@@ -6,16 +6,21 @@ emptied, which is much faster than migrating again.
 """
 
 import os
+import subprocess
+import threading
 import uuid
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 from flask_migrate import upgrade
 from sqlalchemy import create_engine, text
+from werkzeug.serving import make_server
 
 from svc import create_app
 from svc.extensions import db
 from tests.helpers import register
+from tests.service import kill_service, start_service
 
 BACKENDS = ["sqlite"] + (["postgresql"] if os.environ.get("SVC_TEST_DATABASE_URL") else [])
 
@@ -113,3 +118,94 @@ def other_client(app):
     test_client = app.test_client()
     test_client.user = register(test_client, email="grace@example.com", name="Grace Hopper")
     return test_client
+
+
+@pytest.fixture
+def mount_tmpfs(tmp_path):
+    """`mount_tmpfs("256k")` mounts a real file system of that size and returns its folder: the
+    only way to get a genuinely full or read-only disk. Needs root, as CI and the dev boxes run."""
+    if os.geteuid() != 0:
+        pytest.fail("mounting a small tmpfs needs root")
+    mounted = []
+
+    def mount(size: str) -> Path:
+        mount_point = tmp_path / f"disk{len(mounted)}"
+        mount_point.mkdir()
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount_point)], check=True
+        )
+        mounted.append(mount_point)
+        return mount_point
+
+    yield mount
+    for mount_point in mounted:
+        subprocess.run(["umount", "-l", str(mount_point)], check=True)
+
+
+@pytest.fixture(scope="session")
+def certificate_authority(tmp_path_factory):
+    """A throw-away CA (trustme) and the path of its PEM, for SVC_WEBHOOK_CA_BUNDLE."""
+    import trustme
+
+    ca = trustme.CA()
+    path = tmp_path_factory.mktemp("ca") / "ca.pem"
+    ca.cert_pem.write_to_path(str(path))
+    return ca, str(path)
+
+
+@pytest.fixture
+def receiver(certificate_authority):
+    from tests.receiver import Receiver
+
+    server = Receiver(certificate_authority[0]).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def live_server(app):
+    """The test app on a real HTTP server in a thread; its base URL."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.port}"
+    server.shutdown()
+    thread.join(timeout=5)
+
+
+# --- the real service, as `make run` starts it -----------------------------------------------
+
+
+@pytest.fixture
+def service_env(database_url, tmp_path) -> dict:
+    return {
+        "SVC_WORKERS": "2",
+        "SVC_DATABASE_URL": database_url,
+        "SVC_INSTANCE_PATH": str(tmp_path / "instance"),
+        "SVC_UPLOAD_DIR": str(tmp_path / "uploads"),
+    }
+
+
+@pytest.fixture
+def services():
+    """Start services with `start(env)`; all are killed at the end of the test."""
+    started = []
+
+    def start(env):
+        base_url, service = start_service(env)
+        started.append(service)
+        return base_url, service
+
+    yield start
+    for service in started:
+        kill_service(service)
+
+
+@pytest.fixture
+def webhook_env(service_env, certificate_authority) -> dict:
+    return {
+        **service_env,
+        "SVC_WEBHOOK_ALLOW_PRIVATE": "true",
+        "SVC_WEBHOOK_CA_BUNDLE": certificate_authority[1],
+        "SVC_WEBHOOK_RETRY_DELAYS": "3,3,3",
+    }

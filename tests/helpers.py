@@ -1,5 +1,8 @@
 """Small steps many tests take, through the HTTP API."""
 
+import tempfile
+from contextlib import contextmanager
+
 PASSWORD = "correct horse battery"
 
 
@@ -79,3 +82,55 @@ def upload(client, api_key: str, data: bytes, filename: str = "shot.png"):
         data={"file": (io.BytesIO(data), filename)},
         content_type="multipart/form-data",
     )
+
+
+# The report object of contract section 6: the list leaves out the captured arrays.
+SUMMARY_FIELDS = {
+    "id",
+    "projectId",
+    "trackingId",
+    "title",
+    "description",
+    "severity",
+    "category",
+    "status",
+    "reporterIdentifier",
+    "screenshotUrl",
+    "annotatedScreenshotUrl",
+    "metadata",
+    "assigneeId",
+    "createdAt",
+    "updatedAt",
+}
+FULL_FIELDS = SUMMARY_FIELDS | {"consoleLogs", "networkLogs", "userActions"}
+
+
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+@contextmanager
+def collection_app():
+    """An app for reading the route table or the API description while tests are collected;
+    neither depends on the database."""
+    from svc import create_app
+
+    with tempfile.TemporaryDirectory() as instance:
+        yield create_app({"SVC_INSTANCE_PATH": instance, "SVC_SECRET_KEY": "collection only"})
+
+
+def api_routes() -> list[tuple[str, str, tuple[str, ...]]]:
+    """(rule, method, accepted credential kinds) of every API route, read off the route table so
+    that a new endpoint is covered by every test built on it."""
+    from svc.openapi import is_api_rule
+
+    with collection_app() as app:
+        return [
+            (
+                rule.rule,
+                method,
+                getattr(app.view_functions[rule.endpoint], "accepted_credentials", ()),
+            )
+            for rule in app.url_map.iter_rules()
+            if is_api_rule(rule)
+            for method in sorted(rule.methods - {"HEAD", "OPTIONS"})
+        ]

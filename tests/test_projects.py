@@ -485,7 +485,11 @@ def test_outsider_gets_404_on_every_project_endpoint(app, team):
     checked = 0
     for method, rule in project_routes(app):
         path = rule.build(
-            {"project_id": uuid.UUID(project["id"]), "user_id": uuid.UUID(member.user["id"])},
+            {
+                "project_id": uuid.UUID(project["id"]),
+                "user_id": uuid.UUID(member.user["id"]),
+                "delivery_id": uuid.uuid4(),
+            },
             append_unknown=False,
         )[1]
         body = {"email": "mallory@example.com"} if method in ("POST", "PATCH") else None
@@ -495,7 +499,7 @@ def test_outsider_gets_404_on_every_project_endpoint(app, team):
         assert response.status_code == 404, (method, path, response.get_json())
         assert response.get_json() == {"detail": "Project not found"}
         checked += 1
-    assert checked >= 8
+    assert checked >= 10
     assert owner.get(f"/api/v1/projects/{project['id']}").get_json()["name"] == "Web Shop"
 
 

@@ -9,28 +9,7 @@ from sqlalchemy import func, select
 
 from svc.extensions import db
 from svc.models import Report, ReportDetail
-from tests.helpers import REPORT, create_project, csrf, file_report, register
-
-FULL_FIELDS = {
-    "id",
-    "projectId",
-    "trackingId",
-    "title",
-    "description",
-    "severity",
-    "category",
-    "status",
-    "reporterIdentifier",
-    "screenshotUrl",
-    "annotatedScreenshotUrl",
-    "consoleLogs",
-    "networkLogs",
-    "userActions",
-    "metadata",
-    "assigneeId",
-    "createdAt",
-    "updatedAt",
-}
+from tests.helpers import FULL_FIELDS, REPORT, create_project, csrf, file_report, register
 
 
 @pytest.fixture

@@ -2,25 +2,7 @@
 
 import pytest
 
-from tests.helpers import create_pat, create_project, csrf, file_report
-
-SUMMARY_FIELDS = {
-    "id",
-    "projectId",
-    "trackingId",
-    "title",
-    "description",
-    "severity",
-    "category",
-    "status",
-    "reporterIdentifier",
-    "screenshotUrl",
-    "annotatedScreenshotUrl",
-    "metadata",
-    "assigneeId",
-    "createdAt",
-    "updatedAt",
-}
+from tests.helpers import SUMMARY_FIELDS, create_pat, create_project, csrf, file_report
 
 
 def listing(client, **params):

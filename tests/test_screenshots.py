@@ -1,6 +1,5 @@
 """Screenshot upload, serving and clean-up (contract section 7)."""
 
-import os
 import re
 import subprocess
 from datetime import timedelta
@@ -193,20 +192,8 @@ def test_sweep_command(app, user_client, shop):
 
 
 @pytest.fixture
-def small_disk(tmp_path):
-    """A real 256 KiB file system for the upload folder (needs root, as CI and the dev boxes
-    run; a tmpfs is the only way to get a genuinely full or read-only disk)."""
-    mount_point = tmp_path / "disk"
-    mount_point.mkdir()
-    if os.geteuid() != 0:
-        pytest.fail("mounting a small tmpfs needs root")
-    subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount_point)], check=True
-    )
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=True)
+def small_disk(mount_tmpfs):
+    return mount_tmpfs("256k")
 
 
 def _disk_files(folder: Path) -> list[Path]:

@@ -12,6 +12,7 @@ from svc.models.reports import (
     Screenshot,
 )
 from svc.models.users import AuthSession, PersonalAccessToken, User
+from svc.models.webhooks import WebhookDelivery
 
 __all__ = [
     "CATEGORIES",
@@ -29,4 +30,5 @@ __all__ = [
     "ReportDetail",
     "Screenshot",
     "User",
+    "WebhookDelivery",
 ]

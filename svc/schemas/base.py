@@ -12,14 +12,17 @@ def camelcase(name: str) -> str:
     return first + "".join(part.title() for part in rest)
 
 
-class Timestamp(fields.DateTime):
+def iso_timestamp(value) -> str:
     """ISO 8601 UTC with millisecond precision and a Z: 2026-11-22T10:00:00.123Z."""
+    value = value.astimezone(UTC)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+class Timestamp(fields.DateTime):
+    """A datetime field written as `iso_timestamp` does."""
 
     def _serialize(self, value, attr, obj, **kwargs):
-        if value is None:
-            return None
-        value = value.astimezone(UTC)
-        return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+        return None if value is None else iso_timestamp(value)
 
 
 class Text(fields.String):

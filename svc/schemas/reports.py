@@ -83,17 +83,12 @@ class ReportUpdateIn(InSchema):
     assignee_id = fields.UUID(allow_none=True)
 
 
-class ReportListQuery(InSchema):
-    class Meta:
-        unknown = EXCLUDE  # unknown query parameters are ignored
+class PageQuery(InSchema):
+    """page and page_size of every paged list; unknown query parameters are ignored."""
 
-    project_id = fields.UUID()
-    status = fields.String(validate=validate.OneOf(STATUSES))
-    severity = fields.String(validate=validate.OneOf(SEVERITIES))
-    category = fields.String(validate=validate.OneOf(CATEGORIES))
-    assignee_id = fields.UUID()
-    search = fields.String(validate=validate.Length(max=500))
-    sort = fields.String(load_default="-created_at", validate=validate.OneOf(SORTS))
+    class Meta:
+        unknown = EXCLUDE
+
     page = QueryInt(load_default=1, validate=validate.Range(min=1, max=2_147_483_647))
     page_size = QueryInt(load_default=20, validate=validate.Range(min=1, max=2_147_483_647))
 
@@ -101,6 +96,16 @@ class ReportListQuery(InSchema):
     def clamp_page_size(self, data, **kwargs):
         data["page_size"] = min(data["page_size"], MAX_PAGE_SIZE)
         return data
+
+
+class ReportListQuery(PageQuery):
+    project_id = fields.UUID()
+    status = fields.String(validate=validate.OneOf(STATUSES))
+    severity = fields.String(validate=validate.OneOf(SEVERITIES))
+    category = fields.String(validate=validate.OneOf(CATEGORIES))
+    assignee_id = fields.UUID()
+    search = fields.String(validate=validate.Length(max=500))
+    sort = fields.String(load_default="-created_at", validate=validate.OneOf(SORTS))
 
 
 class ReportSummaryOut(OutSchema):

@@ -11,6 +11,7 @@ from datetime import timedelta
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
+from svc.config import setting
 from svc.errors import APIError, field_error, not_found
 from svc.extensions import db
 from svc.models import (
@@ -25,7 +26,8 @@ from svc.models import (
 )
 from svc.models.base import utcnow
 from svc.schemas.base import camelcase
-from svc.services import redaction, screenshots, setting
+from svc.services import redaction, screenshots
+from svc.webhooks import delivery, payloads
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -118,6 +120,7 @@ def create(project: Project, data: dict, idempotency_key: str | None = None) -> 
     db.session.add(report)
     db.session.flush()
     _attach_screenshots(project, report)
+    delivery.record(project, payloads.CREATED, report)
     if idempotency_key is not None:
         db.session.add(
             IdempotencyKey(
@@ -252,6 +255,7 @@ def update_report(user: User, reference: str, changes: dict) -> tuple[Report, di
     if changed:
         report.severity_rank = SEVERITY_RANK[report.severity]
         report.updated_at = utcnow()
+        delivery.record(report.project, payloads.UPDATED, report, changed)
         db.session.commit()
     return report, changed
 

@@ -7,11 +7,11 @@ from typing import BinaryIO
 from sqlalchemy import delete, select
 
 from svc import storage
+from svc.config import setting
 from svc.errors import not_found
 from svc.extensions import db
 from svc.models import IdempotencyKey, Membership, Project, Screenshot, User
 from svc.models.base import utcnow
-from svc.services import setting
 
 ORPHAN_AGE = timedelta(hours=24)
 

@@ -8,11 +8,11 @@ from datetime import datetime, timedelta
 from sqlalchemy import select, update
 
 from svc.auth import tokens
+from svc.config import setting
 from svc.errors import unauthorized
 from svc.extensions import db
 from svc.models import AuthSession, User
 from svc.models.base import utcnow
-from svc.services import setting
 
 
 @dataclass(frozen=True)

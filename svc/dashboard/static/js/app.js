@@ -1,0 +1,132 @@
+// The dashboard's entry point: which view a URL shows, who is signed in, and navigation
+// without reloading the page (every view still has a real URL that can be shared or reloaded).
+
+import { api, whenSignedOut } from "./api.js";
+import { h, replaceContent } from "./dom.js";
+import { signInView, signUpView } from "./views/auth.js";
+import { reportListView } from "./views/reports.js";
+import { reportView } from "./views/report.js";
+import { projectListView } from "./views/projects.js";
+import { projectView } from "./views/project.js";
+import { accountView } from "./views/account.js";
+
+const ROUTES = [
+  { pattern: /^\/login$/, view: signInView, public: true, title: "Sign in" },
+  { pattern: /^\/signup$/, view: signUpView, public: true, title: "Sign up" },
+  { pattern: /^\/reports$/, view: reportListView, nav: "reports", title: "Reports" },
+  { pattern: /^\/reports\/([^/]+)$/, view: reportView, nav: "reports", title: "Report" },
+  { pattern: /^\/projects$/, view: projectListView, nav: "projects", title: "Projects" },
+  { pattern: /^\/projects\/([^/]+)$/, view: projectView, nav: "projects", title: "Project" },
+  { pattern: /^\/account$/, view: accountView, nav: "account", title: "Account" },
+];
+
+const main = document.getElementById("main");
+// `known`: whether the service has been asked who is signed in since the page loaded.
+const session = { user: null, known: false };
+
+export function navigate(url, { replace = false } = {}) {
+  if (replace) history.replaceState(null, "", url);
+  else history.pushState(null, "", url);
+  render();
+}
+
+async function currentUser() {
+  if (session.known) return session.user;
+  try {
+    session.user = await api.get("/auth/me");
+  } catch (error) {
+    if (error.status !== 401) throw error;
+    session.user = null;
+  }
+  session.known = true;
+  return session.user;
+}
+
+function signInUrl() {
+  const here = location.pathname + location.search;
+  return ["/", "/login", "/reports"].includes(here)
+    ? "/login" : `/login?next=${encodeURIComponent(here)}`;
+}
+
+let renderCount = 0;
+
+async function render() {
+  const rendering = ++renderCount;
+  const path = location.pathname;
+  if (path === "/") return navigate("/reports", { replace: true });
+  const route = ROUTES.find((candidate) => candidate.pattern.test(path));
+  if (!route) return showProblem("There is no page at this address.");
+  let user = null;
+  try {
+    user = await currentUser();
+  } catch (error) {
+    return showProblem(error.message);
+  }
+  if (!route.public && !user) return navigate(signInUrl(), { replace: true });
+  if (route.public && user) return navigate("/reports", { replace: true });
+  showChrome(user, route);
+  const params = path.match(route.pattern).slice(1).map(decodeURIComponent);
+  const context = {
+    user,
+    params,
+    query: new URLSearchParams(location.search),
+    navigate,
+    signedIn: (signedInUser) => Object.assign(session, { user: signedInUser, known: true }),
+    isCurrent: () => rendering === renderCount,
+  };
+  document.title = `${route.title} · svc`;
+  main.replaceChildren();
+  try {
+    await route.view(main, context);
+  } catch (error) {
+    if (!error.status) throw error;
+    if (rendering === renderCount) showProblem(error.message);
+  }
+  if (rendering === renderCount) main.focus({ preventScroll: true });
+}
+
+function showChrome(user, route) {
+  const topbar = document.getElementById("topbar");
+  topbar.hidden = !user;
+  document.getElementById("who").textContent = user ? user.name : "";
+  for (const link of topbar.querySelectorAll("[data-nav]")) {
+    if (link.dataset.nav === route.nav) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+}
+
+function showProblem(message) {
+  replaceContent(main, h("section", { class: "panel" },
+    h("h1", {}, "Something went wrong"),
+    h("p", { role: "alert" }, message),
+    h("p", {}, h("a", { href: "/reports" }, "Back to the reports"))));
+}
+
+async function signOut() {
+  try {
+    await api.post("/auth/logout");
+  } finally {
+    session.user = null;
+    navigate("/login");
+  }
+}
+
+// Links inside the page navigate without a reload; modified clicks keep their usual meaning.
+document.addEventListener("click", (event) => {
+  const link = event.target.closest("a[href]");
+  if (!link || link.target || link.hasAttribute("download")) return;
+  if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  const url = new URL(link.href);
+  if (url.origin !== location.origin || url.pathname.startsWith("/api/")) return;
+  event.preventDefault();
+  navigate(url.pathname + url.search);
+});
+
+window.addEventListener("popstate", render);
+document.getElementById("sign-out").addEventListener("click", signOut);
+whenSignedOut(() => {
+  if (!session.user) return;
+  session.user = null;
+  navigate(signInUrl(), { replace: true });
+});
+render();

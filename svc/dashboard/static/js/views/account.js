@@ -1,0 +1,80 @@
+// The signed-in user's own page: password, and personal access tokens for scripts and the CLI.
+
+import { api } from "../api.js";
+import {
+  actionButton, confirmDialog, copyButton, field, form, formatTime, h, notice, replaceContent,
+  select,
+} from "../dom.js";
+
+const LIFETIMES = [["7", "7 days"], ["30", "30 days"], ["90", "90 days"], ["365", "1 year"]];
+
+export async function accountView(main, context) {
+  const tokens = await api.get("/tokens");
+  if (!context.isCurrent()) return;
+  main.append(
+    h("div", { class: "page-heading" }, h("h1", {}, "Account"),
+      h("p", {}, `${context.user.name} <${context.user.email}>`)),
+    passwordForm(),
+    tokensPanel(tokens));
+}
+
+function passwordForm() {
+  const done = notice("");
+  done.hidden = true;
+  return form({ class: "panel", "aria-label": "Change password" }, [
+    h("h2", {}, "Change password"),
+    field("Current password", h("input", { name: "current_password", type: "password", autocomplete: "current-password", required: true })),
+    field("New password", h("input", { name: "new_password", type: "password", autocomplete: "new-password", minlength: 8, maxlength: 128, required: true }),
+      "At least 8 characters. Your other sessions are signed out."),
+    h("button", { type: "submit" }, "Change password"),
+    done,
+  ], async (values, element) => {
+    await api.post("/auth/password", values);
+    element.reset();
+    done.textContent = "Password changed. Other sessions have been signed out.";
+    done.hidden = false;
+  });
+}
+
+function tokensPanel(tokens) {
+  const panel = h("section", { class: "panel", "aria-label": "Personal access tokens" });
+  let created = null;
+  const show = () => replaceContent(panel,
+    h("h2", {}, "Personal access tokens"),
+    h("p", {}, "For scripts and the CLI: send as ", h("code", {}, "Authorization: Bearer <token>"), "."),
+    created ? h("div", { class: "new-token", role: "status" },
+      h("p", {}, `Your new token "${created.name}". Copy it now: it is shown only once.`),
+      h("div", { class: "secret-row" }, h("code", { class: "token-value" }, created.token),
+        copyButton(() => created.token, "token"))) : null,
+    createForm,
+    tokens.length ? tokenTable() : h("p", { class: "empty" }, "No tokens yet: create one above for your scripts."));
+  const tokenTable = () => h("div", { class: "table-wrap" }, h("table", { class: "tokens" },
+    h("thead", {}, h("tr", {}, ["Name", "Starts with", "Created", "Last used", "Expires", ""].map(
+      (text) => h("th", { scope: "col" }, text)))),
+    h("tbody", {}, tokens.map((token) => h("tr", {},
+      h("td", { "data-label": "Name" }, token.name),
+      h("td", { "data-label": "Starts with" }, h("code", {}, `${token.tokenHint}…`)),
+      h("td", { "data-label": "Created" }, formatTime(token.createdAt)),
+      h("td", { "data-label": "Last used" }, formatTime(token.lastUsedAt)),
+      h("td", { "data-label": "Expires" }, formatTime(token.expiresAt)),
+      h("td", {}, actionButton("Revoke", () => revoke(token), { "aria-label": `Revoke ${token.name}` })))))));
+  const revoke = async (token) => {
+    if (!await confirmDialog(`Revoke "${token.name}"? Scripts using it stop working at once.`, "Revoke")) return;
+    await api.delete(`/tokens/${token.id}`);
+    tokens.splice(tokens.indexOf(token), 1);
+    if (created?.id === token.id) created = null;
+    show();
+  };
+  const createForm = form({ "aria-label": "Create a token", class: "inline" }, [
+    field("Token name", h("input", { name: "name", required: true, maxlength: 100, placeholder: "laptop CLI" })),
+    field("Expires in", select("expires_in_days", LIFETIMES, "30")),
+    h("button", { type: "submit" }, "Create token"),
+  ], async (values, element) => {
+    created = await api.post("/tokens", { name: values.name, expires_in_days: Number(values.expires_in_days) });
+    tokens.unshift(created);
+    element.reset();
+    show();
+  });
+  show();
+  return panel;
+}

@@ -1,0 +1,196 @@
+// A project's settings page: settings, API key and embed snippet, members, webhook secret and
+// the webhook delivery log. Members see it all but the secret, and change nothing owner-only.
+
+import { api, query } from "../api.js";
+import {
+  actionButton, badge, confirmDialog, copyButton, field, form, formatTime, h, notice, replaceContent, select,
+} from "../dom.js";
+import { WEBHOOK_FORMATS } from "../constants.js";
+import { snippetBlock } from "./snippet.js";
+
+const DELIVERY_PAGE_SIZE = 10;
+
+export async function projectView(main, context) {
+  const projectId = context.params[0];
+  const [project, members] = await Promise.all([
+    api.get(`/projects/${encodeURIComponent(projectId)}`),
+    api.get(`/projects/${encodeURIComponent(projectId)}/members`),
+  ]);
+  if (!context.isCurrent()) return;
+  const owner = project.role === "owner";
+  const heading = h("h1", {}, project.name);
+  const keyPanel = h("section", { class: "panel", "aria-label": "API key" });
+  const snippetPanel = h("section", { class: "panel", "aria-label": "Embed snippet" });
+  const showKey = () => {
+    replaceContent(keyPanel, ...apiKeyContent(project, owner, rotateKey));
+    replaceContent(snippetPanel, h("h2", {}, "Embed snippet"),
+      h("p", {}, "Paste this into your web app to send reports to this project."),
+      snippetBlock(project));
+  };
+  const rotateKey = async () => {
+    if (!await confirmDialog("Rotate the API key? The current key stops working at once; widgets using it must be updated.", "Rotate key")) return;
+    Object.assign(project, await api.post(`/projects/${project.id}/rotate-api-key`));
+    showKey();
+    keyPanel.append(notice("A new API key is in force."));
+  };
+  showKey();
+  main.append(
+    h("p", { class: "breadcrumb" }, h("a", { href: "/projects" }, "Projects")),
+    h("div", { class: "page-heading" }, heading,
+      h("p", {}, `Tracking prefix ${project.trackingPrefix} · `,
+        h("a", { href: `/reports?project_id=${project.id}` }, "Reports"))),
+    settingsForm(project, owner, heading),
+    keyPanel,
+    snippetPanel,
+    membersPanel(project, members, owner),
+    owner ? secretPanel(project) : null,
+    deliveryPanel(project),
+    owner ? deletePanel(project, context) : null);
+}
+
+function apiKeyContent(project, owner, rotate) {
+  return [
+    h("h2", {}, "API key"),
+    h("p", {}, "Widgets and integrations send reports with this key. It is publishable: it ships in your web app."),
+    h("div", { class: "secret-row" }, h("code", { class: "api-key" }, project.apiKey),
+      copyButton(() => project.apiKey, "API key")),
+    owner ? actionButton("Rotate API key", rotate) : null,
+  ];
+}
+
+function settingsForm(project, owner, heading) {
+  const settings = project.settings;
+  const saved = notice("");
+  saved.hidden = true;
+  const format = settings.webhookFormat && settings.webhookUrl ? settings.webhookFormat : "";
+  return form({ class: "panel", "aria-label": "Settings" }, [
+    h("h2", {}, "Settings"),
+    field("Name", h("input", { name: "name", value: project.name, required: true, maxlength: 100, disabled: !owner })),
+    field("Webhook URL", h("input", { name: "settings.webhook_url", type: "url", value: settings.webhookUrl || "",
+      placeholder: "https://example.com/hooks/svc", disabled: !owner }),
+    "Every new or changed report is sent here, signed. Leave empty for no webhook."),
+    field("Webhook format", select("settings.webhook_format", WEBHOOK_FORMATS, format, { disabled: !owner }),
+      `In force: ${settings.webhookFormat}.`),
+    field("Allowed origins", h("textarea", { name: "settings.allowed_origins", rows: 3, disabled: !owner,
+      placeholder: "https://app.example.com" }, settings.allowedOrigins.join("\n")),
+    "One origin per line. Empty: reports are accepted from any origin."),
+    owner ? h("button", { type: "submit" }, "Save settings") : h("p", { class: "hint" }, "Only the owner can change the settings."),
+    saved,
+  ], async (values) => {
+    const updated = await api.patch(`/projects/${project.id}`, {
+      name: values.name,
+      settings: {
+        webhook_url: values["settings.webhook_url"].trim() || null,
+        webhook_format: values["settings.webhook_format"] || null,
+        allowed_origins: values["settings.allowed_origins"].split(/\s+/).filter(Boolean),
+      },
+    });
+    Object.assign(project, updated);
+    heading.textContent = project.name;
+    saved.textContent = `Settings saved. Webhook format in force: ${project.settings.webhookFormat}.`;
+    saved.hidden = false;
+  });
+}
+
+function membersPanel(project, members, owner) {
+  const panel = h("section", { class: "panel", "aria-label": "Members" });
+  const show = () => replaceContent(panel,
+    h("h2", {}, "Members"),
+    h("ul", { class: "members" }, members.map((member) => h("li", {},
+      h("span", {}, member.name, " ", h("small", {}, `<${member.email}>`), " · ", member.role),
+      owner && member.role !== "owner"
+        ? actionButton("Remove", () => remove(member), { "aria-label": `Remove ${member.name}` })
+        : null))),
+    owner ? addForm : null);
+  const remove = async (member) => {
+    if (!await confirmDialog(`Remove ${member.name} from ${project.name}?`, "Remove")) return;
+    await api.delete(`/projects/${project.id}/members/${member.userId}`);
+    members.splice(members.indexOf(member), 1);
+    show();
+  };
+  const addForm = form({ "aria-label": "Add a member", class: "inline" }, [
+    field("Add a member by e-mail", h("input", { name: "email", type: "email", required: true }),
+      "They need an account on this service first."),
+    h("button", { type: "submit" }, "Add member"),
+  ], async (values, element) => {
+    members.push(await api.post(`/projects/${project.id}/members`, { email: values.email }));
+    element.reset();
+    show();
+  });
+  show();
+  return panel;
+}
+
+function secretPanel(project) {
+  const panel = h("section", { class: "panel", "aria-label": "Webhook secret" });
+  let revealed = false;
+  const show = () => replaceContent(panel,
+    h("h2", {}, "Webhook secret"),
+    h("p", {}, "Receivers verify the webhook-signature header with this secret (Standard Webhooks). Only you, the owner, can see it."),
+    h("div", { class: "secret-row" },
+      h("code", { class: "webhook-secret" }, revealed ? project.webhookSecret : "•".repeat(24)),
+      h("button", { type: "button", class: "secondary", onclick: () => { revealed = !revealed; show(); } },
+        revealed ? "Hide" : "Reveal"),
+      revealed ? copyButton(() => project.webhookSecret, "webhook secret") : null),
+    actionButton("Rotate webhook secret", rotate));
+  const rotate = async () => {
+    if (!await confirmDialog("Rotate the webhook secret? Receivers must be given the new one.", "Rotate secret")) return;
+    Object.assign(project, await api.post(`/projects/${project.id}/rotate-webhook-secret`));
+    revealed = true;
+    show();
+  };
+  show();
+  return panel;
+}
+
+function deliveryPanel(project) {
+  const panel = h("section", { class: "panel", "aria-label": "Webhook deliveries" });
+  let page = 1;
+  const load = async () => {
+    const log = await api.get(`/projects/${project.id}/webhook-deliveries${query({ page, page_size: DELIVERY_PAGE_SIZE })}`);
+    const pages = Math.max(1, Math.ceil(log.total / log.pageSize));
+    replaceContent(panel,
+      h("h2", {}, "Webhook deliveries"),
+      h("button", { type: "button", class: "secondary", onclick: load }, "Refresh"),
+      log.items.length ? deliveryTable(project, log.items, load) : h("p", { class: "empty" },
+        project.settings.webhookUrl
+          ? "No deliveries yet: one is made for every new or changed report."
+          : "No deliveries yet: set a webhook URL above to have reports pushed to it."),
+      pages > 1 ? h("nav", { class: "pager", "aria-label": "Delivery pages" },
+        page > 1 ? h("button", { type: "button", class: "secondary", onclick: () => { page -= 1; load(); } }, "Newer") : null,
+        h("span", {}, `Page ${page} of ${pages}`),
+        page < pages ? h("button", { type: "button", class: "secondary", onclick: () => { page += 1; load(); } }, "Older") : null) : null);
+  };
+  load().catch((error) => replaceContent(panel, h("h2", {}, "Webhook deliveries"), h("p", { role: "alert" }, error.message)));
+  return panel;
+}
+
+function deliveryTable(project, items, reload) {
+  return h("div", { class: "table-wrap" }, h("table", { class: "deliveries" },
+    h("thead", {}, h("tr", {}, ["Event", "Report", "Status", "Attempts", "Last answer", "Next attempt", "Created", ""].map(
+      (text) => h("th", { scope: "col" }, text)))),
+    h("tbody", {}, items.map((delivery) => h("tr", {},
+      h("td", { "data-label": "Event" }, delivery.event),
+      h("td", { "data-label": "Report" }, h("a", { href: `/reports/${delivery.reportId}` }, "open")),
+      h("td", { "data-label": "Status" }, badge("delivery", delivery.status)),
+      h("td", { "data-label": "Attempts" }, String(delivery.attempts)),
+      h("td", { "data-label": "Last answer" },
+        delivery.lastStatusCode ? `HTTP ${delivery.lastStatusCode}` : "", delivery.lastError ? ` ${delivery.lastError}` : ""),
+      h("td", { "data-label": "Next attempt" }, delivery.status === "pending" ? formatTime(delivery.nextAttemptAt) : ""),
+      h("td", { "data-label": "Created" }, formatTime(delivery.createdAt)),
+      h("td", {}, actionButton("Redeliver", async () => {
+        await api.post(`/projects/${project.id}/webhook-deliveries/${delivery.id}/redeliver`);
+        await reload();
+      })))))));
+}
+
+function deletePanel(project, context) {
+  return h("section", { class: "panel danger-zone", "aria-label": "Delete project" },
+    h("h2", {}, "Delete project"),
+    h("p", {}, "Deletes the project with all its reports, screenshots and webhook deliveries."),
+    actionButton("Delete project", async () => {
+      if (!await confirmDialog(`Delete ${project.name} and all its reports? This cannot be undone.`, "Delete project")) return;
+      await api.delete(`/projects/${project.id}`);
+      context.navigate("/projects", { replace: true });
+    }, { class: "danger" }));
+}

@@ -1,0 +1,156 @@
+// One report: what the widget captured, and the team's controls (status, severity, category,
+// assignee, delete).
+
+import { api, screenshotSource } from "../api.js";
+import {
+  actionButton, badge, confirmDialog, field, form, formatEpochMillis, formatTime, h, label, notice, select,
+  zoomableImage,
+} from "../dom.js";
+import { CATEGORIES, SEVERITIES, STATUSES } from "../constants.js";
+
+export async function reportView(main, context) {
+  const report = await api.get(`/reports/${encodeURIComponent(context.params[0])}`);
+  const [project, members] = await Promise.all([
+    api.get(`/projects/${report.projectId}`),
+    api.get(`/projects/${report.projectId}/members`),
+  ]);
+  if (!context.isCurrent()) return;
+  main.append(
+    h("p", { class: "breadcrumb" }, h("a", { href: "/reports" }, "Reports"), " / ",
+      h("a", { href: `/reports?project_id=${project.id}` }, project.name)),
+    h("div", { class: "page-heading" },
+      h("h1", {}, h("span", { class: "tracking-id" }, report.trackingId), " ", report.title),
+      h("p", { class: "badges" }, badge("status", report.status), " ",
+        badge("severity", report.severity), " ", h("span", { class: "badge" }, label(report.category)))),
+    h("div", { class: "report-layout" },
+      h("div", { class: "report-main" },
+        section("Description", h("p", { class: "description" }, report.description)),
+        screenshots(report),
+        section("Console", consoleLog(report.consoleLogs)),
+        section("Network", networkLog(report.networkLogs)),
+        section("User actions", actionTimeline(report.userActions)),
+        section("Metadata", metadataTable(report.metadata))),
+      h("aside", { class: "report-side" },
+        editForm(report, members),
+        facts(report, project, members),
+        deleteButton(report, context))));
+}
+
+function section(title, content) {
+  return h("section", { class: "panel" }, h("h2", {}, title), content);
+}
+
+function editForm(report, members) {
+  const saved = notice("");
+  saved.hidden = true;
+  const assignees = [["", "Nobody"], ...members.map((member) => [member.userId, member.name])];
+  const edit = form({ class: "panel", "aria-label": "Triage" }, [
+    h("h2", {}, "Triage"),
+    field("Status", select("status", STATUSES.map((v) => [v, label(v)]), report.status)),
+    field("Severity", select("severity", SEVERITIES.map((v) => [v, label(v)]), report.severity)),
+    field("Category", select("category", CATEGORIES.map((v) => [v, label(v)]), report.category)),
+    field("Assignee", select("assignee_id", assignees, report.assigneeId)),
+    h("button", { type: "submit" }, "Save changes"),
+    saved,
+  ], async (values) => {
+    const changes = {};
+    for (const name of ["status", "severity", "category"]) {
+      if (values[name] !== report[name]) changes[name] = values[name];
+    }
+    const assignee = values.assignee_id || null;
+    if (assignee !== report.assigneeId) changes.assignee_id = assignee;
+    const updated = await api.patch(`/reports/${report.id}`, changes);
+    Object.assign(report, updated);
+    saved.textContent = Object.keys(changes).length ? "Changes saved." : "Nothing to change.";
+    saved.hidden = false;
+    const badges = document.querySelector(".badges");
+    badges?.replaceChildren(badge("status", report.status), " ",
+      badge("severity", report.severity), " ", h("span", { class: "badge" }, label(report.category)));
+  });
+  return edit;
+}
+
+function facts(report, project, members) {
+  const names = new Map(members.map((member) => [member.userId, member.name]));
+  const rows = [
+    ["Tracking id", report.trackingId],
+    ["Project", project.name],
+    ["Reporter", report.reporterIdentifier || "anonymous"],
+    ["Assignee", names.get(report.assigneeId) || "nobody"],
+    ["Reported", formatTime(report.createdAt)],
+    ["Updated", formatTime(report.updatedAt)],
+  ];
+  return h("section", { class: "panel" }, h("h2", {}, "Details"),
+    h("dl", { class: "facts" }, rows.map(([term, value]) => [h("dt", {}, term), h("dd", {}, value)])));
+}
+
+function deleteButton(report, context) {
+  return actionButton("Delete report", async () => {
+    if (!await confirmDialog(`Delete ${report.trackingId} and its screenshots? This cannot be undone.`, "Delete report")) return;
+    await api.delete(`/reports/${report.id}`);
+    context.navigate("/reports", { replace: true });
+  }, { class: "danger" });
+}
+
+function screenshots(report) {
+  const pictures = [
+    [report.screenshotUrl, "Screenshot"],
+    [report.annotatedScreenshotUrl, "Annotated screenshot"],
+  ].filter(([key]) => key);
+  if (!pictures.length) return null;
+  return section("Screenshots", h("div", { class: "screenshots" }, pictures.map(([key, text]) =>
+    h("figure", {}, zoomableImage(screenshotSource(key), text), h("figcaption", {}, `${text} (click to enlarge)`)))));
+}
+
+function empty(text) {
+  return h("p", { class: "empty" }, text);
+}
+
+function consoleLog(entries) {
+  if (!entries.length) return empty("No console output was captured.");
+  return h("ol", { class: "console" }, entries.map((entry) => {
+    const level = String(entry.level || "log").toLowerCase();
+    return h("li", { class: `console-entry level-${level}` },
+      h("span", { class: "level" }, level),
+      h("time", {}, formatEpochMillis(entry.timestamp)),
+      h("span", { class: "message" }, String(entry.message ?? "")),
+      entry.stack ? h("details", {}, h("summary", {}, "Stack"), h("pre", {}, String(entry.stack))) : null);
+  }));
+}
+
+function failed(entry) {
+  const status = Number(entry.status);
+  return !status || status >= 400;
+}
+
+function networkLog(entries) {
+  if (!entries.length) return empty("No network requests were captured.");
+  return h("div", { class: "table-wrap" }, h("table", { class: "network" },
+    h("thead", {}, h("tr", {}, ["Method", "URL", "Status", "Duration", "Time"].map(
+      (text) => h("th", { scope: "col" }, text)))),
+    h("tbody", {}, entries.map((entry) => h("tr", { class: failed(entry) ? "failed" : null },
+      h("td", { "data-label": "Method" }, String(entry.method ?? "")),
+      h("td", { "data-label": "URL", class: "url" }, String(entry.url ?? "")),
+      h("td", { "data-label": "Status" }, String(entry.status ?? "none"),
+        failed(entry) ? h("span", { class: "failed-mark" }, " failed") : null),
+      h("td", { "data-label": "Duration" }, entry.duration != null ? `${entry.duration} ms` : ""),
+      h("td", { "data-label": "Time" }, formatEpochMillis(entry.timestamp)))))));
+}
+
+function actionTimeline(entries) {
+  if (!entries.length) return empty("No user actions were captured.");
+  return h("ol", { class: "timeline" }, entries.map((entry) => h("li", {},
+    h("time", {}, formatEpochMillis(entry.timestamp)),
+    h("strong", {}, String(entry.type ?? "action")),
+    entry.target ? h("code", {}, String(entry.target)) : null,
+    entry.data !== undefined ? h("span", { class: "data" }, JSON.stringify(entry.data)) : null)));
+}
+
+function metadataTable(metadata) {
+  const entries = Object.entries(metadata || {});
+  if (!entries.length) return empty("No metadata was sent.");
+  return h("table", { class: "metadata" }, h("tbody", {}, entries.map(([key, value]) =>
+    h("tr", {}, h("th", { scope: "row" }, key),
+      h("td", {}, typeof value === "object" && value !== null
+        ? h("pre", {}, JSON.stringify(value, null, 2)) : String(value))))));
+}

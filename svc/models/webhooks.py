@@ -1,0 +1,39 @@
+import uuid
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, Index, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from svc.extensions import db
+from svc.models.base import UTCDateTime, new_id, same_as_created, utcnow
+
+PENDING = "pending"
+SUCCEEDED = "succeeded"
+FAILED = "failed"
+
+
+class WebhookDelivery(db.Model):
+    """One event to send to a project's webhook: the outbox row written in the same transaction
+    as the change, and the record of every attempt. It is the source of truth for delivery: the
+    scheduler claims due rows from here, and the delivery log reads it."""
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (
+        Index("ix_webhook_deliveries_due", "status", "next_attempt_at"),
+        Index("ix_webhook_deliveries_project_created", "project_id", "created_at"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    project_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    # No foreign key: the log keeps the event of a report deleted since.
+    report_id: Mapped[uuid.UUID | None]
+    event: Mapped[str] = mapped_column(String(32))
+    # The JSON payload of contract section 8, serialised once when the event happened.
+    payload: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16), default=PENDING)
+    attempts: Mapped[int] = mapped_column(default=0)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_status_code: Mapped[int | None]
+    last_error: Mapped[str | None] = mapped_column(String(500))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=same_as_created)

@@ -1,0 +1,29 @@
+from marshmallow import fields, validate
+
+from svc.models.webhooks import FAILED, PENDING, SUCCEEDED
+from svc.schemas.base import OutSchema, Timestamp
+from svc.schemas.reports import PageQuery
+
+
+class DeliveryListQuery(PageQuery):
+    pass
+
+
+class DeliveryOut(OutSchema):
+    id = fields.UUID(required=True)
+    event = fields.String(required=True)
+    report_id = fields.UUID(required=True, allow_none=True)
+    status = fields.String(required=True, validate=validate.OneOf((PENDING, SUCCEEDED, FAILED)))
+    attempts = fields.Integer(required=True)
+    last_status_code = fields.Integer(required=True, allow_none=True)
+    last_error = fields.String(required=True, allow_none=True)
+    next_attempt_at = Timestamp(required=True, allow_none=True)
+    created_at = Timestamp(required=True)
+    updated_at = Timestamp(required=True)
+
+
+class DeliveryPageOut(OutSchema):
+    items = fields.List(fields.Nested(DeliveryOut), required=True)
+    total = fields.Integer(required=True)
+    page = fields.Integer(required=True)
+    page_size = fields.Integer(required=True)

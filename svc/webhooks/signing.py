@@ -1,0 +1,21 @@
+"""The two signatures every delivery carries (contract section 8)."""
+
+import base64
+import hashlib
+import hmac
+
+WEBHOOK_SECRET_PREFIX = "whsec_"
+
+
+def svc_signature(api_key: str, body: bytes) -> str:
+    """X-Svc-Signature: lowercase hex HMAC-SHA256 of the exact body bytes, keyed with the API key.
+    The API key ships inside the public widget, so this proves little; see standard_signature."""
+    return hmac.new(api_key.encode(), body, hashlib.sha256).hexdigest()
+
+
+def standard_signature(webhook_secret: str, message_id: str, timestamp: int, body: bytes) -> str:
+    """webhook-signature of the Standard Webhooks specification, keyed with the project's own
+    secret: `v1,` + base64 HMAC-SHA256 of "{id}.{timestamp}.{body}"."""
+    key = base64.b64decode(webhook_secret.removeprefix(WEBHOOK_SECRET_PREFIX))
+    signed = f"{message_id}.{timestamp}.".encode() + body
+    return "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()

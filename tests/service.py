@@ -1,0 +1,160 @@
+"""The service as `make run` starts it, in a subprocess of the tests: start it, watch its
+output, kill every process of it; and the few HTTP steps the tests against it take."""
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Service:
+    """A running `make run`: its process and everything it printed so far (read by a thread,
+    so the pipe never fills)."""
+
+    def __init__(self, process: subprocess.Popen):
+        self.process = process
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.append(line)
+
+    @property
+    def output(self) -> str:
+        return "".join(self.lines)
+
+    def wait(self, timeout: float) -> str:
+        """Wait for the process to end; everything it printed."""
+        self.process.wait(timeout=timeout)
+        self._reader.join(timeout=5)
+        return self.output
+
+
+def wait_until_serving(base_url: str, service: Service, seconds: float = 60) -> None:
+    """Until gunicorn answers and the scheduler has installed its signal handlers."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if service.process.poll() is not None:
+            raise AssertionError(f"make run exited early:\n{service.wait(5)}")
+        try:
+            if (
+                requests.get(f"{base_url}/healthz", timeout=1).ok
+                and "scheduler: started" in service.output
+            ):
+                return
+        except requests.ConnectionError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"make run did not come up in time:\n{service.output}")
+
+
+def start_service(env: dict) -> tuple[str, Service]:
+    """`make run` with `env` on a free port, in a process group of its own; waits until it
+    answers."""
+    port = free_port()
+    process = subprocess.Popen(
+        ["make", "--no-print-directory", "run"],
+        cwd=ROOT,
+        env={**os.environ, **env, "SVC_BIND": f"127.0.0.1:{port}"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    base_url = f"http://127.0.0.1:{port}"
+    service = Service(process)
+    try:
+        wait_until_serving(base_url, service)
+    except BaseException:
+        kill_service(service)
+        raise
+    return base_url, service
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid`. honcho starts each Procfile entry in a session of its own, so
+    killing honcho's process group alone would leave gunicorn and the scheduler running."""
+    children = subprocess.run(
+        ["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True
+    ).stdout.split()
+    found = []
+    for child in map(int, children):
+        found += [child, *descendants(child)]
+    return found
+
+
+def kill_service(service: Service) -> None:
+    """SIGKILL to every process of the service at once: make, honcho, gunicorn and its
+    workers, the scheduler."""
+    process = service.process
+    if process.poll() is None:
+        for pid in [process.pid, *descendants(process.pid)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        process.wait()
+
+
+def set_up_project(base_url: str, webhook_url: str) -> tuple[requests.Session, dict]:
+    browser = requests.Session()
+    assert (
+        browser.post(
+            f"{base_url}/api/v1/auth/register",
+            json={"name": "Ada", "email": "ada@example.com", "password": "correct horse battery"},
+        ).status_code
+        == 201
+    )
+    csrf = {"X-CSRF-Token": browser.cookies["svc_csrf_token"]}
+    project = browser.post(
+        f"{base_url}/api/v1/projects", json={"name": "Web Shop"}, headers=csrf
+    ).json()
+    assert (
+        browser.patch(
+            f"{base_url}/api/v1/projects/{project['id']}",
+            headers=csrf,
+            json={"settings": {"webhook_url": webhook_url}},
+        ).status_code
+        == 200
+    )
+    return browser, project
+
+
+def file(base_url: str, api_key: str, title: str = "Checkout fails") -> dict:
+    response = requests.post(
+        f"{base_url}/api/v1/reports",
+        headers={"X-API-Key": api_key},
+        json={"title": title, "description": "d", "severity": "high", "category": "bug"},
+    )
+    assert response.status_code == 201
+    return response.json()
+
+
+def delivery_log(browser, base_url, project) -> list[dict]:
+    return browser.get(f"{base_url}/api/v1/projects/{project['id']}/webhook-deliveries").json()[
+        "items"
+    ]
+
+
+def wait_until(condition, seconds: float = 30, message: str = "condition"):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {message}")

@@ -1,0 +1,586 @@
+"""Webhook delivery to a real HTTPS receiver on 127.0.0.1 (contract section 8)."""
+
+import hashlib
+import hmac
+import json
+import time
+import uuid
+from datetime import datetime, timedelta
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import func, select
+from standardwebhooks import Webhook
+
+from svc.extensions import db
+from svc.models import WebhookDelivery
+from svc.models.base import utcnow
+from svc.webhooks import delivery, sender
+from tests.helpers import create_project, csrf, file_report, register
+
+CREATED_FIELDS = {
+    "id",
+    "projectId",
+    "trackingId",
+    "title",
+    "description",
+    "severity",
+    "category",
+    "status",
+    "reporterIdentifier",
+    "createdAt",
+    "updatedAt",
+}
+
+
+@pytest.fixture
+def hook_app(make_app, certificate_authority):
+    """An app whose webhooks may reach the receiver on 127.0.0.1 and trust its certificate."""
+
+    def build(**overrides):
+        settings = {
+            "SVC_WEBHOOK_ALLOW_PRIVATE": "true",
+            "SVC_WEBHOOK_CA_BUNDLE": certificate_authority[1],
+            "SVC_WEBHOOK_TIMEOUT": "1",
+        }
+        return make_app(**{**settings, **overrides})
+
+    return build
+
+
+@pytest.fixture
+def team(hook_app, receiver):
+    """(app, owner client, project) with the project's webhook pointing at the receiver."""
+    app = hook_app()
+    owner = app.test_client()
+    owner.user = register(owner)
+    project = create_project(owner, "Web Shop")
+    set_webhook(owner, project, receiver.url)
+    return app, owner, project
+
+
+def set_webhook(client, project, url, webhook_format=None):
+    settings = {"webhook_url": url}
+    if webhook_format:
+        settings["webhook_format"] = webhook_format
+    response = client.patch(
+        f"/api/v1/projects/{project['id']}", headers=csrf(client), json={"settings": settings}
+    )
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()
+
+
+def run_due(app, at: datetime | None = None) -> int:
+    """What the scheduler does each second: claim what is due (at `at`) and attempt it."""
+    with app.app_context():
+        claimed = delivery.claim_due(100, now=at)
+        for delivery_id, attempt_number in claimed:
+            delivery.attempt(delivery_id, attempt_number)
+    return len(claimed)
+
+
+def deliveries(client, project) -> list[dict]:
+    response = client.get(f"/api/v1/projects/{project['id']}/webhook-deliveries")
+    assert response.status_code == 200
+    return response.get_json()["items"]
+
+
+def later(seconds: float) -> datetime:
+    return utcnow() + timedelta(seconds=seconds)
+
+
+# --- payload and signatures ---------------------------------------------------------------------
+
+
+def test_report_created_is_delivered_signed(team, receiver):
+    app, owner, project = team
+    report = file_report(owner, project["apiKey"], reporter_identifier="u@shop.example").get_json()
+    assert run_due(app) == 1
+    (request,) = receiver.wait_for(1)
+    body = request.json()
+    assert set(body) == {"event", "timestamp", "data"}
+    assert body["event"] == "report.created"
+    assert body["timestamp"].endswith("Z") and len(body["timestamp"]) == 24
+    assert set(body["data"]) == CREATED_FIELDS
+    assert body["data"] == {key: report[key] for key in CREATED_FIELDS}
+
+    headers = {name.lower(): value for name, value in request.headers.items()}
+    assert headers["content-type"] == "application/json"
+    assert headers["x-svc-event"] == "report.created"
+    assert "svc" in headers["user-agent"]
+    expected = hmac.new(project["apiKey"].encode(), request.body, hashlib.sha256).hexdigest()
+    assert headers["x-svc-signature"] == expected
+    # The Standard Webhooks signature, checked by the reference library.
+    Webhook(project["webhookSecret"]).verify(request.body, request.headers)
+    assert headers["webhook-id"] == headers["x-svc-delivery"]
+    assert abs(int(headers["webhook-timestamp"]) - time.time()) < 30
+
+    (logged,) = deliveries(owner, project)
+    assert logged["id"] == headers["x-svc-delivery"]
+    assert (
+        logged["event"],
+        logged["reportId"],
+        logged["status"],
+        logged["attempts"],
+        logged["lastStatusCode"],
+        logged["lastError"],
+        logged["nextAttemptAt"],
+    ) == ("report.created", report["id"], "succeeded", 1, 200, None, None)
+
+
+def test_signature_uses_the_api_key_of_the_attempt(team, receiver):
+    app, owner, project = team
+    file_report(owner, project["apiKey"])
+    rotated = owner.post(
+        f"/api/v1/projects/{project['id']}/rotate-api-key", headers=csrf(owner)
+    ).get_json()
+    run_due(app)
+    (request,) = receiver.wait_for(1)
+    assert (
+        request.headers["X-Svc-Signature"]
+        == hmac.new(rotated["apiKey"].encode(), request.body, hashlib.sha256).hexdigest()
+    )
+
+
+def test_standard_signature_fails_with_another_secret(team, receiver):
+    app, owner, project = team
+    file_report(owner, project["apiKey"])
+    rotated = owner.post(
+        f"/api/v1/projects/{project['id']}/rotate-webhook-secret", headers=csrf(owner)
+    ).get_json()
+    run_due(app)
+    (request,) = receiver.wait_for(1)
+    Webhook(rotated["webhookSecret"]).verify(request.body, request.headers)
+    with pytest.raises(Exception, match="signature"):
+        Webhook(project["webhookSecret"]).verify(request.body, request.headers)
+
+
+def test_report_updated_carries_changes(team, receiver):
+    app, owner, project = team
+    file_report(owner, project["apiKey"])
+    owner.patch(
+        "/api/v1/reports/WS-1",
+        headers=csrf(owner),
+        json={"status": "in_progress", "severity": "high", "assignee_id": owner.user["id"]},
+    )
+    run_due(app)
+    created, updated = sorted(receiver.wait_for(2), key=lambda r: r.json()["event"])
+    data = updated.json()["data"]
+    assert updated.json()["event"] == "report.updated"
+    assert set(data) == CREATED_FIELDS | {"assigneeId", "changes"}
+    assert data["status"] == "in_progress" and data["assigneeId"] == owner.user["id"]
+    assert data["changes"] == {
+        "status": {"from": "new", "to": "in_progress"},
+        "assigneeId": {"from": None, "to": owner.user["id"]},
+    }
+    assert updated.headers["X-Svc-Event"] == "report.updated"
+    assert updated.headers["X-Svc-Delivery"] != created.headers["X-Svc-Delivery"]
+
+
+def test_one_event_per_change_and_none_for_a_no_op(team, receiver):
+    app, owner, project = team
+    file_report(owner, project["apiKey"])
+    owner.patch("/api/v1/reports/WS-1", json={"status": "new"}, headers=csrf(owner))
+    owner.patch("/api/v1/reports/WS-1", json={"status": "closed"}, headers=csrf(owner))
+    owner.patch("/api/v1/reports/WS-1", json={"status": "closed"}, headers=csrf(owner))
+    assert run_due(app) == 2
+    events = [r.json()["event"] for r in receiver.wait_for(2)]
+    assert sorted(events) == ["report.created", "report.updated"]
+    assert [d["event"] for d in deliveries(owner, project)] == ["report.updated", "report.created"]
+
+
+def test_no_webhook_url_means_no_deliveries(hook_app):
+    app = hook_app()
+    client = app.test_client()
+    register(client)
+    project = create_project(client)
+    file_report(client, project["apiKey"])
+    assert deliveries(client, project) == []
+
+
+def test_the_event_is_written_with_the_report_or_not_at_all(team):
+    app, owner, project = team
+    assert file_report(owner, project["apiKey"], screenshot_url="nope.png").status_code == 422
+    with app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(WebhookDelivery)) == 0
+
+
+# --- retries ------------------------------------------------------------------------------------
+
+
+def test_failure_failure_success_makes_three_attempts(team, receiver):
+    app, owner, project = team
+    receiver.script(500, 503)
+    file_report(owner, project["apiKey"])
+    run_due(app)
+    first = deliveries(owner, project)[0]
+    assert (first["status"], first["attempts"], first["lastStatusCode"], first["lastError"]) == (
+        "pending",
+        1,
+        500,
+        "HTTP 500",
+    )
+    waited = datetime.fromisoformat(
+        first["nextAttemptAt"].replace("Z", "+00:00")
+    ) - datetime.fromisoformat(first["updatedAt"].replace("Z", "+00:00"))
+    assert abs(waited.total_seconds() - 10) < 0.01
+    assert run_due(app) == 0  # not due yet
+    run_due(app, at=later(11))
+    second = deliveries(owner, project)[0]
+    waited = datetime.fromisoformat(
+        second["nextAttemptAt"].replace("Z", "+00:00")
+    ) - datetime.fromisoformat(second["updatedAt"].replace("Z", "+00:00"))
+    assert (second["attempts"], second["lastStatusCode"]) == (2, 503)
+    assert abs(waited.total_seconds() - 60) < 0.01
+    run_due(app, at=later(61))
+    done = deliveries(owner, project)[0]
+    assert (done["status"], done["attempts"], done["lastStatusCode"], done["nextAttemptAt"]) == (
+        "succeeded",
+        3,
+        200,
+        None,
+    )
+    requests = receiver.wait_for(3)
+    assert len({r.headers["X-Svc-Delivery"] for r in requests}) == 1
+    assert len({r.body for r in requests}) == 1
+
+
+def test_always_failing_makes_exactly_four_attempts_then_fails(team, receiver):
+    app, owner, project = team
+    receiver.script(*[500] * 10)
+    file_report(owner, project["apiKey"])
+    for seconds in (0, 11, 72, 373, 10_000, 100_000):
+        run_due(app, at=later(seconds))
+    failed = deliveries(owner, project)[0]
+    assert (failed["status"], failed["attempts"], failed["nextAttemptAt"]) == ("failed", 4, None)
+    assert len(receiver.received) == 4
+
+
+def test_configured_retry_delays(hook_app, receiver):
+    app = hook_app(SVC_WEBHOOK_RETRY_DELAYS="0.05")
+    client = app.test_client()
+    register(client)
+    project = create_project(client)
+    set_webhook(client, project, receiver.url)
+    receiver.script(500, 500)
+    file_report(client, project["apiKey"])
+    run_due(app)
+    time.sleep(0.1)
+    run_due(app)
+    time.sleep(0.1)
+    assert run_due(app) == 0
+    assert deliveries(client, project)[0]["status"] == "failed"
+    assert len(receiver.received) == 2
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "error"),
+    [
+        (("sleep", 2.5), "Timed out"),
+        (("redirect", "/elsewhere"), "HTTP 302"),
+        (("reset",), "Connection failed"),
+        (404, "HTTP 404"),
+    ],
+)
+def test_failures(team, receiver, behaviour, error):
+    app, owner, project = team
+    receiver.script(behaviour)
+    file_report(owner, project["apiKey"])
+    run_due(app)
+    logged = deliveries(owner, project)[0]
+    assert logged["status"] == "pending" and logged["attempts"] == 1
+    assert logged["lastError"].startswith(error)
+    assert [r.path for r in receiver.received] == ["/hook"]  # a redirect is not followed
+
+
+def test_a_huge_answer_is_not_read_to_the_end(team, receiver):
+    app, owner, project = team
+    receiver.script(("huge",))
+    file_report(owner, project["apiKey"])
+    started = time.monotonic()
+    run_due(app)
+    assert time.monotonic() - started < 5
+    assert deliveries(owner, project)[0]["status"] == "succeeded"
+
+
+def test_untrusted_certificate_is_a_failure(make_app, receiver):
+    app = make_app(SVC_WEBHOOK_ALLOW_PRIVATE="true")  # no CA bundle: the system store only
+    client = app.test_client()
+    register(client)
+    project = create_project(client)
+    set_webhook(client, project, receiver.url)
+    file_report(client, project["apiKey"])
+    run_due(app)
+    assert deliveries(client, project)[0]["lastError"].startswith("TLS error")
+
+
+def test_redeliver_starts_a_new_cycle_with_the_same_id(team, receiver):
+    app, owner, project = team
+    receiver.script(*[500] * 4)
+    file_report(owner, project["apiKey"])
+    for seconds in (0, 11, 72, 373):
+        run_due(app, at=later(seconds))
+    failed = deliveries(owner, project)[0]
+    assert failed["status"] == "failed"
+    response = owner.post(
+        f"/api/v1/projects/{project['id']}/webhook-deliveries/{failed['id']}/redeliver",
+        headers=csrf(owner),
+    )
+    assert response.status_code == 202
+    assert (response.get_json()["status"], response.get_json()["attempts"]) == ("pending", 0)
+    run_due(app)
+    again = deliveries(owner, project)[0]
+    assert (again["id"], again["status"], again["attempts"]) == (failed["id"], "succeeded", 1)
+    assert receiver.received[-1].headers["X-Svc-Delivery"] == failed["id"]
+    assert len(receiver.received) == 5
+
+
+def test_each_attempt_is_claimed_once(team, receiver):
+    app, owner, project = team
+    file_report(owner, project["apiKey"])
+    with app.app_context():
+        first = delivery.claim_due(10)
+        second = delivery.claim_due(10)
+    assert len(first) == 1 and second == []
+
+
+def test_a_stale_outcome_does_not_overwrite_a_redelivery(team, receiver):
+    app, owner, project = team
+    file_report(owner, project["apiKey"])
+    with app.app_context():
+        ((delivery_id, attempt_number),) = delivery.claim_due(10)
+        delivery.redeliver(
+            project_id=db.session.get(WebhookDelivery, delivery_id).project_id,
+            delivery_id=delivery_id,
+        )
+        delivery.attempt(delivery_id, attempt_number)
+        row = db.session.get(WebhookDelivery, delivery_id)
+        db.session.refresh(row)
+        assert (row.status, row.attempts) == ("pending", 0)
+
+
+# --- chat formats -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("webhook_format", "key"), [("slack", "text"), ("discord", "content")])
+def test_chat_messages(hook_app, receiver, webhook_format, key):
+    app = hook_app(SVC_PUBLIC_URL="https://bugs.example.com/")
+    client = app.test_client()
+    client.user = register(client)
+    project = create_project(client)
+    set_webhook(client, project, receiver.url, webhook_format)
+    file_report(
+        client, project["apiKey"], title="Checkout fails", severity="critical", category="crash"
+    )
+    client.patch("/api/v1/reports/WS-1", json={"status": "resolved"}, headers=csrf(client))
+    run_due(app)
+    bodies = sorted((r.json() for r in receiver.wait_for(2)), key=lambda b: b[key])
+    assert [set(body) for body in bodies] == [{key}, {key}]
+    created, updated = bodies
+    assert created[key] == (
+        "New report WS-1 [critical, crash]: Checkout fails https://bugs.example.com/reports/WS-1"
+    )
+    assert updated[key] == (
+        "Updated WS-1 [critical, crash]: Checkout fails "
+        "(status new → resolved) https://bugs.example.com/reports/WS-1"
+    )
+    # Same headers as JSON deliveries, signature over the bytes actually sent.
+    request = receiver.received[0]
+    assert (
+        request.headers["X-Svc-Signature"]
+        == hmac.new(project["apiKey"].encode(), request.body, hashlib.sha256).hexdigest()
+    )
+
+
+def test_chat_message_without_public_url_has_no_link(team, receiver):
+    app, owner, project = team
+    set_webhook(owner, project, receiver.url, "slack")
+    file_report(owner, project["apiKey"], title="Checkout fails")
+    run_due(app)
+    assert receiver.wait_for(1)[0].json() == {"text": "New report WS-1 [high, bug]: Checkout fails"}
+
+
+# --- SSRF guard ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["127.0.0.1", "10.0.0.1", "169.254.169.254", "localhost", "[::1]", "192.168.1.1", "0.0.0.0"],
+)
+def test_non_public_addresses_are_refused(make_app, receiver, certificate_authority, host):
+    app = make_app(SVC_WEBHOOK_CA_BUNDLE=certificate_authority[1])  # guard on (the default)
+    client = app.test_client()
+    register(client)
+    project = create_project(client)
+    set_webhook(client, project, f"https://{host}:{receiver.port}/hook")
+    file_report(client, project["apiKey"])
+    run_due(app)
+    logged = deliveries(client, project)[0]
+    assert logged["lastError"].startswith("Refused:")
+    assert "not a public address" in logged["lastError"]
+    assert logged["lastStatusCode"] is None
+    assert receiver.received == []
+
+
+@pytest.mark.parametrize(
+    ("address", "public"),
+    [
+        ("93.184.216.34", True),
+        ("2606:2800:220:1:248:1893:25c8:1946", True),
+        ("127.0.0.1", False),
+        ("10.1.2.3", False),
+        ("172.16.0.1", False),
+        ("192.168.0.1", False),
+        ("169.254.169.254", False),
+        ("100.64.0.1", False),
+        ("0.0.0.0", False),
+        ("224.0.0.1", False),
+        ("::1", False),
+        ("fe80::1", False),
+        ("fc00::1", False),
+        ("::ffff:127.0.0.1", False),
+        ("240.0.0.1", False),
+        ("198.18.0.1", False),
+    ],
+)
+def test_public_address_check(address, public):
+    assert sender.is_public(address) is public
+
+
+# --- delivery log -------------------------------------------------------------------------------
+
+
+def test_delivery_log_pages_newest_first(team):
+    _app, owner, project = team
+    for _ in range(3):
+        file_report(owner, project["apiKey"])
+    response = owner.get(
+        f"/api/v1/projects/{project['id']}/webhook-deliveries", query_string={"page_size": 2}
+    )
+    page = response.get_json()
+    assert (page["total"], page["page"], page["pageSize"], len(page["items"])) == (3, 1, 2, 2)
+    assert set(page["items"][0]) == {
+        "id",
+        "event",
+        "reportId",
+        "status",
+        "attempts",
+        "lastStatusCode",
+        "lastError",
+        "nextAttemptAt",
+        "createdAt",
+        "updatedAt",
+    }
+    all_items = deliveries(owner, project)
+    created = [item["createdAt"] for item in all_items]
+    assert created == sorted(created, reverse=True)
+    assert (
+        owner.get(
+            f"/api/v1/projects/{project['id']}/webhook-deliveries", query_string={"page": 0}
+        ).status_code
+        == 422
+    )
+
+
+def test_delivery_log_rights(team):
+    app, owner, project = team
+    file_report(owner, project["apiKey"])
+    member = app.test_client()
+    register(member, email="grace@example.com")
+    outsider = app.test_client()
+    register(outsider, email="mallory@example.com")
+    owner.post(
+        f"/api/v1/projects/{project['id']}/members",
+        headers=csrf(owner),
+        json={"email": "grace@example.com"},
+    )
+    assert len(deliveries(member, project)) == 1
+    delivery_id = deliveries(owner, project)[0]["id"]
+    path = f"/api/v1/projects/{project['id']}/webhook-deliveries"
+    assert outsider.get(path).status_code == 404
+    assert (
+        outsider.post(f"{path}/{delivery_id}/redeliver", headers=csrf(outsider)).status_code == 404
+    )
+    assert (
+        owner.post(
+            f"{path}/00000000-0000-4000-8000-000000000000/redeliver", headers=csrf(owner)
+        ).status_code
+        == 404
+    )
+    other_project = create_project(owner, "Backend")
+    assert (
+        owner.post(
+            f"/api/v1/projects/{other_project['id']}/webhook-deliveries/{delivery_id}/redeliver",
+            headers=csrf(owner),
+        ).status_code
+        == 404
+    )
+
+
+def test_deleting_the_project_removes_its_deliveries(team):
+    app, owner, project = team
+    file_report(owner, project["apiKey"])
+    owner.delete(f"/api/v1/projects/{project['id']}", headers=csrf(owner))
+    with app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(WebhookDelivery)) == 0
+
+
+def test_payload_is_fixed_when_the_event_happens(team, receiver):
+    """A report changed before delivery: the created event still says what was created."""
+    app, owner, project = team
+    file_report(owner, project["apiKey"], title="Original")
+    owner.patch("/api/v1/reports/WS-1", json={"title": "Renamed"}, headers=csrf(owner))
+    run_due(app)
+    by_event = {r.json()["event"]: r.json() for r in receiver.wait_for(2)}
+    assert by_event["report.created"]["data"]["title"] == "Original"
+    assert by_event["report.updated"]["data"]["changes"] == {
+        "title": {"from": "Original", "to": "Renamed"}
+    }
+    assert json.loads(json.dumps(by_event))  # plain JSON throughout
+
+
+# --- the retry schedule, as a property ------------------------------------------------------------
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    delays=st.lists(st.integers(min_value=1, max_value=10_000), min_size=0, max_size=4),
+    answers=st.lists(st.sampled_from([200, 204, 404, 500, 503]), min_size=1, max_size=6),
+)
+def test_the_retry_schedule_follows_the_configured_delays(team, receiver, delays, answers):
+    """Whatever the delays and the receiver's answers: one attempt, then one per delay at most;
+    each retry falls due exactly its delay after the failure; the end state says how it went."""
+    app, owner, project = team
+    app.config["SVC_WEBHOOK_RETRY_DELAYS"] = tuple(float(d) for d in delays)
+    receiver.received.clear()
+    receiver.script(*answers)
+    report = file_report(owner, project["apiKey"]).get_json()
+    budget = len(delays) + 1
+    # Once its script runs out the receiver answers 200.
+    first_success = next(i for i, a in enumerate([*answers, 200]) if 200 <= a < 300)
+    expected_attempts = min(budget, first_success + 1)
+
+    for attempt_number in range(1, expected_attempts + 1):
+        assert run_due(app, at=later(10_001 * attempt_number)) == 1
+        with app.app_context():
+            row = db.session.scalars(
+                select(WebhookDelivery).where(WebhookDelivery.report_id == uuid.UUID(report["id"]))
+            ).one()
+            assert row.attempts == attempt_number
+            if row.status == "pending":
+                waited = row.next_attempt_at - row.updated_at
+                assert waited == timedelta(seconds=delays[attempt_number - 1])
+    assert run_due(app, at=later(10_001 * (budget + 1))) == 0  # nothing more, ever
+
+    final = next(d for d in deliveries(owner, project) if d["reportId"] == report["id"])
+    succeeded = first_success < budget
+    assert final["status"] == ("succeeded" if succeeded else "failed")
+    assert final["attempts"] == expected_attempts
+    assert final["nextAttemptAt"] is None
+    assert len(receiver.received) == expected_attempts
+    receiver.clear_script()  # answers left unused must not reach the next example
