@@ -1,5 +1,7 @@
 """The migrations build exactly the schema the models describe, on each test database."""
 
+import logging
+
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
@@ -18,3 +20,10 @@ def test_models_and_migrations_agree(app):
         )
         differences = compare_metadata(context, db.metadata)
     assert differences == []
+
+
+def test_running_migrations_leaves_the_application_loggers_alone(app):
+    # The app fixture migrated after svc's modules made their loggers; Alembic's logging
+    # setup used to disable every logger it did not name, silencing svc's error log.
+    assert not logging.getLogger("svc.errors").disabled
+    assert logging.getLogger("svc.errors").isEnabledFor(logging.ERROR)
