@@ -1,0 +1,195 @@
+"""Load test: many concurrent clients creating reports against the service as `make run` starts
+it, on loopback, for a bounded time. Then the database is read directly: it must hold exactly
+as many reports as got a 201, with tracking numbers 1..n and none missing or doubled.
+
+    .venv/bin/python -m bench.load --database sqlite --clients 200 --seconds 60
+    .venv/bin/python -m bench.load --database postgresql
+
+Prints a table and writes bench/results/load-<database>.json. Exits 1 when a request got a 5xx
+or the counts disagree (a broken promise, not a slow run: times are only reported).
+"""
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+from urllib.parse import quote
+
+import requests
+from sqlalchemy import create_engine, text
+
+from tests.service import set_up_project, start_service
+
+RESULTS = Path(__file__).resolve().parent / "results"
+POSTGRES = os.environ.get(
+    "SVC_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+
+# A widget's report of ordinary size: a few logs, actions and some metadata (about 4 KB).
+REPORT = {
+    "title": "Checkout button does nothing on the payment step",
+    "description": "Clicked pay, the spinner showed for a second, then nothing happened. " * 5,
+    "severity": "high",
+    "category": "bug",
+    "console_logs": [
+        {"level": "error", "message": f"TypeError: cart.total is undefined ({i})", "timestamp": i}
+        for i in range(10)
+    ],
+    "network_logs": [
+        {
+            "method": "POST",
+            "url": f"https://shop.example/api/cart/{i}",
+            "status": 500,
+            "duration": 120 + i,
+            "timestamp": i,
+        }
+        for i in range(5)
+    ],
+    "user_actions": [
+        {"type": "click", "target": f"button#step-{i}", "timestamp": i} for i in range(10)
+    ],
+    "metadata": {
+        "url": "https://shop.example/checkout",
+        "viewport": {"width": 1440, "height": 900},
+    },
+}
+
+
+class Load:
+    def __init__(self, base_url: str, api_key: str, clients: int):
+        self.statuses: Counter = Counter()
+        self.failures: Counter = Counter()
+        self.latencies: list[float] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads = [
+            threading.Thread(target=self._client, args=(base_url, api_key), daemon=True)
+            for _ in range(clients)
+        ]
+
+    def run(self, seconds: float) -> float:
+        started = time.monotonic()
+        for thread in self._threads:
+            thread.start()
+        time.sleep(seconds)
+        self._stop.set()
+        for thread in self._threads:
+            thread.join()
+        return time.monotonic() - started
+
+    def _client(self, base_url: str, api_key: str) -> None:
+        session = requests.Session()
+        url = f"{base_url}/api/v1/reports"
+        headers = {"X-API-Key": api_key}
+        while not self._stop.is_set():
+            sent = time.perf_counter()
+            try:
+                status = session.post(url, json=REPORT, headers=headers, timeout=120).status_code
+            except requests.RequestException as error:
+                with self._lock:
+                    self.failures[type(error).__name__] += 1
+                continue
+            with self._lock:
+                self.statuses[status] += 1
+                self.latencies.append(time.perf_counter() - sent)
+
+
+def database_url(kind: str, workdir: Path) -> tuple[str, callable]:
+    """A fresh database of that kind, and how to drop it afterwards."""
+    if kind == "sqlite":
+        return f"sqlite:///{workdir / 'svc.sqlite3'}", lambda: None
+    schema = f"svc_load_{uuid.uuid4().hex[:8]}"
+    engine = create_engine(POSTGRES)
+    with engine.begin() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+
+    def drop():
+        with engine.begin() as connection:
+            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        engine.dispose()
+
+    return f"{POSTGRES}?options={quote(f'-csearch_path={schema}')}", drop
+
+
+def stored_numbers(url: str, project_id: str) -> list[int]:
+    engine = create_engine(url)
+    with engine.connect() as connection:
+        rows = connection.execute(
+            text("SELECT number FROM reports WHERE project_id = :project"),
+            {"project": project_id if url.startswith("postgresql") else uuid.UUID(project_id).hex},
+        )
+        numbers = sorted(row[0] for row in rows)
+    engine.dispose()
+    return numbers
+
+
+def percentile(values: list[float], share: float) -> float:
+    return statistics.quantiles(values, n=100)[int(share * 100) - 1] if len(values) > 1 else 0.0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--database", choices=["sqlite", "postgresql"], default="sqlite")
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--workers", type=int, default=2)
+    options = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as workdir:
+        url, drop = database_url(options.database, Path(workdir))
+        env = {
+            "SVC_DATABASE_URL": url,
+            "SVC_WORKERS": str(options.workers),
+            "SVC_INSTANCE_PATH": str(Path(workdir) / "instance"),
+            "SVC_RATE_LIMIT_INGEST": "off",  # one address sends it all; the limit would answer
+        }
+        base_url, service = start_service(env)
+        try:
+            _, project = set_up_project(base_url, webhook_url=None)
+            load = Load(base_url, project["apiKey"], options.clients)
+            elapsed = load.run(options.seconds)
+        finally:
+            os.killpg(service.process.pid, signal.SIGTERM)
+            service.wait(timeout=60)
+        numbers = stored_numbers(url, project["id"])
+        drop()
+
+    created = load.statuses[201]
+    server_errors = sum(n for status, n in load.statuses.items() if status >= 500)
+    result = {
+        "database": options.database,
+        "workers": options.workers,
+        "clients": options.clients,
+        "seconds": round(elapsed, 1),
+        "requests": sum(load.statuses.values()) + sum(load.failures.values()),
+        "statuses": {str(status): n for status, n in sorted(load.statuses.items())},
+        "client_errors": dict(load.failures),
+        "created_201": created,
+        "rows_in_database": len(numbers),
+        "server_errors_5xx": server_errors,
+        "gapless": numbers == list(range(1, len(numbers) + 1)),
+        "requests_per_second": round(created / elapsed, 1),
+        "latency_p50_ms": round(percentile(load.latencies, 0.50) * 1000, 1),
+        "latency_p99_ms": round(percentile(load.latencies, 0.99) * 1000, 1),
+    }
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"load-{options.database}.json").write_text(json.dumps(result, indent=2) + "\n")
+    width = max(map(len, result))
+    for name, value in result.items():
+        print(f"{name:<{width}}  {value}")
+    kept = (
+        server_errors == 0 and not load.failures and created == len(numbers) and result["gapless"]
+    )
+    print("PASS" if kept else "FAIL: a report was lost or doubled, or a request failed")
+    return 0 if kept else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,73 @@
+"""Schema-driven fuzzing: schemathesis generates valid and invalid requests for every operation
+of /api/v1/openapi.json and checks each answer against the description: no server error, only
+declared status codes, bodies that match the declared schemas, the declared content type.
+
+Each generated request is sent once with every credential kind its operation accepts (session
+cookies with CSRF, personal access token, project API key), so it gets past authentication.
+"""
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+from schemathesis import GenerationMode
+from schemathesis.checks import (
+    content_type_conformance,
+    not_a_server_error,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from svc.openapi import api_description
+from tests.helpers import collection_app, create_pat, create_project, csrf, file_report, register
+
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    response_schema_conformance,
+    content_type_conformance,
+]
+EXAMPLES_PER_OPERATION = 12
+
+
+@pytest.fixture
+def credentials(app):
+    """Headers for each credential kind, for a user who owns a project with one report."""
+    client = app.test_client()
+    register(client)
+    project = create_project(client)
+    file_report(client, project["apiKey"])
+    access = client.get_cookie("svc_access_token").value
+    csrf_token = csrf(client)["X-CSRF-Token"]
+    return {
+        "session": {
+            "Cookie": f"svc_access_token={access}; svc_csrf_token={csrf_token}",
+            "X-CSRF-Token": csrf_token,
+        },
+        "pat": {"Authorization": f"Bearer {create_pat(client)['token']}"},
+        "api_key": {"X-API-Key": project["apiKey"]},
+    }
+
+
+def _description() -> dict:
+    """The description does not depend on the database, so it is built once, at collection."""
+    with collection_app() as app:
+        return api_description(app)
+
+
+schema = schemathesis.openapi.from_dict(_description())
+schema.config.generation.update(
+    modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE],
+    max_examples=EXAMPLES_PER_OPERATION,
+    deterministic=True,
+)
+
+
+@schema.parametrize()
+@settings(suppress_health_check=list(HealthCheck), deadline=None)
+def test_the_api_answers_as_described(case, credentials, live_server):
+    declared = case.operation.definition.raw.get("security", [])
+    kinds = [name for entry in declared for name in entry] or [None]
+    for kind in kinds:
+        case.call_and_validate(
+            base_url=live_server, headers=credentials.get(kind, {}), checks=CHECKS
+        )

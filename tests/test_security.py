@@ -1,0 +1,264 @@
+"""Who gets in where, generated from the route table: an endpoint added later is covered by
+every test here without anyone remembering to add it.
+
+The world: Ada owns a project with Grace as a member, a report with a screenshot, a webhook
+delivery and a token. Mallory has an account of her own and nothing else.
+"""
+
+import logging
+import re
+
+import pytest
+import requests
+
+from tests.helpers import (
+    PASSWORD,
+    WRITE_METHODS,
+    api_routes,
+    create_pat,
+    create_project,
+    csrf,
+    file_report,
+    png_bytes,
+    register,
+    upload,
+)
+
+ROUTES = api_routes()
+CREDENTIAL_KINDS = ("session", "pat", "api_key")
+# A body that passes validation, so that what answers is the check under test (the order of
+# checks puts validation before ids). A new write endpoint that needs a body fails
+# test_other_users_ids_are_404 until it is given one here.
+VALID_BODIES = {
+    ("/api/v1/projects/<uuid:project_id>", "PATCH"): {"name": "Renamed"},
+    ("/api/v1/projects/<uuid:project_id>/members", "POST"): {"email": "mallory@example.com"},
+    ("/api/v1/reports/<report_ref>", "PATCH"): {"status": "closed"},
+    ("/api/v1/tokens", "POST"): {"name": "t"},
+    ("/api/v1/projects", "POST"): {"name": "Another"},
+    ("/api/v1/auth/password", "POST"): {
+        "current_password": PASSWORD,
+        "new_password": "another long password",
+    },
+}
+
+
+def route_id(route) -> str:
+    rule, method, _ = route
+    return f"{method} {rule}"
+
+
+@pytest.fixture
+def world(app, make_app):
+    ada = app.test_client()
+    register(ada)
+    grace = app.test_client()
+    grace_user = register(grace, email="grace@example.com", name="Grace Hopper")
+    mallory = app.test_client()
+    register(mallory, email="mallory@example.com", name="Mallory")
+
+    project = create_project(ada)
+    ada.post(
+        f"/api/v1/projects/{project['id']}/members",
+        json={"email": "grace@example.com"},
+        headers=csrf(ada),
+    )
+    ada.patch(
+        f"/api/v1/projects/{project['id']}",
+        json={"settings": {"webhook_url": "https://hooks.example.com/svc"}},
+        headers=csrf(ada),
+    )
+    key = upload(ada, project["apiKey"], png_bytes()).get_json()["key"]
+    report = file_report(ada, project["apiKey"], screenshot_url=key).get_json()
+    delivery = ada.get(f"/api/v1/projects/{project['id']}/webhook-deliveries").get_json()
+    token = create_pat(ada)
+    return {
+        "ada": ada,
+        "mallory": mallory,
+        "ada_pat": token["token"],
+        "mallory_pat": create_pat(mallory)["token"],
+        "api_key": project["apiKey"],
+        "path_values": {
+            "project_id": project["id"],
+            "report_ref": report["trackingId"],
+            "token_id": token["id"],
+            "user_id": grace_user["id"],
+            "delivery_id": delivery["items"][0]["id"],
+            "key": key,
+        },
+    }
+
+
+def url_for_route(rule: str, values: dict) -> str:
+    """The rule with Ada's ids filled in. A new path parameter is a KeyError here: give it one."""
+    return re.sub(r"<(?:\w+:)?(\w+)>", lambda match: str(values[match.group(1)]), rule)
+
+
+def assert_world_intact(world):
+    """Nothing that a refused request could have changed has changed."""
+    ada = world["ada"]
+    values = world["path_values"]
+    project = ada.get(f"/api/v1/projects/{values['project_id']}").get_json()
+    assert project["name"] == "Web Shop" and project["apiKey"] == world["api_key"]
+    members = ada.get(f"/api/v1/projects/{values['project_id']}/members").get_json()
+    assert len(members) == 2
+    report = ada.get(f"/api/v1/reports/{values['report_ref']}").get_json()
+    assert report["status"] == "new"
+    assert [t["id"] for t in ada.get("/api/v1/tokens").get_json()] == [values["token_id"]]
+    assert ada.get(f"/api/v1/screenshots/{values['key']}").status_code == 200
+
+
+COOKIE_WRITES = [r for r in ROUTES if "session" in r[2] and r[1] in WRITE_METHODS]
+
+
+@pytest.mark.parametrize("route", COOKIE_WRITES, ids=route_id)
+def test_cookie_writes_without_the_csrf_header_are_refused(world, route):
+    rule, method, _ = route
+    url = url_for_route(rule, world["path_values"])
+    body = VALID_BODIES.get((rule, method), {})
+    for headers in ({}, {"X-CSRF-Token": "forged"}):
+        response = world["ada"].open(url, method=method, json=body, headers=headers)
+        assert response.status_code == 403, response.get_json()
+        assert "CSRF" in response.get_json()["detail"]
+    assert_world_intact(world)
+
+
+WRONG_KINDS = [
+    (route, kind)
+    for route in ROUTES
+    if route[2]
+    for kind in CREDENTIAL_KINDS
+    if kind not in route[2]
+]
+
+
+@pytest.mark.parametrize(
+    ("route", "kind"), WRONG_KINDS, ids=[f"{route_id(r)} with {k}" for r, k in WRONG_KINDS]
+)
+def test_each_endpoint_refuses_the_credentials_it_does_not_accept(app, world, route, kind):
+    rule, method, _ = route
+    url = url_for_route(rule, world["path_values"])
+    body = VALID_BODIES.get((rule, method), {})
+    if kind == "session":
+        client, headers = world["ada"], csrf(world["ada"])
+    else:
+        client = app.test_client()
+        headers = (
+            {"Authorization": f"Bearer {world['ada_pat']}"}
+            if kind == "pat"
+            else {"X-API-Key": world["api_key"]}
+        )
+    response = client.open(url, method=method, json=body, headers=headers)
+    assert response.status_code == 401, response.get_json()
+    assert response.get_json()["detail"]
+    assert_world_intact(world)
+
+
+WITH_IDS = [r for r in ROUTES if "pat" in r[2] and "<" in r[0]]
+
+
+@pytest.mark.parametrize("route", WITH_IDS, ids=route_id)
+def test_other_users_ids_are_404(app, world, route):
+    rule, method, _ = route
+    url = url_for_route(rule, world["path_values"])
+    response = app.test_client().open(
+        url,
+        method=method,
+        json=VALID_BODIES.get((rule, method), {}) if method in WRITE_METHODS else None,
+        headers={"Authorization": f"Bearer {world['mallory_pat']}"},
+    )
+    assert response.status_code == 404, response.get_json()
+    assert_world_intact(world)
+
+
+READABLE = [r for r in ROUTES if r[1] == "GET"]
+
+
+def test_security_headers_on_every_route(app, world, client):
+    pat = {"Authorization": f"Bearer {world['ada_pat']}"}
+    responses = [
+        client.get(url_for_route(rule, world["path_values"]), headers=pat)
+        for rule, _, _ in READABLE
+    ]
+    responses += [
+        client.get("/"),
+        client.get("/reports/WS-1"),
+        client.get("/assets/js/app.js"),
+        client.get("/no/such/page"),
+        client.delete("/healthz"),
+        client.post("/api/v1/reports", json={}),
+    ]
+    assert len({r.status_code for r in responses}) >= 4  # answers of all kinds, not only 200s
+    for response in responses:
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+        assert response.headers["Referrer-Policy"] == "no-referrer"
+        assert response.headers["X-Frame-Options"] == "DENY"
+    for page in responses[-6:-3]:
+        policy = page.headers["Content-Security-Policy"]
+        assert "default-src 'self'" in policy and "frame-ancestors 'none'" in policy
+
+
+def test_a_login_never_adopts_a_planted_session(app):
+    """Session fixation: Mallory plants her own cookies in Ada's browser; Ada's login replaces
+    them all, and the planted ones still name Mallory, never Ada."""
+    mallory = app.test_client()
+    register(mallory, email="mallory@example.com", name="Mallory")
+    planted = {
+        name: mallory.get_cookie(name).value for name in ("svc_access_token", "svc_csrf_token")
+    }
+    ada = app.test_client()
+    register(ada)
+    ada.post("/api/v1/auth/logout")
+    for name, value in planted.items():
+        ada.set_cookie(name, value)
+    login = ada.post("/api/v1/auth/login", json={"email": "ada@example.com", "password": PASSWORD})
+    assert login.status_code == 200
+    for name, value in planted.items():
+        assert ada.get_cookie(name).value != value
+    assert ada.get("/api/v1/auth/me").get_json()["email"] == "ada@example.com"
+    mallory_view = app.test_client()
+    mallory_view.set_cookie("svc_access_token", planted["svc_access_token"])
+    assert mallory_view.get("/api/v1/auth/me").get_json()["email"] == "mallory@example.com"
+
+
+def test_secrets_never_reach_the_logs(live_server, caplog):
+    caplog.set_level(logging.DEBUG)
+    browser = requests.Session()
+    browser.post(
+        f"{live_server}/api/v1/auth/register",
+        json={"name": "Ada", "email": "ada@example.com", "password": PASSWORD},
+    )
+    headers = {"X-CSRF-Token": browser.cookies["svc_csrf_token"]}
+    token = browser.post(f"{live_server}/api/v1/tokens", json={"name": "t"}, headers=headers)
+    token = token.json()["token"]
+    project = browser.post(f"{live_server}/api/v1/projects", json={"name": "W"}, headers=headers)
+    api_key = project.json()["apiKey"]
+    refresh = browser.cookies["svc_refresh_token"]
+
+    requests.get(f"{live_server}/api/v1/auth/me", headers={"Authorization": f"Bearer {token}"})
+    requests.get(f"{live_server}/api/v1/auth/me", headers={"Authorization": f"Bearer {token}x"})
+    requests.post(
+        f"{live_server}/api/v1/reports", json={"title": ""}, headers={"X-API-Key": api_key}
+    )
+    requests.post(f"{live_server}/api/v1/reports", json={}, headers={"X-API-Key": api_key + "x"})
+    browser.post(f"{live_server}/api/v1/auth/refresh")
+    requests.post(
+        f"{live_server}/api/v1/auth/login",
+        json={"email": "ada@example.com", "password": "wrong one"},
+    )
+
+    logged = caplog.text
+    assert "POST /api/v1/reports" in logged  # the requests were logged...
+    for secret in (token, api_key, refresh, PASSWORD, "wrong one"):
+        assert secret not in logged  # ...their credentials were not
+
+
+def test_an_upload_that_is_also_html_is_never_served_as_html(user_client):
+    project = create_project(user_client)
+    polyglot = png_bytes()[:8] + b"<html><script>alert(document.cookie)</script></html>"
+    key = upload(user_client, project["apiKey"], polyglot).get_json()["key"]
+    served = user_client.get(f"/api/v1/screenshots/{key}")
+    assert served.status_code == 200
+    assert served.mimetype == "image/png" and key.endswith(".png")
+    assert served.headers["X-Content-Type-Options"] == "nosniff"
+    assert "sandbox" in served.headers["Content-Security-Policy"]
+    assert "default-src 'none'" in served.headers["Content-Security-Policy"]
