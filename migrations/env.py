@@ -1,9 +1,11 @@
 import logging
+from contextlib import contextmanager
 from logging.config import fileConfig
 
+from alembic import context
 from flask import current_app
 
-from alembic import context
+from svc.models import declared_by_models
 
 # this is the Alembic Config object, which provides
 # access to the values within the .ini file in use.
@@ -76,11 +78,6 @@ def render_item(type_, obj, autogen_context):
     return False
 
 
-def include_object(obj, name, type_, reflected, compare_to):
-    """APScheduler creates and owns its job store table; it is not ours to migrate."""
-    return not (type_ == "table" and name == "apscheduler_jobs")
-
-
 def run_migrations_online():
     """Run migrations in 'online' mode.
 
@@ -101,7 +98,7 @@ def run_migrations_online():
 
     conf_args = current_app.extensions['migrate'].configure_args
     conf_args.setdefault("render_item", render_item)
-    conf_args.setdefault("include_object", include_object)
+    conf_args.setdefault("include_object", declared_by_models)
     if conf_args.get("process_revision_directives") is None:
         conf_args["process_revision_directives"] = process_revision_directives
 
@@ -114,8 +111,24 @@ def run_migrations_online():
             **conf_args
         )
 
-        with context.begin_transaction():
+        with sqlite_foreign_keys_off(connection), context.begin_transaction():
             context.run_migrations()
+
+
+@contextmanager
+def sqlite_foreign_keys_off(connection):
+    """Batch mode alters a SQLite table by copying it, dropping it and renaming the copy; with
+    foreign keys on, the drop would cascade into every table that references it (dropping
+    `projects` would delete all reports). The pragma only works outside a transaction."""
+    if connection.dialect.name != "sqlite":
+        yield
+        return
+    driver_connection = connection.connection.driver_connection
+    driver_connection.execute("PRAGMA foreign_keys=OFF")
+    try:
+        yield
+    finally:
+        driver_connection.execute("PRAGMA foreign_keys=ON")
 
 
 if context.is_offline_mode():

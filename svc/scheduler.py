@@ -15,11 +15,11 @@ from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.blocking import BlockingScheduler
 from flask import Flask
 
+from svc.models import JOBSTORE_TABLE
 from svc.services import screenshots
 from svc.webhooks import delivery
 
 log = logging.getLogger(__name__)
-JOBSTORE_TABLE = "apscheduler_jobs"
 SWEEP_INTERVAL_HOURS = 1
 DELIVERY_POLL_SECONDS = 1
 DELIVERY_THREADS = 8

@@ -7,6 +7,7 @@ import pytest
 
 from svc import create_app
 from svc.config import SETTINGS, ConfigError, load_settings
+from svc.extensions import db
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -70,3 +71,38 @@ def test_default_database_lives_in_the_instance_folder(tmp_path):
     app = create_app({"SVC_INSTANCE_PATH": str(tmp_path)})
     assert app.config["SQLALCHEMY_DATABASE_URI"] == f"sqlite:///{tmp_path}/svc.sqlite3"
     assert app.config["SVC_UPLOAD_DIR"] == str(tmp_path / "uploads")
+
+
+def test_every_sqlite_connection_is_tuned(tmp_path):
+    app = create_app(
+        {
+            "SVC_DATABASE_URL": f"sqlite:///{tmp_path / 'svc.db'}",
+            "SVC_INSTANCE_PATH": str(tmp_path / "instance"),
+            "SVC_SECRET_KEY": "test",
+        }
+    )
+    with app.app_context():
+        connection = db.engine.raw_connection()
+        try:
+            pragmas = {
+                name: connection.cursor().execute(f"PRAGMA {name}").fetchone()[0]
+                for name in (
+                    "journal_mode",
+                    "synchronous",
+                    "busy_timeout",
+                    "foreign_keys",
+                    "mmap_size",
+                    "cache_size",
+                )
+            }
+        finally:
+            connection.close()
+        db.engine.dispose()
+    assert pragmas == {
+        "journal_mode": "wal",
+        "synchronous": 1,  # NORMAL
+        "busy_timeout": 10_000,
+        "foreign_keys": 1,
+        "mmap_size": 256 * 1024 * 1024,
+        "cache_size": -64 * 1024,
+    }

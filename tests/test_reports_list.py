@@ -1,7 +1,11 @@
 """GET /api/v1/reports: filters, search, sort, paging, isolation (contract section 6)."""
 
 import pytest
+from sqlalchemy import select
 
+from svc.extensions import db
+from svc.models import Report
+from svc.services import search
 from tests.helpers import SUMMARY_FIELDS, create_pat, create_project, csrf, file_report
 
 
@@ -101,6 +105,11 @@ def test_assignee_filter(user_client, other_client, shop):
         ('"quoted"', ['Says "quoted"']),
         ("back\\slash", ["Path back\\slash"]),
         ("nothing-matches-this", []),
+        # FTS5 query syntax is text like any other.
+        ("button*", []),
+        ("(checkout", []),
+        ("checkout OR", []),
+        ("NEAR(checkout,", []),
     ],
 )
 def test_search(user_client, shop, search, expected):
@@ -240,3 +249,51 @@ def test_a_pat_can_list(app, user_client, shop):
 def test_listing_needs_a_user_credential(client, shop):
     assert client.get("/api/v1/reports").status_code == 401
     assert client.get("/api/v1/reports", headers={"X-API-Key": shop["apiKey"]}).status_code == 401
+
+
+def test_search_is_answered_from_an_index(app, user_client, shop):
+    file_report(user_client, shop["apiKey"], title="Checkout fails")
+    with app.app_context():
+        dialect = db.engine.dialect.name
+        statement = select(Report.id).where(search.condition("checkout fails", dialect))
+        sql = str(statement.compile(db.engine, compile_kwargs={"literal_binds": True}))
+        connection = db.engine.raw_connection()
+        try:
+            cursor = connection.cursor()
+            if dialect == "postgresql":
+                cursor.execute("SET enable_seqscan = off")  # a table of one row is read whole
+                cursor.execute("EXPLAIN " + sql)
+            else:
+                cursor.execute("EXPLAIN QUERY PLAN " + sql)
+            plan = " ".join(str(row[-1]) for row in cursor.fetchall())
+        finally:
+            connection.close()
+    index = {"sqlite": "VIRTUAL TABLE INDEX", "postgresql": "ix_reports_title_trgm"}[dialect]
+    assert index in plan
+
+
+def test_the_search_index_follows_deletes(user_client, shop):
+    for title in ("Alpha checkout", "Beta checkout", "Gamma checkout"):
+        file_report(user_client, shop["apiKey"], title=title)
+    headers = csrf(user_client)
+    assert user_client.delete("/api/v1/reports/WS-2", headers=headers).status_code == 204
+    assert titles(listing(user_client, search="checkout", sort="created_at")) == [
+        "Alpha checkout",
+        "Gamma checkout",
+    ]
+    file_report(user_client, shop["apiKey"], title="Delta checkout")
+    page = listing(user_client, search="checkout", sort="created_at")
+    assert titles(page) == ["Alpha checkout", "Gamma checkout", "Delta checkout"]
+    assert page["total"] == 3
+
+
+def test_totals_without_filters_follow_creates_and_deletes(user_client, shop, backend):
+    for _ in range(3):
+        file_report(user_client, shop["apiKey"])
+    for _ in range(2):
+        file_report(user_client, backend["apiKey"])
+    user_client.delete("/api/v1/reports/WS-1", headers=csrf(user_client))
+    assert listing(user_client)["total"] == 4
+    assert listing(user_client, project_id=shop["id"])["total"] == 2
+    assert listing(user_client, project_id=backend["id"])["total"] == 2
+    assert listing(user_client, status="new")["total"] == 4

@@ -29,6 +29,9 @@ class Project(db.Model):
     # The counter behind tracking numbers: incremented in each report's own transaction, so the
     # numbers of a project are 1..n without holes, also under concurrent creation.
     last_report_number: Mapped[int] = mapped_column(default=0, server_default="0")
+    # How many reports the project holds now, kept beside the counter in the same transactions,
+    # so that an unfiltered list's total is a sum over projects, not a count over every report.
+    report_count: Mapped[int] = mapped_column(default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=same_as_created)
 

@@ -21,12 +21,26 @@ class Report(db.Model):
     __tablename__ = "reports"
     __table_args__ = (
         UniqueConstraint("project_id", "number"),
-        # One index per list filter, each ending in the default sort key.
+        # One index per list filter, each ending in the default sort key, so that a page stops
+        # after page_size rows and a filtered total counts index entries only.
         Index("ix_reports_project_created", "project_id", "created_at"),
         Index("ix_reports_project_status_created", "project_id", "status", "created_at"),
+        Index(
+            "ix_reports_project_status_severity_created",
+            "project_id",
+            "status",
+            "severity_rank",
+            "created_at",
+        ),
         Index("ix_reports_project_severity_created", "project_id", "severity_rank", "created_at"),
         Index("ix_reports_project_category_created", "project_id", "category", "created_at"),
         Index("ix_reports_project_updated", "project_id", "updated_at"),
+        # Lists across all of a user's projects walk these in sort order.
+        Index("ix_reports_created", "created_at"),
+        Index("ix_reports_updated", "updated_at"),
+        Index("ix_reports_severity_created", "severity_rank", "created_at"),
+        # Search indexes (SQLite FTS5, PostgreSQL pg_trgm) are made by the migrations only: see
+        # svc.services.search.
     )
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)

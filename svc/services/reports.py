@@ -8,7 +8,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from svc.config import setting
@@ -26,7 +26,7 @@ from svc.models import (
 )
 from svc.models.base import utcnow
 from svc.schemas.base import camelcase
-from svc.services import redaction, screenshots
+from svc.services import redaction, screenshots, search
 from svc.webhooks import delivery, payloads
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
@@ -82,7 +82,10 @@ def _next_number(project_id: uuid.UUID) -> int:
     return db.session.execute(
         update(Project)
         .where(Project.id == project_id)
-        .values(last_report_number=Project.last_report_number + 1)
+        .values(
+            last_report_number=Project.last_report_number + 1,
+            report_count=Project.report_count + 1,
+        )
         .returning(Project.last_report_number)
         .execution_options(synchronize_session=False)
     ).scalar_one()
@@ -175,33 +178,25 @@ def _visible_to(user: User):
     return Report.project_id.in_(select(Membership.project_id).where(Membership.user_id == user.id))
 
 
-def _search_condition(search: str):
-    """Every white-space separated term must occur, case-insensitively, in the title or the
-    description; %, _ and \\ are matched literally."""
-    conditions = []
-    for term in search.split():
-        escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        pattern = f"%{escaped}%"
-        conditions.append(
-            or_(
-                Report.title.ilike(pattern, escape="\\"),
-                Report.description.ilike(pattern, escape="\\"),
-            )
-        )
-    return and_(*conditions)
-
-
 def list_for(user: User, query: dict) -> Page:
     conditions = [_visible_to(user)]
-    for name in ("project_id", "status", "category", "assignee_id"):
+    if "project_id" in query:
+        conditions.append(Report.project_id == query["project_id"])
+    report_conditions = []  # those that the projects' report counts cannot answer
+    for name in ("status", "category", "assignee_id"):
         if name in query:
-            conditions.append(getattr(Report, name) == query[name])
+            report_conditions.append(getattr(Report, name) == query[name])
     if "severity" in query:
-        conditions.append(Report.severity_rank == SEVERITY_RANK[query["severity"]])
+        report_conditions.append(Report.severity_rank == SEVERITY_RANK[query["severity"]])
     if query.get("search", "").strip():
-        conditions.append(_search_condition(query["search"]))
+        dialect = db.session.get_bind().dialect.name
+        report_conditions.append(search.condition(query["search"], dialect))
+    conditions += report_conditions
 
-    total = db.session.scalar(select(func.count()).select_from(Report).where(*conditions))
+    if report_conditions:
+        total = db.session.scalar(select(func.count()).select_from(Report).where(*conditions))
+    else:
+        total = _report_count(user, query.get("project_id"))
     sort = query["sort"]
     column = _SORT_COLUMNS[sort.lstrip("-")]
     order = [column.desc() if sort.startswith("-") else column.asc()]
@@ -215,6 +210,17 @@ def list_for(user: User, query: dict) -> Page:
         .offset((query["page"] - 1) * query["page_size"])
     ).all()
     return Page(items=list(items), total=total, page=query["page"], page_size=query["page_size"])
+
+
+def _report_count(user: User, project_id: uuid.UUID | None) -> int:
+    """How many reports the user's projects (or the one given of them) hold, from the projects'
+    counters rather than a count over every report."""
+    projects = select(Membership.project_id).where(Membership.user_id == user.id)
+    if project_id is not None:
+        projects = projects.where(Membership.project_id == project_id)
+    return db.session.scalar(
+        select(func.coalesce(func.sum(Project.report_count), 0)).where(Project.id.in_(projects))
+    )
 
 
 def get_for(user: User, reference: str) -> Report:
@@ -264,6 +270,12 @@ def delete_report(user: User, reference: str) -> None:
     report = get_for(user, reference)
     keys = screenshots.keys_of_report(report.id)
     db.session.delete(report)
+    db.session.execute(
+        update(Project)
+        .where(Project.id == report.project_id)
+        .values(report_count=Project.report_count - 1)
+        .execution_options(synchronize_session=False)
+    )
     screenshots.forget(keys)
     db.session.commit()
     screenshots.remove_files(keys)

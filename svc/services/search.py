@@ -1,0 +1,47 @@
+"""Report search: every white-space separated term must occur, case-insensitively, in the title
+or the description; %, _ and \\ are matched literally.
+
+The rule itself is a LIKE per term, which is what decides. In front of it sits an index so that a
+search does not read every report:
+
+- SQLite: the FTS5 table `reports_fts` (trigram tokenizer), kept in sync with `reports` by
+  triggers (migration 7c1e4a9d2b35). A trigram index can only look up terms of 3 characters or
+  more, so shorter terms are left to the LIKE alone. FTS5 folds case at least as widely as
+  SQLite's LIKE does, so the candidates it finds include every row the LIKE accepts.
+- PostgreSQL: pg_trgm GIN indexes on title and description, which ILIKE '%term%' uses as it is.
+"""
+
+from sqlalchemy import and_, or_, text
+
+from svc.models import Report
+
+TRIGRAM = 3
+_FTS_CANDIDATES = text(
+    "SELECT report_id FROM report_search_rows WHERE rowid IN "
+    "(SELECT rowid FROM reports_fts WHERE reports_fts MATCH :fts_query)"
+)
+
+
+def condition(search: str, dialect: str):
+    """The WHERE clause for a search string (not empty) on a database of the given dialect."""
+    terms = search.split()
+    exact = and_(*(_contains(term) for term in terms))
+    indexable = [term for term in terms if len(term) >= TRIGRAM]
+    if dialect != "sqlite" or not indexable:
+        return exact
+    candidates = _FTS_CANDIDATES.bindparams(fts_query=fts_query(indexable))
+    return and_(Report.id.in_(candidates.columns(report_id=Report.id.type)), exact)
+
+
+def fts_query(terms: list[str]) -> str:
+    """An FTS5 query in which every term is a quoted phrase, so nothing in it is syntax."""
+    return " AND ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def _contains(term: str):
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    pattern = f"%{escaped}%"
+    return or_(
+        Report.title.ilike(pattern, escape="\\"),
+        Report.description.ilike(pattern, escape="\\"),
+    )
