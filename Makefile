@@ -5,8 +5,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CHROMIUM := /usr/bin/chromium
+WRK := /usr/bin/wrk
+BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: run test lint migrate clean load
+.PHONY: run test lint migrate clean load bench
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +43,26 @@ $(CHROMIUM):
 load: $(STAMP)
 	$(BIN)/python -m bench.load --database sqlite
 	$(BIN)/python -m bench.load --database postgresql
+
+## bench: every benchmark in bench/ (ingest, webhooks, scale to 1,000,000 reports on SQLite and
+## PostgreSQL; about 40 minutes), then one table of figures beside their targets. Load goes to
+## 127.0.0.1 only. Figures in bench/results/, the plot in bench/results/scale.png.
+## `make bench BENCH_ARGS=--quick` stops at 100,000 reports with shorter loads.
+bench: $(STAMP) $(BENCH_STAMP) $(WRK)
+	$(BIN)/python -m bench $(BENCH_ARGS)
+
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	touch $(BENCH_STAMP)
+
+# wrk drives the ingest benchmarks; installed from Debian's packages when missing.
+$(WRK):
+	@if [ "$$(id -u)" != 0 ]; then \
+	    echo "The ingest benchmark needs wrk: sudo apt-get install wrk" >&2; \
+	    exit 1; \
+	fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk \
+	    || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk)
 
 lint: $(STAMP)
 	$(BIN)/ruff check svc tests bench

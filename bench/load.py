@@ -10,27 +10,18 @@ or the counts disagree (a broken promise, not a slow run: times are only reporte
 """
 
 import argparse
-import json
-import os
-import signal
-import statistics
 import tempfile
 import threading
 import time
 import uuid
 from collections import Counter
 from pathlib import Path
-from urllib.parse import quote
 
 import requests
 from sqlalchemy import create_engine, text
 
-from tests.service import set_up_project, start_service
-
-RESULTS = Path(__file__).resolve().parent / "results"
-POSTGRES = os.environ.get(
-    "SVC_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-)
+from bench.common import fresh_database, percentile, running_service, write_result
+from tests.service import set_up_project
 
 # A widget's report of ordinary size: a few logs, actions and some metadata (about 4 KB).
 REPORT = {
@@ -101,23 +92,6 @@ class Load:
                 self.latencies.append(time.perf_counter() - sent)
 
 
-def database_url(kind: str, workdir: Path) -> tuple[str, callable]:
-    """A fresh database of that kind, and how to drop it afterwards."""
-    if kind == "sqlite":
-        return f"sqlite:///{workdir / 'svc.sqlite3'}", lambda: None
-    schema = f"svc_load_{uuid.uuid4().hex[:8]}"
-    engine = create_engine(POSTGRES)
-    with engine.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-
-    def drop():
-        with engine.begin() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        engine.dispose()
-
-    return f"{POSTGRES}?options={quote(f'-csearch_path={schema}')}", drop
-
-
 def stored_numbers(url: str, project_id: str) -> list[int]:
     engine = create_engine(url)
     with engine.connect() as connection:
@@ -130,10 +104,6 @@ def stored_numbers(url: str, project_id: str) -> list[int]:
     return numbers
 
 
-def percentile(values: list[float], share: float) -> float:
-    return statistics.quantiles(values, n=100)[int(share * 100) - 1] if len(values) > 1 else 0.0
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database", choices=["sqlite", "postgresql"], default="sqlite")
@@ -143,23 +113,13 @@ def main() -> int:
     options = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as workdir:
-        url, drop = database_url(options.database, Path(workdir))
-        env = {
-            "SVC_DATABASE_URL": url,
-            "SVC_WORKERS": str(options.workers),
-            "SVC_INSTANCE_PATH": str(Path(workdir) / "instance"),
-            "SVC_RATE_LIMIT_INGEST": "off",  # one address sends it all; the limit would answer
-        }
-        base_url, service = start_service(env)
-        try:
-            _, project = set_up_project(base_url, webhook_url=None)
-            load = Load(base_url, project["apiKey"], options.clients)
-            elapsed = load.run(options.seconds)
-        finally:
-            os.killpg(service.process.pid, signal.SIGTERM)
-            service.wait(timeout=60)
-        numbers = stored_numbers(url, project["id"])
-        drop()
+        workdir = Path(workdir)
+        with fresh_database(options.database, workdir) as url:
+            with running_service(url, workdir, SVC_WORKERS=str(options.workers)) as base_url:
+                _, project = set_up_project(base_url, webhook_url=None)
+                load = Load(base_url, project["apiKey"], options.clients)
+                elapsed = load.run(options.seconds)
+            numbers = stored_numbers(url, project["id"])
 
     created = load.statuses[201]
     server_errors = sum(n for status, n in load.statuses.items() if status >= 500)
@@ -179,8 +139,7 @@ def main() -> int:
         "latency_p50_ms": round(percentile(load.latencies, 0.50) * 1000, 1),
         "latency_p99_ms": round(percentile(load.latencies, 0.99) * 1000, 1),
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"load-{options.database}.json").write_text(json.dumps(result, indent=2) + "\n")
+    write_result(f"load-{options.database}", result)
     width = max(map(len, result))
     for name, value in result.items():
         print(f"{name:<{width}}  {value}")

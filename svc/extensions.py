@@ -27,7 +27,9 @@ class Base(DeclarativeBase):
     )
 
 
-db = SQLAlchemy(model_class=Base)
+# Objects stay loaded after a commit: a response that reads a report just created would otherwise
+# select its whole row again, and the guard's commit (svc.auth.guard) would unload the caller.
+db = SQLAlchemy(model_class=Base, session_options={"expire_on_commit": False})
 # render_as_batch: SQLite cannot ALTER most things; batch mode rebuilds the table instead.
 migrate = Migrate(render_as_batch=True, compare_type=True)
 limiter = Limiter(key_func=get_remote_address, headers_enabled=True)

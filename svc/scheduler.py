@@ -16,11 +16,12 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 from flask import Flask
 
 from svc.models import JOBSTORE_TABLE
-from svc.services import screenshots
+from svc.services import screenshots, upkeep
 from svc.webhooks import delivery
 
 log = logging.getLogger(__name__)
 SWEEP_INTERVAL_HOURS = 1
+STATISTICS_INTERVAL_HOURS = 1
 DELIVERY_POLL_SECONDS = 1
 DELIVERY_THREADS = 8
 
@@ -77,6 +78,11 @@ def sweep_uploads() -> None:
     log.info("sweep: removed %d orphaned screenshot(s)", removed)
 
 
+def refresh_statistics() -> None:
+    with _app.app_context():
+        upkeep.refresh_planner_statistics()
+
+
 def build_scheduler(app: Flask) -> BlockingScheduler:
     jobstore = SQLAlchemyJobStore(
         url=app.config["SQLALCHEMY_DATABASE_URI"], tablename=JOBSTORE_TABLE
@@ -102,6 +108,14 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
         "interval",
         hours=SWEEP_INTERVAL_HOURS,
         id="sweep-uploads",
+        replace_existing=True,
+        next_run_time=datetime.now(UTC),
+    )
+    scheduler.add_job(
+        refresh_statistics,
+        "interval",
+        hours=STATISTICS_INTERVAL_HOURS,
+        id="refresh-statistics",
         replace_existing=True,
         next_run_time=datetime.now(UTC),
     )

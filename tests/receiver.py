@@ -21,6 +21,7 @@ class Received:
     path: str
     headers: dict[str, str]
     body: bytes
+    arrived: float = 0.0  # time.monotonic() when the request was read
 
     def json(self):
         return json.loads(self.body)
@@ -33,7 +34,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         receiver: Receiver = self.server.receiver
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        receiver.record(Received(self.path, dict(self.headers.items()), body))
+        receiver.record(Received(self.path, dict(self.headers.items()), body, time.monotonic()))
         behaviour = receiver.next_behaviour()
         kind = behaviour[0]
         if kind == "sleep":

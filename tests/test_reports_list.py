@@ -1,11 +1,15 @@
 """GET /api/v1/reports: filters, search, sort, paging, isolation (contract section 6)."""
 
-import pytest
-from sqlalchemy import select
+from datetime import UTC, datetime, timedelta
 
+import pytest
+from flask_migrate import upgrade
+from sqlalchemy import event, insert, select
+
+from svc import create_app
 from svc.extensions import db
 from svc.models import Report
-from svc.services import search
+from svc.services import projects, reports, search, upkeep, users
 from tests.helpers import SUMMARY_FIELDS, create_pat, create_project, csrf, file_report
 
 
@@ -297,3 +301,48 @@ def test_totals_without_filters_follow_creates_and_deletes(user_client, shop, ba
     assert listing(user_client, project_id=shop["id"])["total"] == 2
     assert listing(user_client, project_id=backend["id"])["total"] == 2
     assert listing(user_client, status="new")["total"] == 4
+
+
+def test_with_statistics_sqlite_reads_a_long_list_in_sort_order(tmp_path):
+    app = create_app(
+        {
+            "SVC_DATABASE_URL": f"sqlite:///{tmp_path / 'svc.sqlite3'}",
+            "SVC_INSTANCE_PATH": str(tmp_path / "instance"),
+            "SVC_SECRET_KEY": "test",
+        }
+    )
+    with app.app_context():
+        upgrade()
+        user = users.register("Ada", "ada@example.com", "correct horse battery")
+        project_ids = [projects.create(user, name).project.id for name in ("Shop", "Blog")]
+        db.session.execute(
+            insert(Report),
+            [
+                {
+                    "project_id": project_ids[n % 2],
+                    "number": n // 2 + 1,
+                    "title": f"Report {n}",
+                    "description": "d",
+                    "severity": "low",
+                    "severity_rank": 0,
+                    "category": "bug",
+                    "created_at": datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=n),
+                }
+                for n in range(2_000)
+            ],
+        )
+        db.session.commit()
+        upkeep.refresh_planner_statistics()
+
+        statements = []
+        event.listen(db.engine, "before_cursor_execute", lambda *args: statements.append(args))
+        query = {"sort": "-created_at", "page": 1, "page_size": 20}
+        page = reports.list_for(user, query)
+        assert [item.title for item in page.items][:2] == ["Report 1999", "Report 1998"]
+        assert page.total == 0  # the counters were not kept up by this bulk insert
+        _, _, statement, parameters, _, _ = next(s for s in statements if "LIMIT" in s[2])
+        connection = db.session.connection()
+        plan = connection.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters).all()
+        db.engine.dispose()
+    steps = " / ".join(row[-1] for row in plan)
+    assert "SCAN reports USING INDEX ix_reports_created" in steps, steps

@@ -24,8 +24,11 @@ SQLITE_UPGRADE = [
         rowid INTEGER PRIMARY KEY,
         report_id CHAR(32) NOT NULL UNIQUE
     )""",
+    # detail=none keeps no positions: the index is about the size of the text instead of five
+    # times it, and inserts take half the time. A search asks for each trigram of a term on
+    # its own (no phrase), and the LIKE that follows keeps the results exact.
     """CREATE VIRTUAL TABLE reports_fts USING fts5(
-        title, description, content='', tokenize='trigram'
+        title, description, content='', tokenize='trigram', detail=none
     )""",
     """CREATE TRIGGER reports_search_insert AFTER INSERT ON reports BEGIN
         INSERT INTO report_search_rows (report_id) VALUES (new.id);
@@ -59,10 +62,9 @@ SQLITE_DOWNGRADE = [
     "DROP TABLE reports_fts",
     "DROP TABLE report_search_rows",
 ]
-POSTGRESQL_UPGRADE = [
-    "CREATE EXTENSION IF NOT EXISTS pg_trgm",
-    "CREATE INDEX ix_reports_title_trgm ON reports USING gin (title gin_trgm_ops)",
-    "CREATE INDEX ix_reports_description_trgm ON reports USING gin (description gin_trgm_ops)",
+POSTGRESQL_INDEXES = [
+    "CREATE INDEX ix_reports_title_trgm ON reports USING gin (title {ops})",
+    "CREATE INDEX ix_reports_description_trgm ON reports USING gin (description {ops})",
 ]
 POSTGRESQL_DOWNGRADE = [
     "DROP INDEX ix_reports_description_trgm",
@@ -84,6 +86,16 @@ def _run(statements):
         op.execute(statement)
 
 
+def _create_trigram_indexes():
+    op.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+    # The extension may live in another schema than ours (it is installed once per database),
+    # so its operator class is named with its schema.
+    schema = op.get_bind().scalar(sa.text(
+        "SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'pg_trgm'"
+    ))
+    _run(statement.format(ops=f"{schema}.gin_trgm_ops") for statement in POSTGRESQL_INDEXES)
+
+
 def upgrade():
     with op.batch_alter_table('projects', schema=None) as batch_op:
         batch_op.add_column(
@@ -101,7 +113,7 @@ def upgrade():
     if dialect == 'sqlite':
         _run(SQLITE_UPGRADE)
     elif dialect == 'postgresql':
-        _run(POSTGRESQL_UPGRADE)
+        _create_trigram_indexes()
 
 
 def downgrade():

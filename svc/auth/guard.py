@@ -16,6 +16,7 @@ from flask import current_app, g, request
 from svc.auth import tokens
 from svc.auth.cookies import ACCESS_COOKIE, CSRF_COOKIE, CSRF_HEADER
 from svc.errors import APIError, unauthorized
+from svc.extensions import db
 from svc.models import Project, User
 from svc.services import projects, sessions
 from svc.services import tokens as pats
@@ -82,10 +83,19 @@ def authenticate_user() -> Caller:
     return Caller(user=sessions.user_of(session), kind="session", session_id=session.id)
 
 
+def _end_transaction() -> None:
+    """End the transaction the credential check began, before the view parses the body. On
+    SQLite a transaction holds the write lock from its BEGIN (see svc.extensions); kept through
+    the view's validation and redaction, it made concurrent requests queue one behind another.
+    What was loaded stays usable: the session does not expire objects on commit."""
+    db.session.commit()
+
+
 def login_required(view: Callable) -> Callable:
     @wraps(view)
     def wrapper(*args, **kwargs):
         g.caller = authenticate_user()
+        _end_transaction()
         return view(*args, **kwargs)
 
     wrapper.accepted_credentials = SESSION_OR_PAT
@@ -119,6 +129,7 @@ def api_key_required(view: Callable) -> Callable:
     @wraps(view)
     def wrapper(*args, **kwargs):
         g.project = authenticate_project()
+        _end_transaction()
         return view(*args, **kwargs)
 
     wrapper.accepted_credentials = API_KEY

@@ -1,5 +1,6 @@
 """The conventions every schema shares (contract section 1)."""
 
+import json
 from datetime import UTC
 
 from marshmallow import RAISE, Schema, ValidationError, fields, pre_load, validate
@@ -55,6 +56,17 @@ def _unstorable(text: str) -> bool:
     return False
 
 
+def _all_storable(data) -> bool:
+    """The quick answer for the usual body: serialised once, no NUL and nothing that UTF-8
+    cannot encode (an unpaired surrogate). Only a body that fails it is walked for the paths."""
+    try:
+        text = json.dumps(data, ensure_ascii=False)
+        text.encode()
+    except (TypeError, ValueError, UnicodeEncodeError):
+        return False
+    return "\x00" not in text and "\\u0000" not in text
+
+
 def find_unstorable_strings(value, path: str = "") -> list[str]:
     """Dotted paths (list items by index) of every unstorable string, keys included."""
     found: list[str] = []
@@ -82,6 +94,8 @@ class InSchema(Schema):
 
     @pre_load
     def reject_unstorable_strings(self, data, **kwargs):
+        if _all_storable(data):
+            return data
         paths = find_unstorable_strings(data)
         if paths:
             raise ValidationError(

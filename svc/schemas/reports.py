@@ -40,12 +40,32 @@ def validate_metadata(metadata: dict) -> None:
         raise ValidationError(f"Larger than {MAX_METADATA_BYTES} bytes serialised.")
 
 
+class Objects(fields.List):
+    """A JSON array of objects, kept as sent: the captured logs and actions. Checked and written
+    with one loop instead of a marshmallow field per entry, which cost more than the rest of a
+    report's creation. (A List of Dict still, so the OpenAPI description says what it is.)"""
+
+    def __init__(self, **kwargs):
+        super().__init__(fields.Dict(), **kwargs)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, list):
+            raise self.make_error("invalid")
+        not_objects = {
+            index: [self.inner.error_messages["invalid"]]
+            for index, item in enumerate(value)
+            if not isinstance(item, dict)
+        }
+        if not_objects:
+            raise ValidationError(not_objects)
+        return value
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return value
+
+
 def _log_field():
-    return fields.List(
-        fields.Dict(keys=fields.String()),
-        load_default=list,
-        validate=validate.Length(max=MAX_LOG_ENTRIES),
-    )
+    return Objects(load_default=list, validate=validate.Length(max=MAX_LOG_ENTRIES))
 
 
 def _screenshot_key_field():
@@ -133,9 +153,9 @@ class ReportSummaryOut(OutSchema):
 class ReportOut(ReportSummaryOut):
     """The full report, with its captured console, network and user-action logs."""
 
-    console_logs = fields.List(fields.Dict(), required=True, attribute="detail.console_logs")
-    network_logs = fields.List(fields.Dict(), required=True, attribute="detail.network_logs")
-    user_actions = fields.List(fields.Dict(), required=True, attribute="detail.user_actions")
+    console_logs = Objects(required=True, attribute="detail.console_logs")
+    network_logs = Objects(required=True, attribute="detail.network_logs")
+    user_actions = Objects(required=True, attribute="detail.user_actions")
 
 
 class ReportPageOut(OutSchema):

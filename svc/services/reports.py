@@ -10,6 +10,7 @@ from datetime import timedelta
 
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import selectinload
 
 from svc.config import setting
 from svc.errors import APIError, field_error, not_found
@@ -94,8 +95,9 @@ def _next_number(project_id: uuid.UUID) -> int:
 def create(project: Project, data: dict, idempotency_key: str | None = None) -> tuple[Report, bool]:
     """Store a report; (report, True) when created, (earlier report, False) for a repeat of an
     Idempotency-Key."""
-    body_hash = fingerprint(data)
+    body_hash = None
     if idempotency_key is not None:
+        body_hash = fingerprint(data)  # only here: it serialises the whole body
         earlier = _earlier_answer(project, idempotency_key, body_hash)
         if earlier is not None:
             return earlier, False
@@ -204,6 +206,9 @@ def list_for(user: User, query: dict) -> Page:
     order += [Report.created_at.desc(), Report.id]
     items = db.session.scalars(
         select(Report)
+        # Projects in a second query: joined to each report, they led SQLite's planner to fetch
+        # every report of the user's projects and sort them, instead of walking the sort index.
+        .options(selectinload(Report.project))
         .where(*conditions)
         .order_by(*order)
         .limit(query["page_size"])

@@ -4,10 +4,10 @@ or the description; %, _ and \\ are matched literally.
 The rule itself is a LIKE per term, which is what decides. In front of it sits an index so that a
 search does not read every report:
 
-- SQLite: the FTS5 table `reports_fts` (trigram tokenizer), kept in sync with `reports` by
-  triggers (migration 7c1e4a9d2b35). A trigram index can only look up terms of 3 characters or
-  more, so shorter terms are left to the LIKE alone. FTS5 folds case at least as widely as
-  SQLite's LIKE does, so the candidates it finds include every row the LIKE accepts.
+- SQLite: the FTS5 table `reports_fts` (trigram tokenizer, no positions), kept in sync with
+  `reports` by triggers (migration 7c1e4a9d2b35). It yields the rows that hold every trigram of
+  every term of 3 characters or more; shorter terms are left to the LIKE alone. FTS5 folds case
+  at least as widely as SQLite's LIKE does, so the candidates include every row the LIKE accepts.
 - PostgreSQL: pg_trgm GIN indexes on title and description, which ILIKE '%term%' uses as it is.
 """
 
@@ -34,8 +34,13 @@ def condition(search: str, dialect: str):
 
 
 def fts_query(terms: list[str]) -> str:
-    """An FTS5 query in which every term is a quoted phrase, so nothing in it is syntax."""
-    return " AND ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    """An FTS5 query for rows holding every trigram of every term. The index keeps no positions
+    (detail=none), so this finds a superset of the rows where a term occurs as written; the LIKE
+    decides. Each trigram is a quoted string, so nothing in a term is FTS5 syntax."""
+    trigrams = dict.fromkeys(
+        term[start : start + TRIGRAM] for term in terms for start in range(len(term) - TRIGRAM + 1)
+    )
+    return " AND ".join('"' + trigram.replace('"', '""') + '"' for trigram in trigrams)
 
 
 def _contains(term: str):

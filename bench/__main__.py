@@ -1,0 +1,124 @@
+"""`make bench` (python -m bench): every benchmark in turn, then one table of the figures the
+performance targets are about, each beside its target (docs/performance.md).
+
+    .venv/bin/python -m bench [--quick]
+
+--quick runs shorter loads and stops the scale benchmark at 100,000 reports.
+Each benchmark writes its full figures to bench/results/<name>.json.
+"""
+
+import argparse
+import sys
+
+from bench import ingest, scale, webhooks
+from bench.common import print_table, read_result
+
+
+def run_all(quick: bool) -> None:
+    seconds = ["--seconds", "5" if quick else "20"]
+    sizes = ["--sizes", "10000", "100000"] if quick else []
+    for module, arguments in (
+        (ingest, seconds),
+        (webhooks, seconds),
+        (scale, sizes),
+    ):
+        sys.argv = [module.__name__, *arguments]
+        module.main()
+
+
+def headline() -> list[dict]:
+    rows = []
+
+    def add(benchmark, measure, figure, target, met):
+        verdict = "-" if met is None else ("met" if met else "missed")
+        rows.append(
+            {
+                "benchmark": benchmark,
+                "measure": measure,
+                "figure": figure,
+                "target": target,
+                "": verdict,
+            }
+        )
+
+    ingest_rows = read_result("ingest") or []
+    bare = next((r for r in ingest_rows if r["target"].startswith("bare")), None)
+    if bare:
+        add("ingest", "bare Flask, parse only", f"{bare['requests_per_s']} req/s", "", None)
+    for row in ingest_rows:
+        if row is bare:
+            continue
+        errors = row["non_2xx"] + row["socket_errors"]
+        add(
+            "ingest",
+            row["target"],
+            f"{row['requests_per_s']} req/s ({row['ratio_to_bare']:.0%} of bare), "
+            f"p99 {row['p99_ms']} ms, {errors} errors",
+            ">= 50% of bare, p99 < 50 ms, 0 errors" if "sqlite" in row["target"] else "",
+            row["ratio_to_bare"] >= 0.5 and row["p99_ms"] < 50 and errors == 0
+            if "sqlite" in row["target"]
+            else None,
+        )
+
+    scale_rows = read_result("scale") or []
+    for database in ("sqlite", "postgresql"):
+        mine = {row["reports"]: row for row in scale_rows if row["database"] == database}
+        if not mine:
+            continue
+        small, large = mine[min(mine)], mine[max(mine)]
+        span = f"{max(mine):,} vs {min(mine):,}"
+        for name in ("list_first", "list_filtered"):
+            ratio = large[f"{name}_p50_ms"] / small[f"{name}_p50_ms"]
+            add(
+                f"scale {database}",
+                f"{name} p50, {span}",
+                f"{large[f'{name}_p50_ms']} / {small[f'{name}_p50_ms']} ms = {ratio:.1f}x",
+                "<= 3x",
+                ratio <= 3,
+            )
+        for name in ("search_one", "search_two"):
+            p50 = large[f"{name}_p50_ms"]
+            scan = large["like_scan_p50_ms"]
+            add(
+                f"scale {database}",
+                f"{name} p50 at {max(mine):,}",
+                f"{p50} ms; LIKE scan {scan} ms ({p50 / scan:.2f}x)",
+                "< 100 ms and < 0.1x the scan",
+                p50 < 100 and p50 < scan / 10,
+            )
+
+    hooks = read_result("webhooks")
+    if hooks:
+        add(
+            "webhooks",
+            "first attempt after the 201",
+            f"p50 {hooks['first_attempt_p50_ms']} ms, p95 {hooks['first_attempt_p95_ms']} ms",
+            "p50 < 1 s",
+            hooks["first_attempt_p50_ms"] < 1000,
+        )
+        add(
+            "webhooks",
+            "ingest while the receiver hangs",
+            f"{hooks['hanging_to_quiet']:.0%} of the rate without webhooks",
+            ">= 90%",
+            hooks["hanging_to_quiet"] >= 0.9,
+        )
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--table-only", action="store_true", help="print the table of the last results"
+    )
+    options = parser.parse_args()
+    if not options.table_only:
+        run_all(options.quick)
+    print()
+    print_table(headline())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

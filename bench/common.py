@@ -1,0 +1,110 @@
+"""What the benchmarks share: fresh databases, the service as `make run` starts it, percentiles,
+and results written to bench/results/ and printed as a table."""
+
+import json
+import os
+import signal
+import statistics
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+import requests
+from sqlalchemy import create_engine, text
+
+from tests.service import start_service
+
+RESULTS = Path(__file__).resolve().parent / "results"
+POSTGRES = os.environ.get(
+    "SVC_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+DATABASES = ("sqlite", "postgresql")
+PASSWORD = "correct horse battery"
+
+
+@contextmanager
+def fresh_database(kind: str, workdir: Path) -> Iterator[str]:
+    """The URL of an empty database of that kind: a SQLite file in workdir, or a PostgreSQL
+    schema of its own, dropped afterwards."""
+    if kind == "sqlite":
+        yield f"sqlite:///{workdir / 'svc.sqlite3'}"
+        return
+    schema = f"svc_bench_{uuid.uuid4().hex[:8]}"
+    engine = create_engine(POSTGRES)
+    with engine.begin() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield f"{POSTGRES}?options={quote(f'-csearch_path={schema}')}"
+    finally:
+        with engine.begin() as connection:
+            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        engine.dispose()
+
+
+@contextmanager
+def running_service(database_url: str, workdir: Path, **env: str) -> Iterator[str]:
+    """`make run` on that database with 2 workers and no rate limits (one address sends all
+    the load); its base URL. Stopped with SIGTERM at the end."""
+    settings = {
+        "SVC_DATABASE_URL": database_url,
+        "SVC_WORKERS": "2",
+        "SVC_INSTANCE_PATH": str(workdir / "instance"),
+        "SVC_UPLOAD_DIR": str(workdir / "uploads"),
+        "SVC_RATE_LIMIT_INGEST": "off",
+        "SVC_RATE_LIMIT_AUTH": "off",
+        **env,
+    }
+    base_url, service = start_service(settings)
+    try:
+        yield base_url
+    finally:
+        os.killpg(service.process.pid, signal.SIGTERM)
+        service.wait(timeout=60)
+
+
+def sign_up(base_url: str) -> tuple[requests.Session, dict]:
+    """A registered user's cookie session and the CSRF header its writes need."""
+    browser = requests.Session()
+    response = browser.post(
+        f"{base_url}/api/v1/auth/register",
+        json={"name": "Bench", "email": "bench@example.com", "password": PASSWORD},
+    )
+    response.raise_for_status()
+    return browser, {"X-CSRF-Token": browser.cookies["svc_csrf_token"]}
+
+
+def percentile(values: list[float], share: float) -> float:
+    if len(values) < 2:
+        return values[0] if values else 0.0
+    return statistics.quantiles(values, n=100, method="inclusive")[round(share * 100) - 1]
+
+
+def milliseconds(seconds: float) -> float:
+    return round(seconds * 1000, 2)
+
+
+def write_result(name: str, result) -> Path:
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    return path
+
+
+def read_result(name: str):
+    path = RESULTS / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def print_table(rows: list[dict]) -> None:
+    """Rows of equal keys as an aligned text table."""
+    if not rows:
+        return
+    columns = list(rows[0])
+    cells = [[str(row.get(column, "")) for column in columns] for row in rows]
+    widths = [max(len(column), *(len(row[i]) for row in cells)) for i, column in enumerate(columns)]
+    print("  ".join(column.ljust(width) for column, width in zip(columns, widths, strict=True)))
+    print("  ".join("-" * width for width in widths))
+    for row in cells:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))

@@ -1,0 +1,285 @@
+"""Scale benchmark: how list and search times grow with the number of reports.
+
+Fills a fresh database with 10,000, then 100,000, then 1,000,000 synthetic reports (bulk insert
+beside the running service: 60-character titles, 500-character descriptions from a 5,000-word
+vocabulary, 10 projects, mixed statuses and severities, no captured logs or screenshots) and at
+each size times calls through the HTTP API of the service as `make run` starts it:
+
+    list_first     GET /api/v1/reports                       (first page and its total)
+    list_filtered  ?project_id=&status=&severity=            (a filtered page and its total)
+    page_50        ?page=50
+    count_status   ?status=&page_size=1                      (the total of a broad filter)
+    search_one     ?search=<word>
+    search_two     ?search=<word> <word>
+
+and, directly in SQL, a plain LIKE scan for one word (no index), to compare search with.
+
+    .venv/bin/python -m bench.scale                       # both databases, all three sizes
+    .venv/bin/python -m bench.scale --database sqlite --sizes 10000 100000
+
+Writes bench/results/scale.json and bench/results/scale.png (p50 against report count).
+"""
+
+import argparse
+import random
+import string
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import requests
+from sqlalchemy import create_engine, text
+
+from bench.common import (
+    DATABASES,
+    RESULTS,
+    fresh_database,
+    milliseconds,
+    percentile,
+    print_table,
+    running_service,
+    sign_up,
+    write_result,
+)
+from svc import create_app
+from svc.extensions import db
+from svc.models import CATEGORIES, SEVERITIES, SEVERITY_RANK, STATUSES, Report
+from svc.services import upkeep
+
+SIZES = (10_000, 100_000, 1_000_000)
+PROJECTS = 10
+REPEATS = 25
+BATCH = 2_000  # 11 columns x 2,000 rows stays under SQLite's 32,766 parameters
+SPAN = timedelta(days=730)  # the reports arrived over two years
+STATUS_WEIGHTS = (40, 20, 25, 15)
+SEVERITY_WEIGHTS = (30, 40, 20, 10)
+
+
+class Corpus:
+    """Deterministic synthetic text: the same seed gives the same reports."""
+
+    def __init__(self, seed: int = 7, words: int = 5_000):
+        self.rng = random.Random(seed)
+        vocabulary = set()
+        while len(vocabulary) < words:
+            length = self.rng.randint(4, 10)
+            vocabulary.add("".join(self.rng.choices(string.ascii_lowercase, k=length)))
+        self.words = sorted(vocabulary)
+
+    def text(self, length: int) -> str:
+        words = self.rng.choices(self.words, k=length // 5)
+        return " ".join(words)[:length].strip().capitalize()
+
+
+def fill(engine, project_ids: list[uuid.UUID], start: int, stop: int, corpus: Corpus) -> None:
+    """Reports start..stop-1: report i belongs to project i % 10 with number i // 10 + 1."""
+    began = datetime.now(UTC) - SPAN
+    step = SPAN / SIZES[-1]
+    rng = corpus.rng
+    table = Report.__table__
+    for batch_start in range(start, stop, BATCH):
+        rows = []
+        for i in range(batch_start, min(stop, batch_start + BATCH)):
+            severity = rng.choices(SEVERITIES, SEVERITY_WEIGHTS)[0]
+            created = began + step * i
+            rows.append(
+                {
+                    "id": uuid.uuid4(),
+                    "project_id": project_ids[i % PROJECTS],
+                    "number": i // PROJECTS + 1,
+                    "title": corpus.text(60),
+                    "description": corpus.text(500),
+                    "severity": severity,
+                    "severity_rank": SEVERITY_RANK[severity],
+                    "category": rng.choice(CATEGORIES),
+                    "status": rng.choices(STATUSES, STATUS_WEIGHTS)[0],
+                    "created_at": created,
+                    "updated_at": created,
+                }
+            )
+        with engine.begin() as connection:
+            # One multi-row INSERT per batch, not executemany: SQLite's FTS5 flushes its pending
+            # index data at every statement of a transaction that fires its triggers, so a
+            # statement per row costs a flush and a merge per row.
+            connection.execute(table.insert().values(rows))
+    with engine.begin() as connection:
+        # What the service keeps up on each create (svc.services.reports._next_number).
+        connection.execute(
+            text(
+                "UPDATE projects SET"
+                " report_count = (SELECT count(*) FROM reports r WHERE r.project_id = projects.id),"
+                " last_report_number ="
+                " (SELECT coalesce(max(number), 0) FROM reports r"
+                "  WHERE r.project_id = projects.id)"
+            )
+        )
+
+
+def refresh_statistics(engine, url: str, workdir: Path) -> None:
+    """What runs in the background of an install that grew to this size: the scheduler's hourly
+    statistics job on SQLite, autovacuum's ANALYZE on PostgreSQL."""
+    if engine.dialect.name == "postgresql":
+        with engine.connect() as connection:
+            connection.execute(text("ANALYZE"))
+            connection.commit()
+        return
+    app = create_app({"SVC_DATABASE_URL": url, "SVC_INSTANCE_PATH": str(workdir / "instance")})
+    with app.app_context():
+        upkeep.refresh_planner_statistics()
+        db.engine.dispose()
+
+
+def time_calls(session, url: str, make_params, repeats: int = REPEATS) -> list[float]:
+    for _ in range(3):  # warm-up
+        session.get(url, params=make_params()).raise_for_status()
+    times = []
+    for _ in range(repeats):
+        params = make_params()
+        started = time.perf_counter()
+        response = session.get(url, params=params)
+        times.append(time.perf_counter() - started)
+        response.raise_for_status()
+    return times
+
+
+def like_scan(engine, corpus: Corpus, repeats: int = 5) -> list[float]:
+    """One-word search with no index: a plain LIKE over every title and description."""
+    times = []
+    with engine.connect() as connection:
+        if engine.dialect.name == "postgresql":
+            connection.execute(text("SET enable_bitmapscan = off"))
+            connection.execute(text("SET enable_indexscan = off"))
+        for _ in range(repeats):
+            pattern = f"%{corpus.rng.choice(corpus.words)}%"
+            started = time.perf_counter()
+            connection.execute(
+                text(
+                    "SELECT count(*) FROM reports"
+                    " WHERE lower(title) LIKE :p OR lower(description) LIKE :p"
+                ),
+                {"p": pattern},
+            ).scalar()
+            times.append(time.perf_counter() - started)
+    return times
+
+
+def run(database: str, sizes: list[int]) -> list[dict]:
+    corpus = Corpus()
+    rows = []
+    with tempfile.TemporaryDirectory() as workdir:
+        workdir = Path(workdir)
+        with (
+            fresh_database(database, workdir) as url,
+            running_service(url, workdir) as base_url,
+        ):
+            browser, csrf = sign_up(base_url)
+            projects = [
+                browser.post(
+                    f"{base_url}/api/v1/projects", json={"name": f"Project {n}"}, headers=csrf
+                ).json()["id"]
+                for n in range(PROJECTS)
+            ]
+            token = browser.post(
+                f"{base_url}/api/v1/tokens", json={"name": "bench"}, headers=csrf
+            ).json()["token"]
+            api = requests.Session()
+            api.headers["Authorization"] = f"Bearer {token}"
+            engine = create_engine(url)
+            rng = corpus.rng
+            calls = {
+                "list_first": dict,
+                "list_filtered": lambda: {
+                    "project_id": rng.choice(projects),
+                    "status": rng.choice(STATUSES),
+                    "severity": rng.choice(SEVERITIES),
+                },
+                "page_50": lambda: {"page": 50},
+                "count_status": lambda: {"status": rng.choice(STATUSES), "page_size": 1},
+                "search_one": lambda: {"search": rng.choice(corpus.words)},
+                "search_two": lambda: {
+                    "search": f"{rng.choice(corpus.words)} {rng.choice(corpus.words)}"
+                },
+            }
+            stored = 0
+            for size in sizes:
+                started = time.perf_counter()
+                fill(engine, [uuid.UUID(p) for p in projects], stored, size, corpus)
+                fill_seconds = time.perf_counter() - started
+                refresh_statistics(engine, url, workdir)
+                stored = size
+                row = {"database": database, "reports": size, "fill_s": round(fill_seconds, 1)}
+                for name, make_params in calls.items():
+                    times = time_calls(api, f"{base_url}/api/v1/reports", make_params)
+                    row[f"{name}_p50_ms"] = milliseconds(percentile(times, 0.50))
+                    row[f"{name}_p95_ms"] = milliseconds(percentile(times, 0.95))
+                scan = like_scan(engine, corpus)
+                row["like_scan_p50_ms"] = milliseconds(percentile(scan, 0.50))
+                row["database_mb"] = round(database_bytes(engine, url) / 2**20, 1)
+                rows.append(row)
+                print_table([row])
+            engine.dispose()
+    return rows
+
+
+def database_bytes(engine, url: str) -> int:
+    if engine.dialect.name == "sqlite":
+        path = Path(url.removeprefix("sqlite:///"))
+        return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+    with engine.connect() as connection:
+        return int(
+            connection.execute(
+                text(
+                    "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c"
+                    " JOIN pg_namespace n ON n.oid = c.relnamespace"
+                    " WHERE n.nspname = current_schema() AND c.relkind = 'r'"
+                )
+            ).scalar()
+        )
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    databases = sorted({row["database"] for row in rows})
+    figure, axes = plt.subplots(1, len(databases), figsize=(6 * len(databases), 4.5), squeeze=False)
+    for axis, database in zip(axes[0], databases, strict=True):
+        mine = [row for row in rows if row["database"] == database]
+        sizes = [row["reports"] for row in mine]
+        for name in ("list_first", "list_filtered", "page_50", "search_one", "search_two"):
+            axis.plot(sizes, [row[f"{name}_p50_ms"] for row in mine], marker="o", label=name)
+        axis.plot(sizes, [row["like_scan_p50_ms"] for row in mine], "k--", label="LIKE scan (SQL)")
+        axis.set(
+            xscale="log",
+            yscale="log",
+            title=f"{database}: p50 through the HTTP API",
+            xlabel="reports in the database",
+            ylabel="milliseconds",
+        )
+        axis.grid(True, which="both", alpha=0.3)
+        axis.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--database", choices=DATABASES, action="append")
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    options = parser.parse_args()
+    rows = []
+    for database in options.database or DATABASES:
+        rows += run(database, sorted(options.sizes))
+    write_result("scale", rows)
+    RESULTS.mkdir(exist_ok=True)
+    plot(rows, RESULTS / "scale.png")
+    print_table(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
