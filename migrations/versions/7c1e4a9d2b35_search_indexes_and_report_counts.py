@@ -75,9 +75,11 @@ LIST_INDEXES = {
     'ix_reports_project_status_severity_created': [
         'project_id', 'status', 'severity_rank', 'created_at'
     ],
-    'ix_reports_created': ['created_at'],
-    'ix_reports_updated': ['updated_at'],
-    'ix_reports_severity_created': ['severity_rank', 'created_at'],
+    'ix_reports_created': [sa.text('created_at DESC'), 'id'],
+    'ix_reports_updated': [sa.text('updated_at DESC'), sa.text('created_at DESC'), 'id'],
+    'ix_reports_severity_created': [
+        sa.text('severity_rank DESC'), sa.text('created_at DESC'), 'id'
+    ],
 }
 
 

@@ -35,10 +35,6 @@ class Report(db.Model):
         Index("ix_reports_project_severity_created", "project_id", "severity_rank", "created_at"),
         Index("ix_reports_project_category_created", "project_id", "category", "created_at"),
         Index("ix_reports_project_updated", "project_id", "updated_at"),
-        # Lists across all of a user's projects walk these in sort order.
-        Index("ix_reports_created", "created_at"),
-        Index("ix_reports_updated", "updated_at"),
-        Index("ix_reports_severity_created", "severity_rank", "created_at"),
         # Search indexes (SQLite FTS5, PostgreSQL pg_trgm) are made by the migrations only: see
         # svc.services.search.
     )
@@ -72,6 +68,19 @@ class Report(db.Model):
     @property
     def tracking_id(self) -> str:
         return f"{self.project.tracking_prefix}-{self.number}"
+
+
+# Lists across all of a user's projects walk these in sort order. Each holds the whole ORDER BY
+# of a descending sort (ties: newest first, then id): with only a prefix of it, SQLite's planner
+# prefers to fetch and sort every report of the user's projects.
+Index("ix_reports_created", Report.created_at.desc(), Report.id)
+Index("ix_reports_updated", Report.updated_at.desc(), Report.created_at.desc(), Report.id)
+Index(
+    "ix_reports_severity_created",
+    Report.severity_rank.desc(),
+    Report.created_at.desc(),
+    Report.id,
+)
 
 
 class ReportDetail(db.Model):

@@ -202,8 +202,11 @@ def list_for(user: User, query: dict) -> Page:
     sort = query["sort"]
     column = _SORT_COLUMNS[sort.lstrip("-")]
     order = [column.desc() if sort.startswith("-") else column.asc()]
-    # Ties: newest first, then id, so that pages are stable.
-    order += [Report.created_at.desc(), Report.id]
+    # Ties: newest first, then id, so that pages are stable. No term twice: the ORDER BY must
+    # be exactly the columns of an index (see Report) for the database to walk it.
+    if column is not Report.created_at:
+        order.append(Report.created_at.desc())
+    order.append(Report.id)
     items = db.session.scalars(
         select(Report)
         # Projects in a second query: joined to each report, they led SQLite's planner to fetch
