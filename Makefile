@@ -29,14 +29,17 @@ run: migrate
 test: $(STAMP) $(CHROMIUM)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# Installed from Debian's packages when missing (Playwright's own browser download is not used).
+# Debian packages the tests and benchmarks need, installed when missing (root only; CI is root).
+# $(call apt-install,package,what needs it)
+define apt-install
+	@if [ "$$(id -u)" != 0 ]; then echo "$(2): sudo apt-get install $(1)" >&2; exit 1; fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(1) \
+	    || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(1))
+endef
+
+# Playwright's own browser download is not used.
 $(CHROMIUM):
-	@if [ "$$(id -u)" != 0 ]; then \
-	    echo "The dashboard tests need Debian's chromium: sudo apt-get install chromium" >&2; \
-	    exit 1; \
-	fi
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium \
-	    || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
+	$(call apt-install,chromium,The dashboard tests need Debian's chromium)
 
 ## load: 200 concurrent clients creating reports for 60 s on SQLite, then on PostgreSQL
 ## (docs/reliability.md); prints figures, fails only on a lost report or a 5xx
@@ -55,14 +58,8 @@ $(BENCH_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	touch $(BENCH_STAMP)
 
-# wrk drives the ingest benchmarks; installed from Debian's packages when missing.
 $(WRK):
-	@if [ "$$(id -u)" != 0 ]; then \
-	    echo "The ingest benchmark needs wrk: sudo apt-get install wrk" >&2; \
-	    exit 1; \
-	fi
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk \
-	    || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk)
+	$(call apt-install,wrk,The ingest benchmark needs wrk)
 
 lint: $(STAMP)
 	$(BIN)/ruff check svc tests bench

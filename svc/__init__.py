@@ -58,8 +58,9 @@ def _derived_settings(app: Flask) -> dict[str, Any]:
         "SVC_UPLOAD_DIR": config["SVC_UPLOAD_DIR"] or os.path.join(app.instance_path, "uploads"),
         "SQLALCHEMY_DATABASE_URI": database_url,
         # pre_ping: a PostgreSQL restart costs one reconnect, not one failed request per pooled
-        # connection.
-        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True},
+        # connection. recycle: a SQLite connection reads the planner statistics when it opens
+        # (svc.services.upkeep refreshes them hourly in the scheduler process).
+        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True, "pool_recycle": 3600},
         "MAX_CONTENT_LENGTH": MAX_JSON_BYTES,
         "RATELIMIT_STORAGE_URI": config["SVC_RATE_LIMIT_STORAGE"],
         "RATELIMIT_HEADERS_ENABLED": True,

@@ -20,8 +20,7 @@ from svc.services import screenshots, upkeep
 from svc.webhooks import delivery
 
 log = logging.getLogger(__name__)
-SWEEP_INTERVAL_HOURS = 1
-STATISTICS_INTERVAL_HOURS = 1
+HOURLY_JOBS_INTERVAL_HOURS = 1
 DELIVERY_POLL_SECONDS = 1
 DELIVERY_THREADS = 8
 
@@ -102,23 +101,19 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
         id="deliver-webhooks",
         replace_existing=True,
     )
-    # Also at every start: a process restarted more often than hourly still sweeps.
-    scheduler.add_job(
-        sweep_uploads,
-        "interval",
-        hours=SWEEP_INTERVAL_HOURS,
-        id="sweep-uploads",
-        replace_existing=True,
-        next_run_time=datetime.now(UTC),
-    )
-    scheduler.add_job(
-        refresh_statistics,
-        "interval",
-        hours=STATISTICS_INTERVAL_HOURS,
-        id="refresh-statistics",
-        replace_existing=True,
-        next_run_time=datetime.now(UTC),
-    )
+    # Hourly, and also at every start: a process restarted more often still runs them.
+    for job, job_id in (
+        (sweep_uploads, "sweep-uploads"),
+        (refresh_statistics, "refresh-statistics"),
+    ):
+        scheduler.add_job(
+            job,
+            "interval",
+            hours=HOURLY_JOBS_INTERVAL_HOURS,
+            id=job_id,
+            replace_existing=True,
+            next_run_time=datetime.now(UTC),
+        )
     return scheduler
 
 

@@ -105,6 +105,19 @@ SUMMARY_FIELDS = {
 FULL_FIELDS = SUMMARY_FIELDS | {"consoleLogs", "networkLogs", "userActions"}
 
 
+def sqlite_app(tmp_path):
+    """An app on a SQLite file of its own, for what only SQLite has (pragmas, its planner)."""
+    from svc import create_app
+
+    return create_app(
+        {
+            "SVC_DATABASE_URL": f"sqlite:///{tmp_path / 'svc.sqlite3'}",
+            "SVC_INSTANCE_PATH": str(tmp_path / "instance"),
+            "SVC_SECRET_KEY": "test",
+        }
+    )
+
+
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 

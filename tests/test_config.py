@@ -8,6 +8,7 @@ import pytest
 from svc import create_app
 from svc.config import SETTINGS, ConfigError, load_settings
 from svc.extensions import db
+from tests.helpers import sqlite_app
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -74,13 +75,7 @@ def test_default_database_lives_in_the_instance_folder(tmp_path):
 
 
 def test_every_sqlite_connection_is_tuned(tmp_path):
-    app = create_app(
-        {
-            "SVC_DATABASE_URL": f"sqlite:///{tmp_path / 'svc.db'}",
-            "SVC_INSTANCE_PATH": str(tmp_path / "instance"),
-            "SVC_SECRET_KEY": "test",
-        }
-    )
+    app = sqlite_app(tmp_path)
     with app.app_context():
         connection = db.engine.raw_connection()
         try:

@@ -6,11 +6,17 @@ import pytest
 from flask_migrate import upgrade
 from sqlalchemy import event, insert, select
 
-from svc import create_app
 from svc.extensions import db
 from svc.models import Report
 from svc.services import projects, reports, search, upkeep, users
-from tests.helpers import SUMMARY_FIELDS, create_pat, create_project, csrf, file_report
+from tests.helpers import (
+    SUMMARY_FIELDS,
+    create_pat,
+    create_project,
+    csrf,
+    file_report,
+    sqlite_app,
+)
 
 
 def listing(client, **params):
@@ -304,13 +310,7 @@ def test_totals_without_filters_follow_creates_and_deletes(user_client, shop, ba
 
 
 def test_with_statistics_sqlite_reads_a_long_list_in_sort_order(tmp_path):
-    app = create_app(
-        {
-            "SVC_DATABASE_URL": f"sqlite:///{tmp_path / 'svc.sqlite3'}",
-            "SVC_INSTANCE_PATH": str(tmp_path / "instance"),
-            "SVC_SECRET_KEY": "test",
-        }
-    )
+    app = sqlite_app(tmp_path)
     with app.app_context():
         upgrade()
         user = users.register("Ada", "ada@example.com", "correct horse battery")

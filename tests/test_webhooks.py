@@ -17,20 +17,14 @@ from svc.extensions import db
 from svc.models import WebhookDelivery
 from svc.models.base import utcnow
 from svc.webhooks import delivery, sender
-from tests.helpers import create_project, csrf, file_report, register
+from tests.helpers import SUMMARY_FIELDS, create_project, csrf, file_report, register
 
-CREATED_FIELDS = {
-    "id",
-    "projectId",
-    "trackingId",
-    "title",
-    "description",
-    "severity",
-    "category",
-    "status",
-    "reporterIdentifier",
-    "createdAt",
-    "updatedAt",
+# The webhook's report: the report object without screenshots, metadata and assignee.
+CREATED_FIELDS = SUMMARY_FIELDS - {
+    "screenshotUrl",
+    "annotatedScreenshotUrl",
+    "metadata",
+    "assigneeId",
 }
 
 
