@@ -26,11 +26,12 @@ import string
 import tempfile
 import time
 import uuid
+from contextlib import nullcontext
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import requests
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, event, text
 
 from bench.common import (
     DATABASES,
@@ -117,6 +118,27 @@ def fill(engine, project_ids: list[uuid.UUID], start: int, stop: int, corpus: Co
         )
 
 
+def bulk_load_engine(url: str):
+    """An engine for the bulk loads, with room to hold the indexes being filled: SQLite's default
+    2 MB page cache (and PostgreSQL's 4 MB for merging pending GIN entries) made the load of a
+    million reports spend most of its time re-reading index pages."""
+    engine = create_engine(url)
+
+    @event.listens_for(engine, "connect")
+    def configure(connection, _record):
+        cursor = connection.cursor()
+        if engine.dialect.name == "sqlite":
+            cursor.execute("PRAGMA cache_size = -1048576")  # 1 GiB
+            cursor.execute("PRAGMA synchronous = NORMAL")
+        else:
+            cursor.execute("SET work_mem = '512MB'")
+            cursor.execute("SET maintenance_work_mem = '512MB'")
+            connection.commit()  # a SET in a transaction that rolls back is undone
+        cursor.close()
+
+    return engine
+
+
 def refresh_statistics(engine, url: str, workdir: Path) -> None:
     """What runs in the background of an install that grew to this size: the scheduler's hourly
     statistics job on SQLite (svc.services.upkeep), autovacuum's ANALYZE on PostgreSQL."""
@@ -144,8 +166,10 @@ def time_calls(session, url: str, make_params, repeats: int = REPEATS) -> list[f
     return times
 
 
-def like_scan(engine, corpus: Corpus, repeats: int = 5) -> list[float]:
-    """One-word search with no index: a plain LIKE over every title and description."""
+def like_scan(url: str, corpus: Corpus, repeats: int = 5) -> list[float]:
+    """One-word search with no index: a plain LIKE over every title and description, on a
+    connection with the database's default settings."""
+    engine = create_engine(url)
     times = []
     with engine.connect() as connection:
         if engine.dialect.name == "postgresql":
@@ -162,6 +186,7 @@ def like_scan(engine, corpus: Corpus, repeats: int = 5) -> list[float]:
                 {"p": pattern},
             ).scalar()
             times.append(time.perf_counter() - started)
+    engine.dispose()
     return times
 
 
@@ -194,20 +219,20 @@ def timed_calls(projects: list[str], corpus: Corpus) -> dict:
     }
 
 
-def run(database: str, sizes: list[int]) -> list[dict]:
+def run(database: str, sizes: list[int], keep: Path | None = None) -> list[dict]:
     """The bulk loads run while the service is stopped; it starts again for the timed calls,
     with connections that see the new statistics (as a running install's do within the hour,
     when its pool recycles them)."""
     corpus = Corpus()
     rows = []
-    with tempfile.TemporaryDirectory() as workdir:
+    with nullcontext(keep) if keep else tempfile.TemporaryDirectory() as workdir:
         workdir = Path(workdir)
         with fresh_database(database, workdir) as url:
             with running_service(url, workdir) as base_url:
                 projects, token = set_up(base_url)
             api = requests.Session()
             api.headers["Authorization"] = f"Bearer {token}"
-            engine = create_engine(url)
+            engine = bulk_load_engine(url)
             stored = 0
             for size in sizes:
                 started = time.perf_counter()
@@ -221,7 +246,7 @@ def run(database: str, sizes: list[int]) -> list[dict]:
                         times = time_calls(api, f"{base_url}/api/v1/reports", make_params)
                         row[f"{name}_p50_ms"] = milliseconds(percentile(times, 0.50))
                         row[f"{name}_p95_ms"] = milliseconds(percentile(times, 0.95))
-                scan = like_scan(engine, corpus)
+                scan = like_scan(url, corpus)
                 row["like_scan_p50_ms"] = milliseconds(percentile(scan, 0.50))
                 row["database_mb"] = round(database_bytes(engine, url) / 2**20, 1)
                 rows.append(row)
@@ -277,10 +302,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database", choices=DATABASES, action="append")
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument(
+        "--keep", type=Path, metavar="DIR", help="fill a SQLite database in DIR and keep it"
+    )
     options = parser.parse_args()
     rows = []
     for database in options.database or DATABASES:
-        rows += run(database, sorted(options.sizes))
+        keep = options.keep / database if options.keep and database == "sqlite" else None
+        rows += run(database, sorted(options.sizes), keep)
     write_result("scale", rows)
     RESULTS.mkdir(exist_ok=True)
     plot(rows, RESULTS / "scale.png")
