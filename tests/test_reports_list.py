@@ -4,10 +4,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from flask_migrate import upgrade
-from sqlalchemy import event, insert, select
+from sqlalchemy import event, insert, select, update
 
 from svc.extensions import db
-from svc.models import Report
+from svc.models import Project, Report
 from svc.services import projects, reports, search, upkeep, users
 from tests.helpers import (
     SUMMARY_FIELDS,
@@ -309,7 +309,9 @@ def test_totals_without_filters_follow_creates_and_deletes(user_client, shop, ba
     assert listing(user_client, status="new")["total"] == 4
 
 
-def test_with_statistics_sqlite_reads_a_long_list_in_sort_order(tmp_path):
+def _fill_sqlite(tmp_path, title):
+    """An app on SQLite with 2,000 reports in two projects (titled title(n)), their counters
+    and planner statistics; its user."""
     app = sqlite_app(tmp_path)
     with app.app_context():
         upgrade()
@@ -321,7 +323,7 @@ def test_with_statistics_sqlite_reads_a_long_list_in_sort_order(tmp_path):
                 {
                     "project_id": project_ids[n % 2],
                     "number": n // 2 + 1,
-                    "title": f"Report {n}",
+                    "title": title(n),
                     "description": "d",
                     "severity": "low",
                     "severity_rank": 0,
@@ -331,18 +333,52 @@ def test_with_statistics_sqlite_reads_a_long_list_in_sort_order(tmp_path):
                 for n in range(2_000)
             ],
         )
+        db.session.execute(update(Project).values(report_count=1_000, last_report_number=1_000))
         db.session.commit()
         upkeep.refresh_planner_statistics()
+    return app, user
 
+
+def _page_and_plan(app, user, **query):
+    """A page of reports.list_for and SQLite's plan for the query that read it."""
+    with app.app_context():
         statements = []
         event.listen(db.engine, "before_cursor_execute", lambda *args: statements.append(args))
-        query = {"sort": "-created_at", "page": 1, "page_size": 20}
-        page = reports.list_for(user, query)
-        assert [item.title for item in page.items][:2] == ["Report 1999", "Report 1998"]
-        assert page.total == 0  # the counters were not kept up by this bulk insert
+        page = reports.list_for(user, {"sort": "-created_at", "page": 1, "page_size": 20, **query})
         _, _, statement, parameters, _, _ = next(s for s in statements if "LIMIT" in s[2])
         connection = db.session.connection()
         plan = connection.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters).all()
         db.engine.dispose()
-    steps = " / ".join(row[-1] for row in plan)
-    assert "SCAN reports USING INDEX ix_reports_created" in steps, steps
+    return page, " / ".join(row[-1] for row in plan)
+
+
+def test_with_statistics_sqlite_reads_a_long_list_in_sort_order(tmp_path):
+    app, user = _fill_sqlite(tmp_path, lambda n: f"Report {n}")
+    page, plan = _page_and_plan(app, user)
+    assert [item.title for item in page.items][:2] == ["Report 1999", "Report 1998"]
+    assert page.total == 2_000
+    assert "SCAN reports USING INDEX ix_reports_created" in plan, plan
+    assert "TEMP B-TREE" not in plan, plan
+
+
+def test_sqlite_reads_a_broad_search_in_sort_order_and_a_narrow_one_from_its_matches(tmp_path):
+    app, user = _fill_sqlite(tmp_path, lambda n: f"Report {n} " + ("checkout" if n % 2 else "cart"))
+    newest_checkouts = [f"Report {n} checkout" for n in range(1999, 1959, -2)]
+
+    page, plan = _page_and_plan(app, user, search="checkout")
+    assert [item.title for item in page.items] == newest_checkouts
+    assert page.total == 1_000
+    assert "SCAN reports USING INDEX ix_reports_created" in plan, plan
+    assert "TEMP B-TREE" not in plan, plan
+
+    page, plan = _page_and_plan(app, user, search="1999 checkout")
+    assert [item.title for item in page.items] == ["Report 1999 checkout"]
+    assert "VIRTUAL TABLE" in plan and "TEMP B-TREE FOR ORDER BY" in plan, plan
+
+
+def test_a_search_walks_the_sort_index_only_when_that_reads_less():
+    # 20 of 100,000 reports: 1,400 matches fill a page within 1,429 index entries; 140 do not.
+    assert search.walk_sort_index(matches=1_400, page_end=20, reports=100_000)
+    assert not search.walk_sort_index(matches=140, page_end=20, reports=100_000)
+    assert not search.walk_sort_index(matches=1_400, page_end=20_000, reports=100_000)
+    assert not search.walk_sort_index(matches=0, page_end=20, reports=0)
