@@ -194,7 +194,10 @@ def list_for(user: User, query: dict) -> Page:
         report_conditions.append(Report.severity_rank == SEVERITY_RANK[query["severity"]])
     searched = query.get("search", "").strip()
     dialect = db.session.get_bind().dialect.name
-    matching = [search.condition(searched, dialect)] if searched else []
+    matching = []
+    if searched:
+        search.steer_planner(db.session, searched, dialect)
+        matching.append(search.condition(searched, dialect))
 
     filters = conditions + report_conditions
     if report_conditions or matching:

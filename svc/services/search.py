@@ -41,6 +41,15 @@ def condition(search: str, dialect: str, lead: bool = True):
     return and_(report_id.in_(candidates.columns(report_id=Report.id.type)), exact)
 
 
+def steer_planner(session, search: str, dialect: str) -> None:
+    """On PostgreSQL, keep a search of trigram-sized terms off a sequential scan for the rest of
+    the transaction. Its planner prices ILIKE as cheap as =, so at 10,000 reports it read every
+    row: a one-word search (total and page) took 127 ms, 20 ms with the trigram indexes.
+    Shorter terms are left alone: no trigram index can serve them."""
+    if dialect == "postgresql" and all(len(term) >= TRIGRAM for term in search.split()):
+        session.execute(text("SET LOCAL enable_seqscan = off"))
+
+
 def walk_sort_index(matches: int, page_end: int, reports: int) -> bool:
     """Whether a page of a search that matches many reports is cheaper read by walking the
     index of its sort and checking each entry than by reading and sorting every match (what
