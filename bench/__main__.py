@@ -2,6 +2,7 @@
 performance targets are about, each beside its target (docs/performance.md).
 
     .venv/bin/python -m bench [--quick]
+    .venv/bin/python -m bench --table-only [--markdown]
 
 --quick runs shorter loads and stops the scale benchmark at 100,000 reports.
 Each benchmark writes its full figures to bench/results/<name>.json.
@@ -112,11 +113,19 @@ def main() -> int:
     parser.add_argument(
         "--table-only", action="store_true", help="print the table of the last results"
     )
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="with --table-only: the table and the scale figures in Markdown, for the docs",
+    )
     options = parser.parse_args()
     if not options.table_only:
         run_all(options.quick)
     print()
-    print_table(headline())
+    print_table(headline(), markdown=options.markdown)
+    if options.markdown:
+        print()
+        print_table(read_result("scale") or [], markdown=True)
     return 0
 
 

@@ -97,12 +97,16 @@ def read_result(name: str):
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def print_table(rows: list[dict]) -> None:
-    """Rows of equal keys as an aligned text table."""
+def print_table(rows: list[dict], markdown: bool = False) -> None:
+    """Rows of equal keys as an aligned text table, or as a Markdown table (for the docs)."""
     if not rows:
         return
     columns = list(rows[0])
     cells = [[str(row.get(column, "")) for column in columns] for row in rows]
+    if markdown:
+        for line in [columns, ["---"] * len(columns), *cells]:
+            print("| " + " | ".join(line) + " |")
+        return
     widths = [max(len(column), *(len(row[i]) for row in cells)) for i, column in enumerate(columns)]
     print("  ".join(column.ljust(width) for column, width in zip(columns, widths, strict=True)))
     print("  ".join("-" * width for width in widths))

@@ -141,13 +141,12 @@ def bulk_load_engine(url: str):
 
 def refresh_statistics(engine, url: str, workdir: Path) -> None:
     """What runs in the background of an install that grew to this size: the scheduler's hourly
-    statistics job on SQLite (svc.services.upkeep); autovacuum on PostgreSQL, which after this
-    many inserts both analyses the table and marks its pages all-visible (without that, every
-    count read from an index visits the table too)."""
+    statistics job (svc.services.upkeep) and, on PostgreSQL, autovacuum, which after this many
+    inserts marks the table's pages all-visible (without that, every count read from an index
+    visits the table too)."""
     if engine.dialect.name == "postgresql":
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-            connection.execute(text("VACUUM (ANALYZE) reports"))
-        return
+            connection.execute(text("VACUUM reports"))
     app = create_app({"SVC_DATABASE_URL": url, "SVC_INSTANCE_PATH": str(workdir / "instance")})
     with app.app_context():
         upkeep.refresh_planner_statistics()

@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from flask_migrate import upgrade
-from sqlalchemy import event, insert, select, update
+from sqlalchemy import event, insert, select, text, update
 
 from svc.extensions import db
 from svc.models import Project, Report
@@ -346,6 +346,20 @@ def _page_and_plan(app, user, **query):
         plan = connection.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters).all()
         db.engine.dispose()
     return page, " / ".join(row[-1] for row in plan)
+
+
+def test_the_hourly_statistics_cover_the_small_tables(app, user_client, shop):
+    # PostgreSQL's autovacuum would not analyse a table of a few projects or members, ever.
+    with app.app_context():
+        upkeep.refresh_planner_statistics()
+        if db.engine.dialect.name == "sqlite":
+            analysed = db.session.scalars(text("SELECT tbl FROM sqlite_stat1"))
+        else:
+            analysed = db.session.scalars(
+                text("SELECT tablename FROM pg_stats WHERE schemaname = current_schema()")
+            )
+        analysed = set(analysed)
+    assert {"users", "projects", "project_members"} <= analysed, analysed
 
 
 def test_with_statistics_sqlite_reads_a_long_list_in_sort_order(tmp_path):

@@ -2,6 +2,8 @@
 
 import logging
 
+from sqlalchemy import text
+
 from svc.extensions import db
 
 log = logging.getLogger(__name__)
@@ -10,15 +12,21 @@ log = logging.getLogger(__name__)
 def refresh_planner_statistics() -> None:
     """SQLite gathers no statistics by itself. Without them its planner cannot tell that walking
     the index on created_at for the first page beats fetching every report of the user's projects
-    and sorting them, which at a million reports takes seconds. PostgreSQL's autovacuum keeps its
-    statistics itself.
+    and sorting them, which at a million reports takes seconds. PostgreSQL's autovacuum analyses
+    a table only once 50 rows and a tenth of it have changed, so the small tables (projects,
+    members) of an install may never have statistics; without them its planner read page 50 of
+    10,000 reports by scanning and sorting them all (27 ms instead of 6).
 
     A full ANALYZE: an approximate one (analysis_limit=1000) misjudged how selective a project is
     and kept the slow plan. It runs outside a transaction of ours, so that it reads without the
     write lock (about 0.3 s at 100,000 reports); if a write lands meanwhile it fails, and the next
     hour tries again. Web workers read new statistics when they open a connection: the pool
     recycles them hourly (svc.create_app)."""
-    if db.engine.dialect.name != "sqlite":
+    if db.engine.dialect.name == "postgresql":
+        quote = db.engine.dialect.identifier_preparer.quote
+        tables = ", ".join(quote(table.name) for table in db.metadata.sorted_tables)
+        db.session.execute(text(f"ANALYZE {tables}"))
+        db.session.commit()
         return
     connection = db.engine.raw_connection()
     try:
