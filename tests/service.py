@@ -58,8 +58,8 @@ def wait_until_serving(base_url: str, service: Service, seconds: float = 60) -> 
                 and "scheduler: started" in service.output
             ):
                 return
-        except requests.ConnectionError:
-            pass
+        except (requests.ConnectionError, requests.Timeout):
+            pass  # not listening yet, or a worker still starting on a busy machine: ask again
         time.sleep(0.2)
     raise AssertionError(f"make run did not come up in time:\n{service.output}")
 
