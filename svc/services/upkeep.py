@@ -17,11 +17,11 @@ def refresh_planner_statistics() -> None:
     members) of an install may never have statistics; without them its planner read page 50 of
     10,000 reports by scanning and sorting them all (27 ms instead of 6).
 
-    A full ANALYZE: an approximate one (analysis_limit=1000) misjudged how selective a project is
-    and kept the slow plan. It runs outside a transaction of ours, so that it reads without the
-    write lock (about 0.3 s at 100,000 reports); if a write lands meanwhile it fails, and the next
-    hour tries again. Web workers read new statistics when they open a connection: the pool
-    recycles them hourly (svc.create_app)."""
+    On SQLite, a full ANALYZE: an approximate one (analysis_limit=1000) misjudged how selective a
+    project is and kept the slow plan. It runs outside a transaction of ours, so that it reads
+    without the write lock (about 0.3 s at 100,000 reports); if a write lands meanwhile it fails,
+    and the next hour tries again. Web workers read new statistics when they open a connection:
+    the pool recycles them hourly (svc.create_app)."""
     if db.engine.dialect.name == "postgresql":
         quote = db.engine.dialect.identifier_preparer.quote
         tables = ", ".join(quote(table.name) for table in db.metadata.sorted_tables)
