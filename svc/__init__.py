@@ -11,7 +11,7 @@ from typing import Any
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from svc import cli, dashboard, errors
+from svc import cli, dashboard, errors, json_codec
 from svc.api import register_blueprints
 from svc.config import load_settings
 from svc.extensions import db, limiter, migrate
@@ -27,6 +27,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     os.makedirs(app.instance_path, exist_ok=True)
     app.config.update(settings)
     app.config.update(_derived_settings(app))
+    app.json = json_codec.JSONProvider(app)
     app.json.sort_keys = False  # keep the order the schemas declare
 
     if settings["SVC_TRUSTED_PROXIES"]:
@@ -60,7 +61,11 @@ def _derived_settings(app: Flask) -> dict[str, Any]:
         # pre_ping: a PostgreSQL restart costs one reconnect, not one failed request per pooled
         # connection. recycle: a SQLite connection reads the planner statistics when it opens
         # (svc.services.upkeep refreshes them hourly in the scheduler process).
-        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True, "pool_recycle": 3600},
+        "SQLALCHEMY_ENGINE_OPTIONS": {
+            "pool_pre_ping": True,
+            "pool_recycle": 3600,
+            "json_serializer": json_codec.dumps,
+        },
         "MAX_CONTENT_LENGTH": MAX_JSON_BYTES,
         "RATELIMIT_STORAGE_URI": config["SVC_RATE_LIMIT_STORAGE"],
         "RATELIMIT_HEADERS_ENABLED": True,

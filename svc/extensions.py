@@ -35,6 +35,8 @@ migrate = Migrate(render_as_batch=True, compare_type=True)
 limiter = Limiter(key_func=get_remote_address, headers_enabled=True)
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
+# Execution option of a connection whose transaction only reads (see `begin_read_only`).
+READ_ONLY = "svc_read_only"
 
 
 @event.listens_for(Engine, "connect")
@@ -59,6 +61,15 @@ def _configure_sqlite(dbapi_connection, _record):
 def _begin_sqlite_immediately(connection):
     # A deferred transaction that reads and then writes fails at once with "database is locked"
     # when another process wrote in between (the busy timeout does not apply to that upgrade).
-    # Taking the write lock at BEGIN makes concurrent workers wait their turn instead.
+    # Taking the write lock at BEGIN makes concurrent workers wait their turn instead. A
+    # transaction that only reads needs no lock in WAL mode, and need not wait for one.
     if connection.dialect.name == "sqlite":
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        read_only = connection.get_execution_options().get(READ_ONLY, False)
+        connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+
+def begin_read_only(session) -> None:
+    """Begin the session's transaction as one that only reads, if none is open: on SQLite it
+    then does not wait behind a writer. It must end (commit) before anything is written."""
+    if not session.in_transaction():
+        session.connection(execution_options={READ_ONLY: True})

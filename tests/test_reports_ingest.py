@@ -51,6 +51,55 @@ def test_create_returns_the_full_report(client, project, api_key):
     assert report["createdAt"] == report["updatedAt"] and report["createdAt"].endswith("Z")
 
 
+def test_every_value_is_stored_exactly_as_sent(client, user_client, api_key):
+    # Integers past 64 bits, the float closest to 0.1, any script: orjson reads the first as a
+    # float, so svc.json_codec hands such bodies to the standard library.
+    metadata = {
+        "orderId": 123456789012345678901234567890,
+        "negative": -98765432109876543210,
+        "ratio": 0.1,
+        "small": 5e-324,
+        "name": "Zoë 東京 🐛",
+    }
+    actions = [{"type": "input", "data": {"value": "naïve\u2028line"}, "timestamp": 2**63 - 1}]
+    created = file_report(client, api_key, metadata=metadata, user_actions=actions)
+    stored = user_client.get(f"/api/v1/reports/{created.get_json()['id']}").get_json()
+    for report in (created.get_json(), stored):
+        assert report["metadata"] == metadata
+        assert type(report["metadata"]["orderId"]) is int
+        assert report["userActions"] == actions
+
+
+def test_the_api_key_check_does_not_wait_for_a_writer(tmp_path):
+    """On SQLite the look-up reads without the write lock, so that a report's key is checked
+    while another worker stores one (it used to queue behind it)."""
+    import sqlite3
+
+    from flask_migrate import upgrade
+
+    from svc.services import projects
+    from tests.helpers import sqlite_app
+
+    app = sqlite_app(tmp_path)
+    with app.app_context():
+        upgrade()
+    client = app.test_client()
+    register(client)
+    api_key = create_project(client)["apiKey"]
+    writer = sqlite3.connect(tmp_path / "svc.sqlite3", isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # another worker, in the middle of storing a report
+    try:
+        with app.app_context():
+            # With BEGIN IMMEDIATE this waits out the busy timeout, then fails: database locked.
+            project = projects.for_api_key(api_key)
+            db.session.commit()
+            assert project is not None and project.api_key == api_key
+            db.engine.dispose()
+    finally:
+        writer.rollback()
+        writer.close()
+
+
 def test_tracking_numbers_count_per_project(client, user_client, api_key):
     other = create_project(user_client, "Backend")
     ids = [file_report(client, api_key).get_json()["trackingId"] for _ in range(3)]

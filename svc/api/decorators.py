@@ -6,7 +6,6 @@ credential decorator, so that the order of checks is 401, 403, then 415, 413, 40
 """
 
 import hashlib
-import json
 from collections.abc import Callable
 from functools import wraps
 
@@ -14,6 +13,7 @@ from flask import current_app, request
 from flask_limiter.util import get_remote_address
 from marshmallow import Schema
 
+from svc import json_codec
 from svc.errors import APIError
 from svc.extensions import limiter
 
@@ -30,7 +30,7 @@ def read_json_object() -> dict:
         raise APIError(415, "Request body must be JSON (Content-Type: application/json)")
     raw = request.get_data(cache=True)  # 413 past MAX_CONTENT_LENGTH
     try:
-        payload = json.loads(raw, parse_constant=_reject_constant)
+        payload = json_codec.loads(raw, parse_constant=_reject_constant)
     except (ValueError, UnicodeDecodeError):
         raise APIError(400, "Request body is not valid JSON") from None
     if not isinstance(payload, dict):

@@ -1,9 +1,10 @@
 """The conventions every schema shares (contract section 1)."""
 
-import json
 from datetime import UTC
 
 from marshmallow import RAISE, Schema, ValidationError, fields, pre_load, validate
+
+from svc import json_codec
 
 MAX_QUERY_INT = 2_147_483_647
 
@@ -59,12 +60,8 @@ def _unstorable(text: str) -> bool:
 def _all_storable(data) -> bool:
     """The quick answer for the usual body: serialised once, no NUL and nothing that UTF-8
     cannot encode (an unpaired surrogate). Only a body that fails it is walked for the paths."""
-    try:
-        text = json.dumps(data, ensure_ascii=False)
-        text.encode()
-    except (TypeError, ValueError, UnicodeEncodeError):
-        return False
-    return "\x00" not in text and "\\u0000" not in text
+    text = json_codec.dumps_bytes(data)
+    return text is not None and b"\\u0000" not in text
 
 
 def find_unstorable_strings(value, path: str = "") -> list[str]:

@@ -7,12 +7,12 @@ import unicodedata
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 
 from svc.auth import tokens
 from svc.errors import APIError, field_error, not_found
-from svc.extensions import db
+from svc.extensions import begin_read_only, db
 from svc.models import MEMBER, OWNER, Membership, Project, Report, User
 from svc.models.base import utcnow
 from svc.services import screenshots
@@ -195,11 +195,17 @@ def rotate_webhook_secret(user: User, project_id: uuid.UUID) -> ProjectAccess:
     return project_access
 
 
+_BY_API_KEY = select(Project).where(Project.api_key == bindparam("api_key"))
+
+
 def for_api_key(api_key: str) -> Project | None:
-    """The project an `X-API-Key` value belongs to; None for anything else."""
+    """The project an `X-API-Key` value belongs to; None for anything else. Every report and
+    upload asks, so it reads without waiting for SQLite's write lock; the caller (the guard)
+    ends the transaction before anything is written."""
     if not api_key.startswith(tokens.API_KEY_PREFIX) or len(api_key) > 64:
         return None
-    return db.session.scalar(select(Project).where(Project.api_key == api_key))
+    begin_read_only(db.session())
+    return db.session.scalar(_BY_API_KEY, {"api_key": api_key})
 
 
 # --- members -------------------------------------------------------------------------------------
