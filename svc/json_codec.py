@@ -1,6 +1,7 @@
-"""JSON on the ingest path: orjson, which writes a 20 KB report about 6x and reads it 2x faster
-than the standard library (docs/performance.md), with the standard library wherever orjson would
-answer differently, so that every value comes out as it did before.
+"""JSON of request bodies, stored JSON columns and responses: orjson, which writes a 20 KB
+report about 6x and reads it 2x faster than the standard library (docs/performance.md), with the
+standard library wherever orjson would answer differently, so that every value comes out as it
+did before.
 
 Imports nothing of svc.
 """
