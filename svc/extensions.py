@@ -12,6 +12,7 @@ from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import MetaData, event
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.pool import Pool
 
 
 class Base(DeclarativeBase):
@@ -37,6 +38,7 @@ limiter = Limiter(key_func=get_remote_address, headers_enabled=True)
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 # Execution option of a connection whose transaction only reads (see `begin_read_only`).
 READ_ONLY = "svc_read_only"
+_QUERY_ONLY = "svc_query_only"  # whether the connection's PRAGMA query_only is on
 
 
 @event.listens_for(Engine, "connect")
@@ -65,11 +67,30 @@ def _begin_sqlite_immediately(connection):
     # transaction that only reads needs no lock in WAL mode, and need not wait for one.
     if connection.dialect.name == "sqlite":
         read_only = connection.get_execution_options().get(READ_ONLY, False)
+        _set_query_only(connection.info, connection.exec_driver_sql, read_only)
         connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+
+def _set_query_only(info: dict, execute, query_only: bool) -> None:
+    # A write in a read-only transaction would upgrade its lock, and fail at once with "database
+    # is locked" whenever another worker wrote since it began: rare, so it would show up only in
+    # production, under load. With query_only every such write fails, in the tests too.
+    if info.get(_QUERY_ONLY, False) != query_only:
+        execute(f"PRAGMA query_only={int(query_only)}")
+        info[_QUERY_ONLY] = query_only
+
+
+@event.listens_for(Pool, "checkin")
+def _writable_again(dbapi_connection, record):
+    # Whoever checks the connection out next (a migration, the scheduler's ANALYZE through a raw
+    # connection) may write without a transaction of ours.
+    if dbapi_connection is not None and record.info.get(_QUERY_ONLY):
+        _set_query_only(record.info, dbapi_connection.execute, False)
 
 
 def begin_read_only(session) -> None:
     """Begin the session's transaction as one that only reads, if none is open: on SQLite it
-    then does not wait behind a writer. It must end (commit) before anything is written."""
+    then does not wait behind a writer, and cannot write. It must end before anything is
+    written."""
     if not session.in_transaction():
         session.connection(execution_options={READ_ONLY: True})

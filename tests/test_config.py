@@ -4,10 +4,12 @@ import re
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
 
 from svc import create_app
 from svc.config import SETTINGS, ConfigError, load_settings
-from svc.extensions import db
+from svc.extensions import begin_read_only, db
 from tests.helpers import sqlite_app
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -101,3 +103,28 @@ def test_every_sqlite_connection_is_tuned(tmp_path):
         "mmap_size": 256 * 1024 * 1024,
         "cache_size": -64 * 1024,
     }
+
+
+def test_a_read_only_transaction_cannot_write_and_leaves_the_connection_writable(tmp_path):
+    """On SQLite a write in a read-only transaction would fail only when another worker wrote
+    meanwhile (rare, under load); query_only makes every such write fail, here included."""
+    app = sqlite_app(tmp_path)
+    with app.app_context():
+        db.session.execute(text("CREATE TABLE notes (body TEXT)"))
+        db.session.commit()
+        begin_read_only(db.session())
+        with pytest.raises(OperationalError, match="readonly"):
+            db.session.execute(text("INSERT INTO notes VALUES ('read-only')"))
+        db.session.rollback()
+        # The pool hands the same connection out again, to one that writes without a
+        # transaction of ours (the scheduler's ANALYZE), then to one that writes in one.
+        connection = db.engine.raw_connection()
+        try:
+            connection.cursor().execute("INSERT INTO notes VALUES ('raw')")
+        finally:
+            connection.close()
+        db.session.execute(text("INSERT INTO notes VALUES ('in a transaction')"))
+        db.session.commit()
+        stored = db.session.scalars(text("SELECT body FROM notes")).all()
+        db.engine.dispose()
+    assert stored == ["raw", "in a transaction"]

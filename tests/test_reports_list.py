@@ -15,6 +15,7 @@ from tests.helpers import (
     create_project,
     csrf,
     file_report,
+    register,
     sqlite_app,
 )
 
@@ -303,6 +304,35 @@ def test_totals_without_filters_follow_creates_and_deletes(user_client, shop, ba
     assert listing(user_client, project_id=shop["id"])["total"] == 2
     assert listing(user_client, project_id=backend["id"])["total"] == 2
     assert listing(user_client, status="new")["total"] == 4
+
+
+def test_reads_do_not_wait_for_a_writer(tmp_path):
+    """On SQLite a GET reads in a transaction that takes no lock, so the dashboard lists and
+    searches while a worker stores a report, and a long search holds up no report."""
+    import sqlite3
+
+    app = sqlite_app(tmp_path)
+    with app.app_context():
+        upgrade()
+    client = app.test_client()
+    register(client)
+    project = create_project(client)
+    report = file_report(client, project["apiKey"], title="Checkout button does nothing")
+    report = report.get_json()
+    writer = sqlite3.connect(tmp_path / "svc.sqlite3", isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # another worker, in the middle of storing a report
+    try:
+        # Each of these used to wait out the busy timeout (10 s), then fail: database locked.
+        assert titles(listing(client)) == ["Checkout button does nothing"]
+        assert listing(client, search="button")["total"] == 1
+        response = client.get(f"/api/v1/reports/{report['trackingId']}")
+        assert response.status_code == 200 and response.get_json()["id"] == report["id"]
+        assert client.get("/readyz").status_code == 200
+    finally:
+        writer.rollback()
+        writer.close()
+        with app.app_context():
+            db.engine.dispose()
 
 
 def _fill_sqlite(tmp_path, title):

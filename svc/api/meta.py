@@ -4,7 +4,7 @@ from flask import Blueprint, current_app, jsonify
 from sqlalchemy import text
 
 from svc.errors import error_response
-from svc.extensions import db
+from svc.extensions import begin_read_only, db
 from svc.openapi import api_description
 
 bp = Blueprint("meta", __name__)
@@ -20,6 +20,7 @@ def healthz():
 def readyz():
     """The database answers."""
     try:
+        begin_read_only(db.session())  # answers while SQLite's write lock is held, too
         db.session.execute(text("SELECT 1"))
     except Exception:  # any failure to reach the database means "not ready", never a 500
         db.session.rollback()

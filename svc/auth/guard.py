@@ -16,7 +16,7 @@ from flask import current_app, g, request
 from svc.auth import tokens
 from svc.auth.cookies import ACCESS_COOKIE, CSRF_COOKIE, CSRF_HEADER
 from svc.errors import APIError, unauthorized
-from svc.extensions import db
+from svc.extensions import begin_read_only, db
 from svc.models import Project, User
 from svc.services import projects, sessions
 from svc.services import tokens as pats
@@ -75,6 +75,7 @@ def authenticate_user() -> Caller:
     access_token = request.cookies.get(ACCESS_COOKIE)
     if not access_token:
         raise unauthorized()
+    begin_read_only(db.session())  # a session is checked by reading; a token's use is recorded
     session = sessions.session_for_access_token(access_token)
     if session is None:
         raise unauthorized("Session expired or ended; sign in again")
@@ -87,8 +88,13 @@ def _end_transaction() -> None:
     """End the transaction the credential check began, before the view parses the body. On
     SQLite a transaction holds the write lock from its BEGIN (see svc.extensions); kept through
     the view's validation and redaction, it made concurrent requests queue one behind another.
-    What was loaded stays usable: the session does not expire objects on commit."""
+    What was loaded stays usable: the session does not expire objects on commit.
+
+    A GET's view then reads in a transaction that takes no lock: a search through a million
+    reports would otherwise hold SQLite's write lock, and every report filed, for its duration."""
     db.session.commit()
+    if request.method not in UNSAFE_METHODS:
+        begin_read_only(db.session())
 
 
 def login_required(view: Callable) -> Callable:
