@@ -4,10 +4,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from flask_migrate import upgrade
-from sqlalchemy import event, insert, select, text, update
+from sqlalchemy import event, func, insert, select, text, update
 
 from svc.extensions import db
-from svc.models import Project, Report
+from svc.models import SEVERITIES, SEVERITY_RANK, Project, Report
 from svc.services import projects, reports, search, upkeep, users
 from tests.helpers import (
     SUMMARY_FIELDS,
@@ -159,6 +159,35 @@ def test_sort_by_severity_ranks_critical_highest(user_client, shop):
     # Ties (b and e are both critical) break newest first.
     assert titles(listing(user_client, sort="-severity")) == ["e", "b", "d", "a", "c"]
     assert titles(listing(user_client, sort="severity")) == ["c", "a", "d", "e", "b"]
+
+
+def test_least_severe_first_pages_through_every_report_once(user_client, shop, backend):
+    """Least severe first is read a kind of severity at a time (services.reports): its pages,
+    filtered or not, are still those of the one order."""
+    rank = {severity: n for n, severity in enumerate(("low", "medium", "high", "critical"))}
+    filed = []
+    for n in range(14):
+        project = (shop, backend)[n % 3 == 0]
+        severity = ("high", "low", "critical", "medium", "low")[n % 5]
+        filed.append(file_report(user_client, project["apiKey"], severity=severity).get_json())
+
+    def in_order(chosen):
+        chosen = sorted(chosen, key=lambda report: report["id"])
+        chosen.sort(key=lambda report: report["createdAt"], reverse=True)
+        return [report["id"] for report in sorted(chosen, key=lambda r: rank[r["severity"]])]
+
+    def paged(**params):
+        ids = []
+        for page in range(1, 7):
+            items = listing(user_client, sort="severity", page=page, page_size=3, **params)
+            ids += [item["id"] for item in items["items"]]
+        return ids
+
+    assert paged() == in_order(filed)
+    in_shop = [report for report in filed if report["projectId"] == shop["id"]]
+    assert paged(project_id=shop["id"]) == in_order(in_shop)
+    low = [report for report in filed if report["severity"] == "low"]
+    assert paged(severity="low") == in_order(low)
 
 
 def test_sort_by_dates(user_client, shop):
@@ -335,6 +364,28 @@ def test_reads_do_not_wait_for_a_writer(tmp_path):
             db.engine.dispose()
 
 
+def _insert_reports(project_ids, start, stop, title=str, severity=lambda n: "low"):
+    """Reports start..stop-1, in turn of the projects, a minute apart, straight into the table;
+    the projects' counters kept as the service keeps them."""
+    rows = [
+        {
+            "project_id": project_ids[n % len(project_ids)],
+            "number": n // len(project_ids) + 1,
+            "title": title(n),
+            "description": "d",
+            "severity": severity(n),
+            "severity_rank": SEVERITY_RANK[severity(n)],
+            "category": "bug",
+            "created_at": datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=n),
+        }
+        for n in range(start, stop)
+    ]
+    db.session.execute(insert(Report), rows)
+    stored = select(func.count()).where(Report.project_id == Project.id).scalar_subquery()
+    db.session.execute(update(Project).values(report_count=stored, last_report_number=stored))
+    db.session.commit()
+
+
 def _fill_sqlite(tmp_path, title):
     """An app on SQLite with 2,000 reports in two projects (titled title(n)), their counters
     and planner statistics; its user."""
@@ -343,24 +394,7 @@ def _fill_sqlite(tmp_path, title):
         upgrade()
         user = users.register("Ada", "ada@example.com", "correct horse battery")
         project_ids = [projects.create(user, name).project.id for name in ("Shop", "Blog")]
-        db.session.execute(
-            insert(Report),
-            [
-                {
-                    "project_id": project_ids[n % 2],
-                    "number": n // 2 + 1,
-                    "title": title(n),
-                    "description": "d",
-                    "severity": "low",
-                    "severity_rank": 0,
-                    "category": "bug",
-                    "created_at": datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=n),
-                }
-                for n in range(2_000)
-            ],
-        )
-        db.session.execute(update(Project).values(report_count=1_000, last_report_number=1_000))
-        db.session.commit()
+        _insert_reports(project_ids, 0, 2_000, title)
         upkeep.refresh_planner_statistics()
     return app, user
 
@@ -414,6 +448,50 @@ def test_sqlite_reads_a_broad_search_in_sort_order_and_a_narrow_one_from_its_mat
     page, plan = _page_and_plan(app, user, search="1999 checkout")
     assert [item.title for item in page.items] == ["Report 1999 checkout"]
     assert "VIRTUAL TABLE" in plan and "TEMP B-TREE FOR ORDER BY" in plan, plan
+
+
+def _steps_of_a_page(app, user, query) -> int:
+    """How many steps SQLite's virtual machine takes (in hundreds) for reports.list_for: a
+    measure of its work that does not depend on the machine's speed or load."""
+    with app.app_context():
+        driver = db.session.connection().connection.driver_connection
+        steps = []
+        driver.set_progress_handler(lambda: steps.append(1) and 0, 100)
+        reports.list_for(user, {"sort": "-created_at", "page": 1, "page_size": 20, **query})
+        driver.set_progress_handler(None, 100)
+        db.session.commit()
+    return len(steps)
+
+
+def test_every_sort_reads_its_first_page_in_steps_that_do_not_grow_with_the_reports(tmp_path):
+    """Ten times the reports, about the same work for a first page, in every sort, with and
+    without a project. Least severe first used to sort every report of the least severe kind
+    (no index holds that order whole: its ties run newest first), which grows tenfold."""
+    app = sqlite_app(tmp_path)
+    with app.app_context():
+        upgrade()
+        user = users.register("Ada", "ada@example.com", "correct horse battery")
+        project_ids = [projects.create(user, name).project.id for name in ("Shop", "Blog")]
+    sorts = ("-created_at", "created_at", "-updated_at", "updated_at", "-severity", "severity")
+    queries = [
+        {"sort": sort, **({"project_id": project_ids[0]} if one_project else {})}
+        for sort in sorts
+        for one_project in (False, True)
+    ]
+    steps = {}
+    for start, stop in ((0, 600), (600, 6_000)):
+        with app.app_context():
+            _insert_reports(project_ids, start, stop, severity=lambda n: SEVERITIES[n // 2 % 4])
+            upkeep.refresh_planner_statistics()
+            db.engine.dispose()  # a connection reads the planner statistics when it opens
+        steps[stop] = [_steps_of_a_page(app, user, query) for query in queries]
+    growth = {
+        " ".join(map(str, query.values())): round(large / small, 1)
+        for query, small, large in zip(queries, steps[600], steps[6_000], strict=True)
+    }
+    assert all(factor < 2 for factor in growth.values()), growth
+    with app.app_context():
+        db.engine.dispose()
 
 
 def test_a_search_walks_the_sort_index_only_when_that_reads_less():

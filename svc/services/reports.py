@@ -8,7 +8,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import bindparam, func, insert, or_, select, update
+from sqlalchemy import and_, bindparam, func, insert, or_, select, union_all, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import selectinload
 
@@ -245,17 +245,37 @@ def list_for(user: User, query: dict) -> Page:
     if column is not Report.created_at:
         order.append(Report.created_at.desc())
     order.append(Report.id)
+    if sort == "severity" and not matching:
+        chosen = Report.id.in_(_least_severe_first(filters, page_end))
+    else:
+        chosen = and_(*filters, *matching)
     items = db.session.scalars(
         select(Report)
         # Projects in a second query: joined to each report, they led SQLite's planner to fetch
         # every report of the user's projects and sort them, instead of walking the sort index.
         .options(selectinload(Report.project))
-        .where(*filters, *matching)
+        .where(chosen)
         .order_by(*order)
         .limit(query["page_size"])
         .offset(page_end - query["page_size"])
     ).all()
     return Page(items=list(items), total=total, page=query["page"], page_size=query["page_size"])
+
+
+def _least_severe_first(filters: list, page_end: int):
+    """The ids of the first page_end reports least severe first (ties newest first): the first
+    page_end of each severity, in the order the sort index holds them. No index holds that order
+    whole (its ties run the other way), and both databases sorted every report of the least
+    severe kind to find a page: 160 ms at 100,000 reports on SQLite."""
+    arms = [
+        select(Report.id)
+        .where(*filters, Report.severity_rank == rank)
+        .order_by(Report.created_at.desc(), Report.id)
+        .limit(page_end)
+        .subquery()
+        for rank in SEVERITY_RANK.values()
+    ]
+    return union_all(*(select(arm.c.id) for arm in arms))
 
 
 def _walks_sort_index(dialect: str, sort: str, matches: int, page_end: int) -> bool:
