@@ -75,7 +75,8 @@ def authenticate_user() -> Caller:
     access_token = request.cookies.get(ACCESS_COOKIE)
     if not access_token:
         raise unauthorized()
-    begin_read_only(db.session())  # a session is checked by reading; a token's use is recorded
+    # Checking a session only reads (a token's check writes: it records the token's use).
+    begin_read_only(db.session())
     session = sessions.session_for_access_token(access_token)
     if session is None:
         raise unauthorized("Session expired or ended; sign in again")
