@@ -9,7 +9,7 @@ from sqlalchemy.exc import OperationalError
 
 from svc import create_app
 from svc.config import SETTINGS, ConfigError, load_settings
-from svc.extensions import begin_read_only, db
+from svc.extensions import SQLITE_MMAP_BYTES, begin_read_only, db
 from tests.helpers import sqlite_app
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -100,7 +100,7 @@ def test_every_sqlite_connection_is_tuned(tmp_path):
         "synchronous": 1,  # NORMAL
         "busy_timeout": 10_000,
         "foreign_keys": 1,
-        "mmap_size": 256 * 1024 * 1024,
+        "mmap_size": SQLITE_MMAP_BYTES,
         "cache_size": -64 * 1024,
     }
 

@@ -444,6 +444,9 @@ def test_sqlite_reads_a_broad_search_in_sort_order_and_a_narrow_one_from_its_mat
     assert page.total == 1_000
     assert "SCAN reports USING INDEX ix_reports_created" in plan, plan
     assert "TEMP B-TREE" not in plan, plan
+    # Each report walked past is looked up among the matches by its id; the matches are not
+    # each mapped to their report before the walk starts.
+    assert "report_search_rows USING COVERING INDEX" in plan, plan
 
     page, plan = _page_and_plan(app, user, search="1999 checkout")
     assert [item.title for item in page.items] == ["Report 1999 checkout"]

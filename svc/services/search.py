@@ -11,7 +11,7 @@ search does not read every report:
 - PostgreSQL: pg_trgm GIN indexes on title and description, which ILIKE '%term%' uses as it is.
 """
 
-from sqlalchemy import and_, literal_column, or_, text
+from sqlalchemy import and_, or_, text
 
 from svc.models import Report
 
@@ -19,9 +19,14 @@ TRIGRAM = 3
 # Reading a candidate report and sorting it costs about ten times as much as stepping over one
 # entry of a sort index (measured on SQLite at 100,000 reports).
 CANDIDATE_TO_INDEX_ENTRY_COST = 10
-_FTS_CANDIDATES = text(
-    "SELECT report_id FROM report_search_rows WHERE rowid IN "
-    "(SELECT rowid FROM reports_fts WHERE reports_fts MATCH :fts_query)"
+_FTS_ROWIDS = "SELECT rowid FROM reports_fts WHERE reports_fts MATCH :fts_query"
+_FTS_CANDIDATES = text(f"SELECT report_id FROM report_search_rows WHERE rowid IN ({_FTS_ROWIDS})")
+# Each report walked past is looked up among the FTS rows (one index seek), rather than every FTS
+# row being mapped to its report before the walk starts: 30 ms to 11 ms for a one-word search of
+# 14,000 matches at 1,000,000 reports. SQLite never starts a query from an EXISTS.
+_FTS_HOLDS_REPORT = text(
+    "EXISTS (SELECT 1 FROM report_search_rows WHERE report_id = reports.id "
+    f"AND rowid IN ({_FTS_ROWIDS}))"
 )
 
 
@@ -35,10 +40,11 @@ def condition(search: str, dialect: str, lead: bool = True):
     indexable = [term for term in terms if len(term) >= TRIGRAM]
     if dialect != "sqlite" or not indexable:
         return exact
-    candidates = _FTS_CANDIDATES.bindparams(fts_query=fts_query(indexable))
-    # A unary + is SQLite's way to keep a term from using an index.
-    report_id = Report.id if lead else literal_column(f"+{Report.__tablename__}.id")
-    return and_(report_id.in_(candidates.columns(report_id=Report.id.type)), exact)
+    query = fts_query(indexable)
+    if not lead:
+        return and_(_FTS_HOLDS_REPORT.bindparams(fts_query=query), exact)
+    candidates = _FTS_CANDIDATES.bindparams(fts_query=query)
+    return and_(Report.id.in_(candidates.columns(report_id=Report.id.type)), exact)
 
 
 def steer_planner(session, search: str, dialect: str) -> None:
