@@ -1,5 +1,6 @@
 """GET /api/v1/reports: filters, search, sort, paging, isolation (contract section 6)."""
 
+import sqlite3
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -338,8 +339,6 @@ def test_totals_without_filters_follow_creates_and_deletes(user_client, shop, ba
 def test_reads_do_not_wait_for_a_writer(tmp_path):
     """On SQLite a GET reads in a transaction that takes no lock, so the dashboard lists and
     searches while a worker stores a report, and a long search holds up no report."""
-    import sqlite3
-
     app = sqlite_app(tmp_path)
     with app.app_context():
         upgrade()
