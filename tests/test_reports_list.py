@@ -324,6 +324,21 @@ def test_the_search_index_follows_deletes(user_client, shop):
     assert page["total"] == 3
 
 
+def test_the_search_index_follows_edits(user_client, shop):
+    for title in ("Alpha checkout", "Beta checkout"):
+        file_report(user_client, shop["apiKey"], title=title, description="Seen today")
+    changes = {"title": "Alpha basket", "description": "Seen yesterday"}
+    user_client.patch("/api/v1/reports/WS-1", json=changes, headers=csrf(user_client))
+    for searched, expected in (
+        ("checkout", ["Beta checkout"]),
+        ("basket", ["Alpha basket"]),
+        ("yesterday", ["Alpha basket"]),
+        ("today", ["Beta checkout"]),
+    ):
+        page = listing(user_client, search=searched)
+        assert (titles(page), page["total"]) == (expected, 1), searched
+
+
 def test_totals_without_filters_follow_creates_and_deletes(user_client, shop, backend):
     for _ in range(3):
         file_report(user_client, shop["apiKey"])
@@ -398,13 +413,14 @@ def _fill_sqlite(tmp_path, title):
     return app, user
 
 
-def _page_and_plan(app, user, **query):
-    """A page of reports.list_for and SQLite's plan for the query that read it."""
+def _page_and_plan(app, user, read="LIMIT", **query):
+    """A page of reports.list_for and SQLite's plan for the query that read it (or, with
+    read="count(", the query that counted its total)."""
     with app.app_context():
         statements = []
         event.listen(db.engine, "before_cursor_execute", lambda *args: statements.append(args))
         page = reports.list_for(user, {"sort": "-created_at", "page": 1, "page_size": 20, **query})
-        _, _, statement, parameters, _, _ = next(s for s in statements if "LIMIT" in s[2])
+        _, _, statement, parameters, _, _ = next(s for s in statements if read in s[2])
         connection = db.session.connection()
         plan = connection.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters).all()
         db.engine.dispose()
@@ -446,6 +462,10 @@ def test_sqlite_reads_a_broad_search_in_sort_order_and_a_narrow_one_from_its_mat
     # Each report walked past is looked up among the matches by its id; the matches are not
     # each mapped to their report before the walk starts.
     assert "report_search_rows USING COVERING INDEX" in plan, plan
+    # The total is counted among the search rows, without finding and reading each report.
+    _, plan = _page_and_plan(app, user, read="count(", search="checkout")
+    assert "SEARCH report_search_rows USING INTEGER PRIMARY KEY" in plan, plan
+    assert " reports " not in f" {plan} ".replace("/", " "), plan
 
     page, plan = _page_and_plan(app, user, search="1999 checkout")
     assert [item.title for item in page.items] == ["Report 1999 checkout"]

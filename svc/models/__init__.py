@@ -15,8 +15,9 @@ from svc.models.users import AuthSession, PersonalAccessToken, User
 from svc.models.webhooks import WebhookDelivery
 
 # Tables and indexes in the database that no model declares: APScheduler creates and owns its job
-# store; the search indexes (FTS5 tables, pg_trgm indexes) are written by hand in migration
-# 7c1e4a9d2b35, as there is no portable way to declare them. See svc.services.search.
+# store; the search indexes (FTS5 tables, pg_trgm indexes) are written by hand in migrations
+# 7c1e4a9d2b35 and b4f81d2c6e07, as there is no portable way to declare them. See
+# svc.services.search.
 JOBSTORE_TABLE = "apscheduler_jobs"
 SEARCH_TABLES = frozenset(
     {

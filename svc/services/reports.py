@@ -229,11 +229,16 @@ def list_for(user: User, query: dict) -> Page:
         matching.append(search.condition(searched, dialect))
 
     filters = conditions + report_conditions
-    if report_conditions or matching:
-        counted = select(func.count()).select_from(Report).where(*filters, *matching)
-        total = db.session.scalar(counted)
+    projects = _projects_of(user, query.get("project_id"))
+    if not (report_conditions or matching):
+        total = _report_count(projects)
     else:
-        total = _report_count(user, query.get("project_id"))
+        counted = None
+        if not report_conditions:
+            counted = search.count_in_projects(searched, dialect, projects)
+        if counted is None:
+            counted = select(func.count()).select_from(Report).where(*filters, *matching)
+        total = db.session.scalar(counted)
     sort = query["sort"]
     page_end = query["page"] * query["page_size"]
     if searched and _walks_sort_index(dialect, sort, total, page_end):
@@ -288,12 +293,17 @@ def _walks_sort_index(dialect: str, sort: str, matches: int, page_end: int) -> b
     return search.walk_sort_index(matches, page_end, reports)
 
 
-def _report_count(user: User, project_id: uuid.UUID | None) -> int:
-    """How many reports the user's projects (or the one given of them) hold, from the projects'
-    counters rather than a count over every report."""
+def _projects_of(user: User, project_id: uuid.UUID | None):
+    """The ids of the user's projects, or of the one given if it is one of them."""
     projects = select(Membership.project_id).where(Membership.user_id == user.id)
     if project_id is not None:
         projects = projects.where(Membership.project_id == project_id)
+    return projects
+
+
+def _report_count(projects) -> int:
+    """How many reports the given projects hold, from their counters rather than a count over
+    every report."""
     return db.session.scalar(
         select(func.coalesce(func.sum(Project.report_count), 0)).where(Project.id.in_(projects))
     )

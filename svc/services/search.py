@@ -5,13 +5,15 @@ The rule itself is a LIKE per term, which is what decides. In front of it sits a
 search does not read every report:
 
 - SQLite: the FTS5 table `reports_fts` (trigram tokenizer, no positions), kept in sync with
-  `reports` by triggers (migration 7c1e4a9d2b35). It yields the rows that hold every trigram of
-  every term of 3 characters or more; shorter terms are left to the LIKE alone. FTS5 folds case
-  at least as widely as SQLite's LIKE does, so the candidates include every row the LIKE accepts.
+  `reports` by triggers (migrations 7c1e4a9d2b35, b4f81d2c6e07). It yields the rows that hold
+  every trigram of every term of 3 characters or more; shorter terms are left to the LIKE alone.
+  FTS5 folds case at least as widely as SQLite's LIKE does, so the candidates include every row
+  the LIKE accepts. Its rowids are those of `report_search_rows`, which also holds each report's
+  id, project, title and description, so that a search's total is counted there alone.
 - PostgreSQL: pg_trgm GIN indexes on title and description, which ILIKE '%term%' uses as it is.
 """
 
-from sqlalchemy import and_, or_, text
+from sqlalchemy import Integer, String, and_, column, func, or_, select, table, text
 
 from svc.models import Report
 
@@ -20,6 +22,13 @@ TRIGRAM = 3
 # entry of a sort index (measured on SQLite at 100,000 reports).
 CANDIDATE_TO_INDEX_ENTRY_COST = 10
 _FTS_ROWIDS = "SELECT rowid FROM reports_fts WHERE reports_fts MATCH :fts_query"
+_SEARCH_ROWS = table(
+    "report_search_rows",
+    column("rowid", Integer),
+    column("project_id"),
+    column("title", String),
+    column("description", String),
+)
 _FTS_CANDIDATES = text(f"SELECT report_id FROM report_search_rows WHERE rowid IN ({_FTS_ROWIDS})")
 # Each report walked past is looked up among the FTS rows (one index seek), rather than every FTS
 # row being mapped to its report before the walk starts: 30 ms to 11 ms for a one-word search of
@@ -37,7 +46,7 @@ def condition(search: str, dialect: str, lead: bool = True):
     lead=False keeps SQLite from starting at the FTS candidates: it then walks the index of the
     query's sort and checks each entry against them (see walk_sort_index)."""
     terms = search.split()
-    exact = and_(*(_contains(term, dialect) for term in terms))
+    exact = and_(*(_contains(term, dialect, Report.title, Report.description) for term in terms))
     indexable = [term for term in terms if len(term) >= TRIGRAM]
     if dialect != "sqlite" or not indexable:
         return exact
@@ -46,6 +55,29 @@ def condition(search: str, dialect: str, lead: bool = True):
         return and_(_FTS_HOLDS_REPORT.bindparams(fts_query=query), exact)
     candidates = _FTS_CANDIDATES.bindparams(fts_query=query)
     return and_(Report.id.in_(candidates.columns(report_id=Report.id.type)), exact)
+
+
+def count_in_projects(search: str, dialect: str, projects):
+    """A count of the reports of the given projects (a SELECT of their ids) that match, read
+    from report_search_rows alone; None where reports are the better place to count: on
+    PostgreSQL, and for a search with no term long enough for the FTS index (report_search_rows
+    has no index by project). Counted from reports, each of a one-word search's 14,000 matches
+    at 1,000,000 reports was mapped to its report id, found through the UUID index of reports
+    and read there for the LIKE: 105 ms, against 47 here (the FTS match itself takes 7)."""
+    indexable = [term for term in search.split() if len(term) >= TRIGRAM]
+    if dialect != "sqlite" or not indexable:
+        return None
+    rows = _SEARCH_ROWS.c
+    matched = text(_FTS_ROWIDS).bindparams(fts_query=fts_query(indexable))
+    return (
+        select(func.count())
+        .select_from(_SEARCH_ROWS)
+        .where(
+            rows.rowid.in_(matched.columns(rowid=Integer)),
+            rows.project_id.in_(projects),
+            *(_contains(term, dialect, rows.title, rows.description) for term in search.split()),
+        )
+    )
 
 
 def steer_planner(session, search: str, dialect: str) -> None:
@@ -75,7 +107,7 @@ def fts_query(terms: list[str]) -> str:
     return " AND ".join('"' + trigram.replace('"', '""') + '"' for trigram in trigrams)
 
 
-def _contains(term: str, dialect: str):
+def _contains(term: str, dialect: str, title, description):
     escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     pattern = f"%{escaped}%"
     # SQLite's LIKE ignores case as its lower() folds it (ASCII letters only), so ILIKE's
@@ -83,6 +115,6 @@ def _contains(term: str, dialect: str):
     # of a broad search.
     contains = "like" if dialect == "sqlite" else "ilike"
     return or_(
-        getattr(Report.title, contains)(pattern, escape="\\"),
-        getattr(Report.description, contains)(pattern, escape="\\"),
+        getattr(title, contains)(pattern, escape="\\"),
+        getattr(description, contains)(pattern, escape="\\"),
     )
