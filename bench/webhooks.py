@@ -4,8 +4,8 @@ process) on SQLite, with a real HTTPS receiver on 127.0.0.1 (tests/receiver.py):
 - latency: reports sent one at a time; for each, the time from its 201 to the first delivery
   attempt arriving at the receiver (p50, p95);
 - ingest while the receiver hangs on every request: wrk as in bench.ingest, against the same
-  load with no webhook configured, in alternation (--rounds of each); the ratio of their mean
-  rates. Every report must still be stored.
+  load with no webhook configured, in alternation, each side first in every other round
+  (--rounds of each); the ratio of their mean rates. Every report must still be stored.
 
     .venv/bin/python -m bench.webhooks [--reports 60] [--seconds 20] [--rounds 2]
 
@@ -80,21 +80,25 @@ def main() -> int:
         latencies = first_attempt_latency(receiver, ca_path, options.reports)
         receiver.script(*[("sleep", HANG_SECONDS)] * 100_000)
         load = (options.connections, options.seconds)
-        quiet, hanging = [], []
-        # In alternation, so that a slow minute of a shared machine does not land on one side.
+        runs = {
+            "no webhook": lambda label: measure_svc("sqlite", body_path, *load, label=label),
+            "receiver hangs": lambda label: measure_svc(
+                "sqlite",
+                body_path,
+                *load,
+                label=label,
+                webhook_url=receiver.url,
+                SVC_WEBHOOK_ALLOW_PRIVATE="true",
+                SVC_WEBHOOK_CA_BUNDLE=ca_path,
+            ),
+        }
+        measured = {name: [] for name in runs}
+        # In alternation, each side first in every other round (A B B A ...), so that neither a
+        # slow minute of a shared machine nor a drift over the whole bench lands on one side.
         for n in range(1, options.rounds + 1):
-            quiet.append(measure_svc("sqlite", body_path, *load, label=f"no webhook #{n}"))
-            hanging.append(
-                measure_svc(
-                    "sqlite",
-                    body_path,
-                    *load,
-                    label=f"receiver hangs #{n}",
-                    webhook_url=receiver.url,
-                    SVC_WEBHOOK_ALLOW_PRIVATE="true",
-                    SVC_WEBHOOK_CA_BUNDLE=ca_path,
-                )
-            )
+            for name in runs if n % 2 else reversed(runs):
+                measured[name].append(runs[name](f"{name} #{n}"))
+        quiet, hanging = measured["no webhook"], measured["receiver hangs"]
         receiver.clear_script()
 
     result = {
