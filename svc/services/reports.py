@@ -208,7 +208,7 @@ def _attach_screenshots(project: Project, report: Report) -> None:
 
 
 def _visible_to(user: User):
-    return Report.project_id.in_(select(Membership.project_id).where(Membership.user_id == user.id))
+    return Report.project_id.in_(_projects_of(user, None))
 
 
 def list_for(user: User, query: dict) -> Page:
