@@ -15,9 +15,9 @@ from svc.models.users import AuthSession, PersonalAccessToken, User
 from svc.models.webhooks import WebhookDelivery
 
 # Tables and indexes in the database that no model declares: APScheduler creates and owns its job
-# store; the search indexes (FTS5 tables, pg_trgm indexes) are written by hand in migrations
-# 7c1e4a9d2b35 and b4f81d2c6e07, as there is no portable way to declare them. See
-# svc.services.search.
+# store; the search indexes (FTS5 tables; PostgreSQL's generated search column and its pg_trgm
+# index) are written by hand in migrations 7c1e4a9d2b35, b4f81d2c6e07 and e2b7c4a1f9d3, as there
+# is no portable way to declare them. See svc.services.search.
 JOBSTORE_TABLE = "apscheduler_jobs"
 SEARCH_TABLES = frozenset(
     {
@@ -29,7 +29,8 @@ SEARCH_TABLES = frozenset(
         "reports_fts_idx",
     }
 )
-SEARCH_INDEXES = frozenset({"ix_reports_title_trgm", "ix_reports_description_trgm"})
+SEARCH_INDEXES = frozenset({"ix_reports_search_text_trgm"})
+SEARCH_COLUMNS = frozenset({"search_text"})
 
 
 def declared_by_models(obj, name, type_, reflected, compare_to) -> bool:
@@ -37,6 +38,8 @@ def declared_by_models(obj, name, type_, reflected, compare_to) -> bool:
     compare this object with the models."""
     if type_ == "table":
         return name != JOBSTORE_TABLE and name not in SEARCH_TABLES
+    if type_ == "column":
+        return name not in SEARCH_COLUMNS
     return not (type_ == "index" and name in SEARCH_INDEXES)
 
 

@@ -241,8 +241,11 @@ def list_for(user: User, query: dict) -> Page:
         total = db.session.scalar(counted)
     sort = query["sort"]
     page_end = query["page"] * query["page_size"]
-    if searched and _walks_sort_index(dialect, sort, total, page_end):
-        matching = [search.condition(searched, dialect, lead=False)]
+    if searched and sort in _INDEXED_SORTS:
+        walk = _walks_sort_index(dialect, total, page_end)
+        search.steer_page(db.session, dialect, walk)
+        if walk:
+            matching = [search.condition(searched, dialect, lead=False)]
     column = _SORT_COLUMNS[sort.lstrip("-")]
     order = [column.desc() if sort.startswith("-") else column.asc()]
     # Ties: newest first, then id, so that pages are stable. No term twice: the ORDER BY must
@@ -283,14 +286,12 @@ def _least_severe_first(filters: list, ties: list, page_end: int):
     return union_all(*(select(arm.c.id) for arm in arms))
 
 
-def _walks_sort_index(dialect: str, sort: str, matches: int, page_end: int) -> bool:
-    """Whether the page of a search should be read by walking the index of its sort. Only
-    SQLite needs telling: its planner cannot know how many reports an FTS match yields and
-    always starts from them. PostgreSQL estimates a trigram search itself."""
-    if dialect != "sqlite" or sort not in _INDEXED_SORTS:
-        return False
+def _walks_sort_index(dialect: str, matches: int, page_end: int) -> bool:
+    """Whether the page of a search should be read by walking the index of its sort: neither
+    planner can tell how many reports a search matches (SQLite always starts from the FTS
+    matches; PostgreSQL guesses), and the service has just counted them."""
     reports = db.session.scalar(select(func.coalesce(func.sum(Project.report_count), 0)))
-    return search.walk_sort_index(matches, page_end, reports)
+    return search.walk_sort_index(dialect, matches, page_end, reports)
 
 
 def _projects_of(user: User, project_id: uuid.UUID | None):
