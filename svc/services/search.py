@@ -128,7 +128,7 @@ def steer_page(session, dialect: str, walk: bool) -> None:
     the transaction. It guesses how many reports a trigram search matches from a sample of a
     hundred texts, so a word that no sampled text held was read as rare: every one of its
     14,000 matches at 1,000,000 reports read and sorted for a page of 20 (56 ms), where walking
-    the sort index reads some 1,400 reports (5 ms); and a word that one of them held was read as
+    the sort index reads some 1,400 reports (4 ms); and a word that one of them held was read as
     common, whatever its count. SQLite is steered by the search condition (see condition)."""
     if dialect == "postgresql":
         setting = "enable_bitmapscan" if walk else "enable_indexscan"
