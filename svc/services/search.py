@@ -110,9 +110,7 @@ def steer_planner(session, search: str, dialect: str) -> None:
     query of the transaction that still scans (the sum of ten projects' report counts) looked
     costly enough to compile, and took 90 ms instead of 0.1."""
     if dialect == "postgresql" and all(len(term) >= TRIGRAM for term in search.split()):
-        session.execute(
-            text("SELECT set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true)")
-        )
+        _set_for_the_transaction(session, enable_seqscan="off", jit="off")
 
 
 def walk_sort_index(dialect: str, matches: int, page_end: int, reports: int) -> bool:
@@ -132,7 +130,14 @@ def steer_page(session, dialect: str, walk: bool) -> None:
     common, whatever its count. SQLite is steered by the search condition (see condition)."""
     if dialect == "postgresql":
         setting = "enable_bitmapscan" if walk else "enable_indexscan"
-        session.execute(text(f"SET LOCAL {setting} = off"))
+        _set_for_the_transaction(session, **{setting: "off"})
+
+
+def _set_for_the_transaction(session, **settings: str) -> None:
+    """PostgreSQL settings that hold until the transaction ends (as SET LOCAL), in one
+    statement."""
+    calls = ", ".join(f"set_config('{name}', :{name}, true)" for name in settings)
+    session.execute(text(f"SELECT {calls}"), settings)
 
 
 def _fts_query_for(terms: list[str], dialect: str) -> str | None:
