@@ -37,6 +37,11 @@ limiter = Limiter(key_func=get_remote_address, headers_enabled=True)
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 SQLITE_MMAP_BYTES = 0x7FFF0000  # SQLITE_MAX_MMAP_SIZE, the most SQLite maps unless built otherwise
+# SQLite copies its write-ahead log back into the database (a checkpoint, with an fsync) in the
+# commit that finds the log longer than this. The scheduler checkpoints every second instead
+# (svc.services.upkeep.checkpoint_sqlite_log), off the requests' path; this larger threshold
+# (SQLite's default is 1,000 pages) only bounds the log when no scheduler runs.
+SQLITE_WAL_AUTOCHECKPOINT_PAGES = 16_384
 # Execution option of a connection whose transaction only reads (see `begin_read_only`).
 READ_ONLY = "svc_read_only"
 _QUERY_ONLY = "svc_query_only"  # whether the connection's PRAGMA query_only is on
@@ -53,6 +58,7 @@ def _configure_sqlite(dbapi_connection, _record):
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
     cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute(f"PRAGMA wal_autocheckpoint={SQLITE_WAL_AUTOCHECKPOINT_PAGES}")
     # Reads of a large database through the memory map and page cache instead of read() calls:
     # as much mapped as SQLite allows by default (SQLITE_MAX_MMAP_SIZE, 2 GiB; address space, not
     # memory: the pages are the kernel's file cache), 64 MiB of cache per connection (negative

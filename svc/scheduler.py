@@ -22,6 +22,7 @@ from svc.webhooks import delivery
 log = logging.getLogger(__name__)
 HOURLY_JOBS_INTERVAL_HOURS = 1
 DELIVERY_POLL_SECONDS = 1
+CHECKPOINT_SECONDS = 1
 DELIVERY_THREADS = 8
 
 _app: Flask | None = None
@@ -77,6 +78,11 @@ def sweep_uploads() -> None:
     log.info("sweep: removed %d orphaned screenshot(s)", removed)
 
 
+def checkpoint_database() -> None:
+    with _app.app_context():
+        upkeep.checkpoint_sqlite_log()
+
+
 def refresh_statistics() -> None:
     with _app.app_context():
         upkeep.refresh_planner_statistics()
@@ -99,6 +105,14 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
         "interval",
         seconds=DELIVERY_POLL_SECONDS,
         id="deliver-webhooks",
+        replace_existing=True,
+    )
+    # SQLite's write-ahead log, copied back here rather than in a request (a no-op elsewhere).
+    scheduler.add_job(
+        checkpoint_database,
+        "interval",
+        seconds=CHECKPOINT_SECONDS,
+        id="checkpoint-database",
         replace_existing=True,
     )
     # Hourly, and also at every start: a process restarted more often still runs them.

@@ -1,7 +1,11 @@
 """Small steps many tests take, through the HTTP API."""
 
+import contextlib
+import shutil
+import sqlite3
 import tempfile
 from contextlib import contextmanager
+from pathlib import Path
 
 PASSWORD = "correct horse battery"
 
@@ -116,6 +120,20 @@ def sqlite_app(tmp_path):
             "SVC_SECRET_KEY": "test",
         }
     )
+
+
+def reports_in_file_alone(database: Path, copy: Path) -> int | None:
+    """The reports a copy of the database file holds without its write-ahead log; None when
+    the copy caught a checkpoint half-way."""
+    shutil.copyfile(database, copy)
+    try:
+        with contextlib.closing(sqlite3.connect(copy)) as connection:
+            return connection.execute("SELECT count(*) FROM reports").fetchone()[0]
+    except sqlite3.DatabaseError:
+        return None
+    finally:
+        for leftover in (copy, Path(f"{copy}-wal"), Path(f"{copy}-shm")):
+            leftover.unlink(missing_ok=True)
 
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})

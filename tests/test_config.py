@@ -4,13 +4,27 @@ import re
 from pathlib import Path
 
 import pytest
+from flask_migrate import upgrade
 from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
 from svc import create_app
 from svc.config import SETTINGS, ConfigError, load_settings
-from svc.extensions import SQLITE_MMAP_BYTES, begin_read_only, db
-from tests.helpers import sqlite_app
+from svc.extensions import (
+    SQLITE_MMAP_BYTES,
+    SQLITE_WAL_AUTOCHECKPOINT_PAGES,
+    begin_read_only,
+    db,
+)
+from svc.services import upkeep
+from tests.helpers import (
+    REPORT,
+    create_project,
+    file_report,
+    register,
+    reports_in_file_alone,
+    sqlite_app,
+)
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -90,6 +104,7 @@ def test_every_sqlite_connection_is_tuned(tmp_path):
                     "foreign_keys",
                     "mmap_size",
                     "cache_size",
+                    "wal_autocheckpoint",
                 )
             }
         finally:
@@ -102,7 +117,35 @@ def test_every_sqlite_connection_is_tuned(tmp_path):
         "foreign_keys": 1,
         "mmap_size": SQLITE_MMAP_BYTES,
         "cache_size": -64 * 1024,
+        "wal_autocheckpoint": SQLITE_WAL_AUTOCHECKPOINT_PAGES,
     }
+
+
+def test_requests_leave_sqlite_log_to_the_checkpoint_job(tmp_path):
+    """Filing reports does not copy SQLite's write-ahead log back into the database file (its
+    default would, in the commit that takes the log past 1,000 pages); the scheduler's job
+    copies all of it."""
+    app = sqlite_app(tmp_path)
+    with app.app_context():
+        upgrade()
+        db.engine.dispose()  # the last connection to close checkpoints: the tables are in the file
+    client = app.test_client()
+    register(client)
+    api_key = create_project(client)["apiKey"]
+    description = REPORT["description"] * 100
+    for n in range(100):
+        assert (
+            file_report(client, api_key, title=f"Report {n}", description=description).status_code
+            == 201
+        )
+    database, copy = tmp_path / "svc.sqlite3", tmp_path / "copy.sqlite3"
+    assert reports_in_file_alone(database, copy) == 0
+    with app.app_context():
+        log_frames, copied = upkeep.checkpoint_sqlite_log()
+        db.engine.dispose()
+    assert log_frames > 1_000
+    assert copied == log_frames
+    assert reports_in_file_alone(database, copy) == 100
 
 
 def test_a_read_only_transaction_cannot_write_and_leaves_the_connection_writable(tmp_path):

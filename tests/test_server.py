@@ -13,8 +13,15 @@ from sqlalchemy import update
 from svc.extensions import db
 from svc.models import Screenshot
 from svc.models.base import utcnow
-from tests.helpers import create_project, png_bytes, register, upload
-from tests.service import delivery_log, descendants, file, kill_service, set_up_project, wait_until
+from tests.helpers import create_project, png_bytes, register, reports_in_file_alone, upload
+from tests.service import (
+    delivery_log,
+    descendants,
+    file,
+    kill_service,
+    set_up_project,
+    wait_until,
+)
 
 pytestmark = pytest.mark.server
 
@@ -89,6 +96,29 @@ def test_the_scheduler_sweeps_orphaned_uploads(make_app, service_env, request):
     while files[0].exists() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not files[0].exists()
+
+
+def test_the_scheduler_copies_sqlite_log_into_the_database_file(tmp_path, services):
+    """Reports filed are in the database file itself, not only in SQLite's write-ahead log,
+    within seconds: the scheduler checkpoints once a second, where no request would for these
+    few (svc.extensions.SQLITE_WAL_AUTOCHECKPOINT_PAGES)."""
+    database = tmp_path / "svc.sqlite3"
+    base_url, _ = services(
+        {
+            "SVC_WORKERS": "2",
+            "SVC_DATABASE_URL": f"sqlite:///{database}",
+            "SVC_INSTANCE_PATH": str(tmp_path / "instance"),
+            "SVC_UPLOAD_DIR": str(tmp_path / "uploads"),
+        }
+    )
+    _, project = set_up_project(base_url, None)
+    for n in range(20):
+        file(base_url, project["apiKey"], title=f"Report {n}")
+    wait_until(
+        lambda: reports_in_file_alone(database, tmp_path / "copy.sqlite3") == 20,
+        seconds=15,
+        message="the reports in the database file",
+    )
 
 
 # --- webhooks against the real processes ---------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Database housekeeping that the scheduler runs every hour."""
+"""Database housekeeping that the scheduler runs: statistics every hour, SQLite's checkpoint
+every second."""
 
 import logging
 
@@ -35,3 +36,22 @@ def refresh_planner_statistics() -> None:
         log.warning("statistics not refreshed this time: %s", error)
     finally:
         connection.close()
+
+
+def checkpoint_sqlite_log() -> tuple[int, int] | None:
+    """Copy what SQLite's write-ahead log holds back into the database, without waiting for
+    anyone: (frames in the log, frames copied), or None on PostgreSQL. Left to SQLite, the
+    commit that finds the log over 1,000 pages does it, fsync included, while its request
+    waits: with a report's 30 pages, one creation in 33 took 6 to 9 ms longer. Done here once a
+    second, a page written by many commits is also copied once (docs/performance.md). PASSIVE
+    leaves the frames a reader still needs for the next call."""
+    if db.engine.dialect.name != "sqlite":
+        return None
+    connection = db.engine.raw_connection()
+    try:
+        _busy, log_frames, copied = (
+            connection.cursor().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        )
+    finally:
+        connection.close()
+    return log_frames, copied
