@@ -99,22 +99,13 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
         # down would be dropped. Run it once, late, instead.
         job_defaults={"misfire_grace_time": None, "coalesce": True, "max_instances": 1},
     )
-    # The deliveries table says what is due; this job only looks often.
-    scheduler.add_job(
-        deliver_webhooks,
-        "interval",
-        seconds=DELIVERY_POLL_SECONDS,
-        id="deliver-webhooks",
-        replace_existing=True,
-    )
-    # SQLite's write-ahead log, copied back here rather than in a request (a no-op elsewhere).
-    scheduler.add_job(
-        checkpoint_database,
-        "interval",
-        seconds=CHECKPOINT_SECONDS,
-        id="checkpoint-database",
-        replace_existing=True,
-    )
+    # Often: the deliveries table says what is due, and the job only looks; SQLite's write-ahead
+    # log is copied back here rather than in a request (a no-op on PostgreSQL).
+    for job, job_id, seconds in (
+        (deliver_webhooks, "deliver-webhooks", DELIVERY_POLL_SECONDS),
+        (checkpoint_database, "checkpoint-database", CHECKPOINT_SECONDS),
+    ):
+        scheduler.add_job(job, "interval", seconds=seconds, id=job_id, replace_existing=True)
     # Hourly, and also at every start: a process restarted more often still runs them.
     for job, job_id in (
         (sweep_uploads, "sweep-uploads"),

@@ -29,13 +29,10 @@ def refresh_planner_statistics() -> None:
         db.session.execute(text(f"ANALYZE {tables}"))
         db.session.commit()
         return
-    connection = db.engine.raw_connection()
     try:
-        connection.cursor().execute("ANALYZE")
+        _outside_our_transactions("ANALYZE")
     except db.engine.dialect.dbapi.OperationalError as error:
         log.warning("statistics not refreshed this time: %s", error)
-    finally:
-        connection.close()
 
 
 def checkpoint_sqlite_log() -> tuple[int, int] | None:
@@ -47,11 +44,15 @@ def checkpoint_sqlite_log() -> tuple[int, int] | None:
     leaves the frames a reader still needs for the next call."""
     if db.engine.dialect.name != "sqlite":
         return None
+    _busy, log_frames, copied = _outside_our_transactions("PRAGMA wal_checkpoint(PASSIVE)")
+    return log_frames, copied
+
+
+def _outside_our_transactions(statement: str) -> tuple | None:
+    """Run one SQLite statement on a pooled connection as it is, with no BEGIN of ours around
+    it (the connection's driver opens none: svc.extensions); its first row."""
     connection = db.engine.raw_connection()
     try:
-        _busy, log_frames, copied = (
-            connection.cursor().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-        )
+        return connection.cursor().execute(statement).fetchone()
     finally:
         connection.close()
-    return log_frames, copied
