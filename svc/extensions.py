@@ -49,7 +49,7 @@ _QUERY_ONLY = "svc_query_only"  # whether the connection's PRAGMA query_only is 
 
 
 @event.listens_for(Engine, "connect")
-def _configure_sqlite(dbapi_connection, _record):
+def configure_sqlite(dbapi_connection, _record=None):
     if not isinstance(dbapi_connection, sqlite3.Connection):
         return
     # We issue BEGIN ourselves (see below); pysqlite's own transaction handling would defer it.
