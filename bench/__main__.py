@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 
-from bench import ingest, scale, store, webhooks
+from bench import ingest, scale, store, webhooks, widget
 from bench.common import print_table, read_result
 
 
@@ -24,6 +24,7 @@ def run_all(quick: bool) -> None:
         (store, ["--reports", "1000" if quick else "3000"]),
         (webhooks, seconds),
         (scale, sizes),
+        (widget, ["--rounds", "5"] if quick else []),
     ):
         sys.argv = [module.__name__, *arguments]
         module.main()
@@ -120,6 +121,23 @@ def headline() -> list[dict]:
             f"{hooks['hanging_to_quiet']:.0%} of the rate without webhooks",
             ">= 90%",
             hooks["hanging_to_quiet"] >= 0.9,
+        )
+    page_cost = read_result("widget")
+    if page_cost:
+        add(
+            "widget",
+            "start-up on the main thread (evaluate + Svc.init), p50",
+            f"{page_cost['init_p50_ms']} ms (p90 {page_cost['init_p90_ms']}); "
+            f"its button {page_cost['render_p50_ms']} ms later",
+            "< 5 ms",
+            page_cost["init_p50_ms"] < 5,
+        )
+        add(
+            "widget",
+            "added to each fetch / console call",
+            f"{page_cost['fetch_added_us']} / {page_cost['console_added_us']} µs",
+            "fetch < 50 µs",
+            page_cost["fetch_added_us"] < 50,
         )
     return rows
 

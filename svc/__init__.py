@@ -11,7 +11,7 @@ from typing import Any
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from svc import cli, dashboard, errors, json_codec
+from svc import cli, dashboard, errors, json_codec, widget
 from svc.api import register_blueprints
 from svc.config import load_settings
 from svc.extensions import db, limiter, migrate
@@ -43,6 +43,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     errors.register_error_handlers(app)
     register_blueprints(app)
     app.register_blueprint(dashboard.bp)
+    app.register_blueprint(widget.bp)
     app.after_request(set_security_headers)
     cli.register_commands(app)
     return app

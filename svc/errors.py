@@ -48,6 +48,13 @@ class APIError(Exception):
         self.headers = headers or {}
 
 
+class HoneypotHit(APIError):
+    """A report whose honeypot field is filled in (contract v3, section 6): nothing is stored."""
+
+    def __init__(self):
+        super().__init__(400, "Rejected")
+
+
 def unauthorized(detail: str = "Authentication required") -> APIError:
     return APIError(401, detail)
 

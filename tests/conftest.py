@@ -173,6 +173,39 @@ def live_server(app):
     thread.join(timeout=5)
 
 
+# --- a real browser ------------------------------------------------------------------------
+
+CHROMIUM = "/usr/bin/chromium"
+# Without the background-networking flags Chromium keeps dialling Google, which this closed
+# network refuses; --no-sandbox because CI runs as root. The last one accepts the widget's
+# request to capture the current tab, as a person would in the browser's prompt.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--auto-accept-this-tab-capture",
+]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's headless Chromium driven by Playwright (its own browser download is never used)."""
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(
+            f"{CHROMIUM} is missing: `make test` installs Debian's chromium when run as root"
+        )
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
 # --- the real service, as `make run` starts it -----------------------------------------------
 
 

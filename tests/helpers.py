@@ -88,6 +88,21 @@ def upload(client, api_key: str, data: bytes, filename: str = "shot.png"):
     )
 
 
+# The widget settings of a project that never changed them (contract section 11).
+WIDGET_DEFAULTS = {
+    "primaryColor": "#2563eb",
+    "buttonText": "Report a bug",
+    "modalTitle": "Report a bug",
+    "logoUrl": None,
+    "position": "bottom-right",
+    "enableScreenshot": True,
+    "enableSessionRecording": True,
+    "showWatermark": False,
+    "captureConsole": True,
+    "captureNetwork": True,
+    "captureActions": True,
+}
+
 # The report object of contract section 6: the list leaves out the captured arrays.
 SUMMARY_FIELDS = {
     "id",

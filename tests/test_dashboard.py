@@ -5,41 +5,16 @@ The pages it passes through are saved into docs/screenshots/ for the README.
 """
 
 import re
-from pathlib import Path
 
 import pytest
 import requests
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
-ROOT = Path(__file__).resolve().parent.parent
-SCREENSHOTS = ROOT / "docs" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-# Without the background-networking flags Chromium keeps dialling Google, which this closed
-# network refuses; --no-sandbox because CI runs as root.
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from tests.browser import OPEN_SHADOW_ROOTS, save_screenshot
+
 PASSWORD = "correct horse battery"
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="session")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail(
-            f"{CHROMIUM} is missing: `make test` installs Debian's chromium when run as root"
-        )
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture
@@ -64,11 +39,6 @@ def page(context):
     tab.on("pageerror", lambda error: errors.append(str(error)))
     yield tab
     assert errors == []
-
-
-def save_screenshot(page: Page, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
 def go_to(page: Page, section: str) -> None:
@@ -252,11 +222,15 @@ def test_key_rotation_tokens_and_sign_out(page, context, base_url):
     assert rejected.status_code == 401
     file_report(base_url, new_key, title="Filed with the new key", severity="low")
 
-    # The embed snippet, pasted into another site's page, files a report with the new key.
+    # The embed snippet, pasted into another site's page, loads the widget with the new key.
     snippet = page.locator(".snippet code").inner_text()
+    assert f'src="{base_url}/widget.js"' in snippet and f'data-project-key="{new_key}"' in snippet
     other_site = context.new_page()
     other_site.set_content(snippet)
-    filed = other_site.evaluate("reportBug('Filed by the snippet', 'It works', 'high')")
+    other_site.wait_for_function("window.Svc !== undefined")
+    filed = other_site.evaluate(
+        "Svc.report({title: 'Filed by the snippet', description: 'It works', severity: 'high'})"
+    )
     assert filed["trackingId"] == "WS-2" and filed["severity"] == "high"
     other_site.close()
 
@@ -426,3 +400,34 @@ def test_pages_carry_a_restrictive_content_security_policy(base_url):
         assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
         assert "unsafe-inline" not in policy
     assert requests.get(f"{base_url}/nowhere").status_code == 404
+
+
+def test_the_widget_is_set_up_and_tried_from_the_project_page(page, base_url):
+    # The widget's dialog lives in a closed shadow root; open it for Playwright's locators.
+    page.add_init_script(OPEN_SHADOW_ROOTS)
+    sign_up(page)
+    create_project(page)
+    widget = page.get_by_role("form", name="Widget")
+    widget.get_by_label("Button text").fill("Found a bug?")
+    widget.get_by_label("Position").select_option("bottom-left")
+    widget.get_by_label("Console messages and uncaught errors").uncheck()
+    widget.get_by_role("button", name="Save widget").click()
+    expect(widget.get_by_text("Widget saved.")).to_be_visible()
+    save_screenshot(page, "project-widget")
+
+    page.get_by_role("link", name="Try the widget").click()
+    expect(page.get_by_role("heading", name="Try the widget")).to_be_visible()
+    expect(page.get_by_role("button", name="Found a bug?")).to_be_visible()
+    page.get_by_role("button", name="Open the reporter with a test report").click()
+    reporter = page.get_by_role("dialog", name="Report a bug")
+    expect(reporter.get_by_label("Title")).to_have_value("Test report from the dashboard")
+    expect(reporter).not_to_contain_text("Console messages")  # switched off above
+    reporter.get_by_role("button", name="Send report").click()
+    expect(reporter.get_by_role("status")).to_contain_text("Thanks — WS-1")
+    reporter.get_by_role("button", name="Close").click()
+
+    go_to(page, "Reports")
+    expect(page.get_by_role("link", name="Test report from the dashboard")).to_be_visible()
+    # Leaving the page took the widget off the dashboard, hooks and all.
+    expect(page.locator("[data-svc-widget]")).to_have_count(0)
+    assert page.evaluate("String(window.fetch).includes('[native code]')")

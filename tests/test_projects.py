@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from svc.extensions import db
 from svc.models import Membership, Project
 from svc.services.projects import derive_tracking_prefix
-from tests.helpers import create_project, csrf, register
+from tests.helpers import WIDGET_DEFAULTS, create_project, csrf, register
 
 API_KEY = re.compile(r"^svc_pub_[0-9A-Za-z]{32,}$")
 PROJECT_FIELDS = {
@@ -67,6 +67,7 @@ def test_create_returns_the_owners_view(user_client):
         "webhookUrl": None,
         "webhookFormat": "json",
         "allowedOrigins": [],
+        "widget": WIDGET_DEFAULTS,
     }
     assert project["createdAt"] == project["updatedAt"]
 
@@ -196,6 +197,7 @@ def test_patch_merges_settings(user_client):
         "webhookUrl": "https://hooks.example.com/svc",
         "webhookFormat": "slack",
         "allowedOrigins": ["https://a.example"],
+        "widget": WIDGET_DEFAULTS,
     }
     renamed = patch(user_client, project["id"], {"name": "Store"}).get_json()
     assert renamed["name"] == "Store"
@@ -220,6 +222,7 @@ def test_interface_camel_case_settings_are_accepted(user_client):
         "webhookUrl": "https://hooks.example.com/a",
         "webhookFormat": "discord",
         "allowedOrigins": ["https://shop.example.com"],
+        "widget": WIDGET_DEFAULTS,
     }
 
 

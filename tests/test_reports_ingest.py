@@ -192,7 +192,7 @@ def _nested(depth: int):
         ({"title": "   "}, "title"),
         ({"title": "x" * 201}, "title"),
         ({"title": 12}, "title"),
-        ({"description": ""}, "description"),
+        ({"description": None}, "description"),
         ({"description": "x" * 20_001}, "description"),
         ({"severity": "urgent"}, "severity"),
         ({"severity": "HIGH"}, "severity"),

@@ -148,7 +148,7 @@ def test_assignee_must_belong_to_the_project(user_client, other_client, shop, re
         ({"category": "idea"}, "category"),
         ({"title": ""}, "title"),
         ({"title": "x" * 201}, "title"),
-        ({"description": ""}, "description"),
+        ({"description": None}, "description"),
         ({"assignee_id": "not-a-uuid"}, "assignee_id"),
         ({"project_id": str(uuid.uuid4())}, "project_id"),
         ({"tracking_id": "WS-9"}, "tracking_id"),

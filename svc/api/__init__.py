@@ -2,10 +2,19 @@
 
 from flask import Flask
 
-from svc.api import auth, deliveries, meta, projects, reports, tokens, uploads
+from svc.api import auth, deliveries, meta, projects, reports, tokens, uploads, widget
 from svc.api.cors import add_cors_headers
 
-BLUEPRINTS = (meta.bp, auth.bp, tokens.bp, projects.bp, deliveries.bp, reports.bp, uploads.bp)
+BLUEPRINTS = (
+    meta.bp,
+    auth.bp,
+    tokens.bp,
+    widget.bp,
+    projects.bp,
+    deliveries.bp,
+    reports.bp,
+    uploads.bp,
+)
 
 
 def register_blueprints(app: Flask) -> None:

@@ -1,5 +1,6 @@
-"""CORS for the widget's endpoints only (contract section 9): report creation and screenshot
-upload, their preflights, and their error responses. No other endpoint sends CORS headers."""
+"""CORS for the widget's endpoints only (contract sections 9 and 11): report creation,
+screenshot upload and the widget's configuration, their preflights, and their error responses.
+No other endpoint sends CORS headers."""
 
 from collections.abc import Callable
 
@@ -16,13 +17,17 @@ def widget_cors(view: Callable) -> Callable:
     return view
 
 
-def _widget_rules(app: Flask) -> frozenset[str]:
+def _widget_rules(app: Flask) -> dict[str, str]:
+    """Each widget path with the methods a preflight may allow there: those of its widget
+    views only (GET /api/v1/reports shares the path of POST, but not its CORS)."""
     if "svc.widget_rules" not in app.extensions:
-        app.extensions["svc.widget_rules"] = frozenset(
-            rule.rule
-            for rule in app.url_map.iter_rules()
-            if getattr(app.view_functions[rule.endpoint], "widget_cors", False)
-        )
+        methods: dict[str, set[str]] = {}
+        for rule in app.url_map.iter_rules():
+            if getattr(app.view_functions[rule.endpoint], "widget_cors", False):
+                methods.setdefault(rule.rule, set()).update(rule.methods - {"HEAD", "OPTIONS"})
+        app.extensions["svc.widget_rules"] = {
+            path: ", ".join([*sorted(allowed), "OPTIONS"]) for path, allowed in methods.items()
+        }
     return app.extensions["svc.widget_rules"]
 
 
@@ -41,7 +46,8 @@ def _allow_origin() -> str:
 
 def add_cors_headers(response):
     rule = request.url_rule
-    if rule is None or rule.rule not in _widget_rules(current_app):
+    allowed_methods = None if rule is None else _widget_rules(current_app).get(rule.rule)
+    if allowed_methods is None:
         return response
     view = current_app.view_functions.get(request.endpoint)
     preflight = request.method == "OPTIONS"
@@ -53,7 +59,7 @@ def add_cors_headers(response):
         headers.add("Vary", "Origin")
     headers["Access-Control-Expose-Headers"] = EXPOSE_HEADERS
     if preflight:
-        headers["Access-Control-Allow-Methods"] = "POST, OPTIONS"
+        headers["Access-Control-Allow-Methods"] = allowed_methods
         headers["Access-Control-Allow-Headers"] = ALLOW_HEADERS
         headers["Access-Control-Max-Age"] = PREFLIGHT_MAX_AGE
     return response

@@ -23,6 +23,7 @@ PAGES = (
     "/reports/<ref>",
     "/projects",
     "/projects/<project_id>",
+    "/projects/<project_id>/try-widget",
     "/account",
 )
 

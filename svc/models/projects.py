@@ -26,6 +26,9 @@ class Project(db.Model):
     # None: detected from the URL each time it is needed (see svc.webhooks.formats).
     webhook_format: Mapped[str | None] = mapped_column(String(16))
     allowed_origins: Mapped[list[str]] = mapped_column(JSON, default=list)
+    # Only what the owner changed; svc.services.widget fills in the defaults when it is read, so
+    # a default can improve without rewriting every project.
+    widget_settings: Mapped[dict] = mapped_column(JSON, default=dict, server_default="{}")
     # The counter behind tracking numbers: incremented in each report's own transaction, so the
     # numbers of a project are 1..n without holes, also under concurrent creation.
     last_report_number: Mapped[int] = mapped_column(default=0, server_default="0")

@@ -1,6 +1,7 @@
 """The conventions every schema shares (contract section 1)."""
 
 from datetime import UTC
+from urllib.parse import urlsplit
 
 from marshmallow import RAISE, Schema, ValidationError, fields, pre_load, validate
 
@@ -18,6 +19,16 @@ def iso_timestamp(value) -> str:
     """ISO 8601 UTC with millisecond precision and a Z: 2026-11-22T10:00:00.123Z."""
     value = value.astimezone(UTC)
     return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def check_absolute_url(value: str, schemes: tuple[str, ...]) -> None:
+    """A URL with one of `schemes` (the first named in the message) and a host, no white space."""
+    parts = urlsplit(value)
+    if parts.scheme not in schemes or not parts.hostname:
+        named = " or ".join(f"{scheme}://" for scheme in reversed(schemes))
+        raise ValidationError(f"Must be an absolute {named} URL.")
+    if any(char.isspace() for char in value):
+        raise ValidationError("Must not contain white space.")
 
 
 class Timestamp(fields.DateTime):

@@ -4,7 +4,16 @@ from flask import current_app
 from marshmallow import ValidationError, fields, post_load, pre_dump, validate
 
 from svc.models import MEMBER
-from svc.schemas.base import EmailAddress, InSchema, OutSchema, Text, Timestamp
+from svc.schemas.base import (
+    EmailAddress,
+    InSchema,
+    OutSchema,
+    Text,
+    Timestamp,
+    check_absolute_url,
+)
+from svc.schemas.widget import WidgetSettingsIn, WidgetSettingsOut
+from svc.services.widget import settings_in_force
 from svc.webhooks.formats import FORMATS, format_in_force
 
 PREFIX = validate.Regexp(
@@ -14,18 +23,9 @@ MAX_ALLOWED_ORIGINS = 50
 
 
 def validate_webhook_url(value: str | None) -> None:
-    if value is None:
-        return
-    parts = urlsplit(value)
-    allowed = ("https", "http") if current_app.config["SVC_WEBHOOK_ALLOW_HTTP"] else ("https",)
-    if parts.scheme not in allowed or not parts.hostname:
-        raise ValidationError(
-            "Must be an absolute https:// URL."
-            if allowed == ("https",)
-            else "Must be an absolute http:// or https:// URL."
-        )
-    if any(char.isspace() for char in value):
-        raise ValidationError("Must not contain white space.")
+    if value is not None:
+        allow_http = current_app.config["SVC_WEBHOOK_ALLOW_HTTP"]
+        check_absolute_url(value, ("https", "http") if allow_http else ("https",))
 
 
 def validate_origin(value: str) -> None:
@@ -77,6 +77,7 @@ class ProjectSettingsIn(InSchema):
     webhookUrl = _webhook_url_field()
     webhookFormat = _webhook_format_field()
     allowedOrigins = _allowed_origins_field()
+    widget = fields.Nested(WidgetSettingsIn)
 
     _ALIASES = {
         "webhookUrl": "webhook_url",
@@ -113,6 +114,7 @@ class ProjectSettingsOut(OutSchema):
     webhook_url = fields.String(required=True, allow_none=True)
     webhook_format = fields.String(required=True, validate=validate.OneOf(FORMATS))
     allowed_origins = fields.List(fields.String(), required=True)
+    widget = fields.Nested(WidgetSettingsOut, required=True)
 
 
 class ProjectOut(OutSchema):
@@ -142,6 +144,7 @@ class ProjectOut(OutSchema):
                 "webhook_url": project.webhook_url,
                 "webhook_format": format_in_force(project.webhook_format, project.webhook_url),
                 "allowed_origins": list(project.allowed_origins or []),
+                "widget": settings_in_force(project),
             },
             "created_at": project.created_at,
             "updated_at": project.updated_at,

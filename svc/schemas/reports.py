@@ -6,9 +6,11 @@ from marshmallow import (
     ValidationError,
     fields,
     post_load,
+    pre_load,
     validate,
 )
 
+from svc.errors import HoneypotHit
 from svc.models import CATEGORIES, SEVERITIES, STATUSES
 from svc.schemas.base import InSchema, OutSchema, QueryInt, Text, Timestamp
 
@@ -17,6 +19,7 @@ MAX_METADATA_KEYS = 100
 MAX_METADATA_DEPTH = 5
 MAX_METADATA_BYTES = 64 * 1024
 MAX_PAGE_SIZE = 100
+HONEYPOT_FIELDS = ("hp_field", "hpField")
 SORTS = ("created_at", "-created_at", "updated_at", "-updated_at", "severity", "-severity")
 
 
@@ -79,8 +82,19 @@ class ReportCreateIn(InSchema):
     class Meta:
         unknown = EXCLUDE
 
+    @pre_load
+    def reject_honeypot(self, data, **kwargs):
+        """A widget's hidden field that people never see and form-filling bots fill in: a hit is
+        refused before anything else is checked, so a bot learns nothing from field errors."""
+        if isinstance(data, dict) and any(
+            isinstance(data.get(name), str) and data[name] for name in HONEYPOT_FIELDS
+        ):
+            raise HoneypotHit()
+        return data
+
     title = Text(required=True, validate=validate.Length(min=1, max=200))
-    description = fields.String(required=True, validate=validate.Length(min=1, max=20_000))
+    # Required, but may be empty (contract v3): widgets treat it as optional and send "".
+    description = fields.String(required=True, validate=validate.Length(max=20_000))
     severity = fields.String(required=True, validate=validate.OneOf(SEVERITIES))
     category = fields.String(required=True, validate=validate.OneOf(CATEGORIES))
     reporter_identifier = fields.String(
@@ -99,7 +113,7 @@ class ReportUpdateIn(InSchema):
     severity = fields.String(validate=validate.OneOf(SEVERITIES))
     category = fields.String(validate=validate.OneOf(CATEGORIES))
     title = Text(validate=validate.Length(min=1, max=200))
-    description = fields.String(validate=validate.Length(min=1, max=20_000))
+    description = fields.String(validate=validate.Length(max=20_000))
     assignee_id = fields.UUID(allow_none=True)
 
 

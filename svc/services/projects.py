@@ -15,7 +15,7 @@ from svc.errors import APIError, field_error, not_found
 from svc.extensions import begin_read_only, db
 from svc.models import MEMBER, OWNER, Membership, Project, Report, User
 from svc.models.base import utcnow
-from svc.services import screenshots
+from svc.services import screenshots, widget
 from svc.services.users import normalize_email
 
 FALLBACK_PREFIX = "BUG"
@@ -142,6 +142,8 @@ def update(user: User, project_id: uuid.UUID, changes: dict) -> ProjectAccess:
     project = project_access.project
     new_values = {key: value for key, value in changes.items() if key != "settings"}
     new_values.update(changes.get("settings", {}))
+    if "widget" in new_values:
+        new_values["widget_settings"] = widget.merged(project, new_values.pop("widget"))
     prefix = new_values.get("tracking_prefix")
     if prefix is not None and prefix != project.tracking_prefix:
         if has_reports(project):

@@ -9,6 +9,7 @@ import { reportView } from "./views/report.js";
 import { projectListView } from "./views/projects.js";
 import { projectView } from "./views/project.js";
 import { accountView } from "./views/account.js";
+import { tryWidgetView } from "./views/try-widget.js";
 
 const ROUTES = [
   { pattern: /^\/login$/, view: signInView, public: true, title: "Sign in" },
@@ -17,6 +18,7 @@ const ROUTES = [
   { pattern: /^\/reports\/([^/]+)$/, view: reportView, nav: "reports", title: "Report" },
   { pattern: /^\/projects$/, view: projectListView, nav: "projects", title: "Projects" },
   { pattern: /^\/projects\/([^/]+)$/, view: projectView, nav: "projects", title: "Project" },
+  { pattern: /^\/projects\/([^/]+)\/try-widget$/, view: tryWidgetView, nav: "projects", title: "Try the widget" },
   { pattern: /^\/account$/, view: accountView, nav: "account", title: "Account" },
 ];
 
@@ -49,9 +51,12 @@ function signInUrl() {
 }
 
 let renderCount = 0;
+// What the view on screen asked to have done when another takes its place.
+const leaving = [];
 
 async function render() {
   const rendering = ++renderCount;
+  for (const cleanUp of leaving.splice(0)) cleanUp();
   const path = location.pathname;
   if (path === "/") return navigate("/reports", { replace: true });
   const route = ROUTES.find((candidate) => candidate.pattern.test(path));
@@ -73,6 +78,7 @@ async function render() {
     navigate,
     signedIn: (signedInUser) => Object.assign(session, { user: signedInUser, known: true }),
     isCurrent: () => rendering === renderCount,
+    onLeave: (cleanUp) => leaving.push(cleanUp),
   };
   document.title = `${route.title} · svc`;
   main.replaceChildren();

@@ -17,3 +17,18 @@ export const WEBHOOK_FORMATS = [
   ["slack", "Slack"],
   ["discord", "Discord"],
 ];
+export const WIDGET_POSITIONS = [
+  ["bottom-right", "Bottom right"],
+  ["bottom-left", "Bottom left"],
+  ["top-right", "Top right"],
+  ["top-left", "Top left"],
+];
+// The widget's switches (settings.widget), in the order the settings page shows them.
+export const WIDGET_SWITCHES = [
+  ["enable_screenshot", "enableScreenshot", "Screenshots (capture the page or attach an image)"],
+  ["capture_console", "captureConsole", "Console messages and uncaught errors"],
+  ["capture_network", "captureNetwork", "Network requests (method, address, status; never bodies)"],
+  ["capture_actions", "captureActions", "Clicks, typing (never what was typed) and page changes"],
+  ["enable_session_recording", "enableSessionRecording", "Session recording (off: no clicks or page changes either)"],
+  ["show_watermark", "showWatermark", "Show \u201cBug reports by svc\u201d in the dialog"],
+];

@@ -5,7 +5,7 @@ import { api, query } from "../api.js";
 import {
   actionButton, badge, confirmDialog, copyButton, field, form, formatTime, h, notice, replaceContent, select,
 } from "../dom.js";
-import { WEBHOOK_FORMATS } from "../constants.js";
+import { WEBHOOK_FORMATS, WIDGET_POSITIONS, WIDGET_SWITCHES } from "../constants.js";
 import { snippetBlock } from "./snippet.js";
 
 const DELIVERY_PAGE_SIZE = 10;
@@ -24,8 +24,10 @@ export async function projectView(main, context) {
   const showKey = () => {
     replaceContent(keyPanel, ...apiKeyContent(project, owner, rotateKey));
     replaceContent(snippetPanel, h("h2", {}, "Embed snippet"),
-      h("p", {}, "Paste this into your web app to send reports to this project."),
-      snippetBlock(project));
+      h("p", {}, "Paste this into your web app's pages: it adds the bug reporter, which captures the page's console, network requests and clicks and files reports into this project."),
+      snippetBlock(project),
+      h("p", {}, h("a", { href: `/projects/${project.id}/try-widget` }, "Try the widget"),
+        " on a page of this dashboard. Its options, JavaScript API and exactly what it captures are in svc's docs/widget.md."));
   };
   const rotateKey = async () => {
     if (!await confirmDialog("Rotate the API key? The current key stops working at once; widgets using it must be updated.", "Rotate key")) return;
@@ -42,6 +44,7 @@ export async function projectView(main, context) {
     settingsForm(project, owner, heading),
     keyPanel,
     snippetPanel,
+    widgetForm(project, owner),
     membersPanel(project, members, owner),
     owner ? secretPanel(project) : null,
     deliveryPanel(project),
@@ -88,6 +91,41 @@ function settingsForm(project, owner, heading) {
     Object.assign(project, updated);
     heading.textContent = project.name;
     saved.textContent = `Settings saved. Webhook format in force: ${project.settings.webhookFormat}.`;
+    saved.hidden = false;
+  });
+}
+
+function widgetForm(project, owner) {
+  const widget = project.settings.widget;
+  const saved = notice("");
+  saved.hidden = true;
+  const text = (label, name, value) => field(label,
+    h("input", { name, value, required: true, maxlength: 60, disabled: !owner }));
+  return form({ class: "panel", "aria-label": "Widget" }, [
+    h("h2", {}, "Widget"),
+    text("Button text", "button_text", widget.buttonText),
+    text("Dialog title", "modal_title", widget.modalTitle),
+    field("Colour", h("input", { name: "primary_color", type: "color", value: widget.primaryColor, disabled: !owner })),
+    field("Position", select("position", WIDGET_POSITIONS, widget.position, { disabled: !owner })),
+    field("Logo URL", h("input", { name: "logo_url", type: "url", value: widget.logoUrl || "",
+      placeholder: "https://example.com/logo.svg", disabled: !owner }),
+    "Shown on the button and in the dialog; your site's Content-Security-Policy must allow it. Empty: no logo."),
+    h("fieldset", { class: "switches" }, h("legend", {}, "What the widget offers and captures"),
+      WIDGET_SWITCHES.map(([name, key, label]) => h("label", {},
+        h("input", { type: "checkbox", name, checked: widget[key], disabled: !owner }), " ", label))),
+    owner ? h("button", { type: "submit" }, "Save widget") : h("p", { class: "hint" }, "Only the owner can change the widget."),
+    saved,
+  ], async (values) => {
+    const settings = {
+      button_text: values.button_text,
+      modal_title: values.modal_title,
+      primary_color: values.primary_color,
+      position: values.position,
+      logo_url: values.logo_url.trim() || null,
+    };
+    for (const [name] of WIDGET_SWITCHES) settings[name] = values[name] === "on";
+    Object.assign(project, await api.patch(`/projects/${project.id}`, { settings: { widget: settings } }));
+    saved.textContent = "Widget saved. Pages that load it pick it up on their next visit.";
     saved.hidden = false;
   });
 }

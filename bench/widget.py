@@ -1,0 +1,144 @@
+"""What the widget costs the page that embeds it, in headless Chromium (docs/performance.md).
+
+    .venv/bin/python -m bench.widget [--rounds 15] [--calls 20000]
+
+- init: evaluating widget.js (parse, compile, run) plus `Svc.init()`, on the main thread, in a
+  fresh page each round; and `svc:render`, the widget's own measure of building its button.
+- per fetch and per console call: the same page times N calls with the widget's hooks on and off
+  (`Svc.destroy()` takes them off, `Svc.init()` puts them back), alternating, and the difference
+  divided by N is what the widget adds to one call. `fetch` and `console.log` are replaced with
+  stubs before the widget loads, so the network and DevTools' console add no noise: what is left
+  is the hook itself (recording the entry included).
+
+No svc is needed: the page and the script are served by Playwright's routing, and the widget's
+configuration request goes to the stubbed fetch.
+"""
+
+import argparse
+import statistics
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+from bench.common import percentile, write_result
+from tests.conftest import CHROMIUM, CHROMIUM_ARGS
+
+SCRIPT = Path(__file__).resolve().parent.parent / "svc" / "widget" / "widget.js"
+PAGE_URL = "http://bench.invalid/"
+PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>bench</title><script>
+window.fetch = function stubFetch() { return Promise.resolve(new Response("{}")); };
+console.log = function stubLog() {};
+</script></head><body><h1>A page</h1><button id="pay">Pay</button></body></html>"""
+OPTIONS = {"projectKey": "svc_pub_bench", "endpoint": "http://svc.invalid"}
+
+INIT = """([source, options]) => {
+  const started = performance.now();
+  const script = document.createElement("script");
+  script.textContent = source;
+  document.head.append(script);  // an inline script runs on insertion
+  const evaluated = performance.now();
+  Svc.init(options);
+  return { evaluate: evaluated - started, init: performance.now() - evaluated };
+}"""
+
+RENDERED = """() => new Promise((resolve) => {
+  const look = () => {
+    const [entry] = performance.getEntriesByName("svc:render");
+    if (entry) resolve(entry.duration); else setTimeout(look, 10);
+  };
+  look();
+})"""
+
+# Per call, hooks on minus hooks off, in alternating blocks so that drift hits both alike.
+PER_CALL = """async ([calls, blocks, options]) => {
+  const timeFetch = async () => {
+    const started = performance.now();
+    for (let i = 0; i < calls; i += 1) await fetch("/api/cart?page=" + i);
+    return performance.now() - started;
+  };
+  const timeLog = () => {
+    const started = performance.now();
+    for (let i = 0; i < calls; i += 1) console.log("GET /api/cart", { status: 200, items: i });
+    return performance.now() - started;
+  };
+  const totals = { fetchOn: 0, fetchOff: 0, logOn: 0, logOff: 0 };
+  for (let block = 0; block < blocks; block += 1) {
+    Svc.destroy();
+    totals.fetchOff += await timeFetch();
+    totals.logOff += timeLog();
+    Svc.init(options);
+    totals.fetchOn += await timeFetch();
+    totals.logOn += timeLog();
+  }
+  const perCall = (on, off) => ((on - off) / (calls * blocks)) * 1000;
+  return {
+    fetch_added_us: perCall(totals.fetchOn, totals.fetchOff),
+    fetch_bare_us: (totals.fetchOff / (calls * blocks)) * 1000,
+    console_added_us: perCall(totals.logOn, totals.logOff),
+    console_bare_us: (totals.logOff / (calls * blocks)) * 1000,
+  };
+}"""
+
+
+def serve(route) -> None:
+    route.fulfill(status=200, content_type="text/html", body=PAGE)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=15, help="fresh pages for the init figures")
+    parser.add_argument("--calls", type=int, default=20000, help="calls per timed block")
+    parser.add_argument("--blocks", type=int, default=5, help="on/off blocks per page")
+    options = parser.parse_args()
+    source = SCRIPT.read_text()
+
+    inits, evaluations, renders, per_call = [], [], [], []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        for _ in range(options.rounds):
+            page = browser.new_page()
+            page.route(PAGE_URL, serve)
+            page.goto(PAGE_URL)
+            timing = page.evaluate(INIT, [source, OPTIONS])
+            evaluations.append(timing["evaluate"])
+            inits.append(timing["evaluate"] + timing["init"])
+            renders.append(page.evaluate(RENDERED))
+            page.close()
+        for _ in range(3):
+            page = browser.new_page()
+            page.route(PAGE_URL, serve)
+            page.goto(PAGE_URL)
+            page.evaluate(INIT, [source, OPTIONS])
+            per_call.append(page.evaluate(PER_CALL, [options.calls, options.blocks, OPTIONS]))
+            page.close()
+        browser.close()
+
+    def median_of(name: str) -> float:
+        return round(statistics.median(run[name] for run in per_call), 2)
+
+    result = {
+        "init_p50_ms": round(statistics.median(inits), 2),
+        "init_p90_ms": round(percentile(inits, 0.9), 2),
+        "evaluate_p50_ms": round(statistics.median(evaluations), 2),
+        "render_p50_ms": round(statistics.median(renders), 2),
+        "fetch_added_us": median_of("fetch_added_us"),
+        "fetch_bare_us": median_of("fetch_bare_us"),
+        "console_added_us": median_of("console_added_us"),
+        "console_bare_us": median_of("console_bare_us"),
+        "rounds": options.rounds,
+        "calls": options.calls * options.blocks,
+        "script_bytes": len(source.encode()),
+    }
+    path = write_result("widget", result)
+    print(
+        f"widget: init p50 {result['init_p50_ms']} ms (p90 {result['init_p90_ms']}; of it "
+        f"evaluating the script {result['evaluate_p50_ms']}), render {result['render_p50_ms']} ms; "
+        f"per fetch +{result['fetch_added_us']} µs (stub alone {result['fetch_bare_us']} µs), "
+        f"per console call +{result['console_added_us']} µs "
+        f"(stub alone {result['console_bare_us']} µs) -> {path}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

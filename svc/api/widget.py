@@ -1,0 +1,32 @@
+"""What the widget reads with the project's API key before it files anything (contract
+section 11): its look and captures, and the console-log quota the seed system's widget asks for."""
+
+from flask import Blueprint, current_app
+
+from svc.api.cors import widget_cors
+from svc.api.decorators import response
+from svc.auth.guard import api_key_required, current_project
+from svc.schemas.widget import ConsoleLogQuotaOut, WidgetConfigOut
+from svc.services.widget import settings_in_force
+
+bp = Blueprint("widget_api", __name__, url_prefix="/api/v1/projects")
+
+
+@bp.get("/widget-config")
+@widget_cors
+@api_key_required
+@response(WidgetConfigOut())
+def widget_config():
+    """The widget's settings in force for the API key's project."""
+    config = settings_in_force(current_project())
+    config["max_screenshot_bytes"] = current_app.config["SVC_MAX_SCREENSHOT_BYTES"]
+    return config
+
+
+@bp.get("/console-log-quota")
+@widget_cors
+@api_key_required
+@response(ConsoleLogQuotaOut())
+def console_log_quota():
+    """Always allowed: svc keeps no console-log quota."""
+    return {"allowed": True, "remaining": None, "limit": None}

@@ -1,0 +1,80 @@
+"""The widget's settings (PATCH /projects/{id} `settings.widget`) and what the widget reads with
+the API key (contract section 11)."""
+
+from marshmallow import Schema, fields, validate
+
+from svc.schemas.base import InSchema, OutSchema, Text, check_absolute_url
+from svc.services.widget import POSITIONS
+
+COLOUR = validate.Regexp(r"^#[0-9a-fA-F]{6}$", error="A colour as #rrggbb.")
+
+
+class Flag(fields.Boolean):
+    """true or false only: a settings form that sends "yes" or 1 has a bug worth hearing of."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, bool):
+            raise self.make_error("invalid")
+        return value
+
+
+class Colour(fields.String):
+    def __init__(self, **kwargs):
+        super().__init__(validate=COLOUR, **kwargs)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        return super()._deserialize(value, attr, data, **kwargs).lower()
+
+
+def validate_image_url(value: str | None) -> None:
+    if value is not None:
+        check_absolute_url(value, ("https", "http"))
+
+
+def _label():
+    return Text(validate=validate.Length(min=1, max=60))
+
+
+class WidgetSettingsIn(InSchema):
+    primary_color = Colour()
+    button_text = _label()
+    modal_title = _label()
+    logo_url = fields.String(
+        allow_none=True, validate=[validate.Length(max=2048), validate_image_url]
+    )
+    position = fields.String(validate=validate.OneOf(POSITIONS))
+    enable_screenshot = Flag()
+    enable_session_recording = Flag()
+    show_watermark = Flag()
+    capture_console = Flag()
+    capture_network = Flag()
+    capture_actions = Flag()
+
+
+class WidgetSettingsOut(OutSchema):
+    """Every setting in force (svc.services.widget.settings_in_force)."""
+
+    primary_color = fields.String(required=True)
+    button_text = fields.String(required=True)
+    modal_title = fields.String(required=True)
+    logo_url = fields.String(required=True, allow_none=True)
+    position = fields.String(required=True, validate=validate.OneOf(POSITIONS))
+    enable_screenshot = fields.Boolean(required=True)
+    enable_session_recording = fields.Boolean(required=True)
+    show_watermark = fields.Boolean(required=True)
+    capture_console = fields.Boolean(required=True)
+    capture_network = fields.Boolean(required=True)
+    capture_actions = fields.Boolean(required=True)
+
+
+class WidgetConfigOut(WidgetSettingsOut):
+    """What the widget reads on load; beyond the contract's fields, the upload limit, so that the
+    widget scales a screenshot down before it uploads rather than after a 413."""
+
+    max_screenshot_bytes = fields.Integer(required=True)
+
+
+class ConsoleLogQuotaOut(Schema):
+    allowed = fields.Boolean(required=True)
+    remaining = fields.Integer(required=True, allow_none=True)
+    limit = fields.Integer(required=True, allow_none=True)

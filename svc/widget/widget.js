@@ -1,0 +1,1095 @@
+/*! svc bug reporter: captures what went wrong and files it with your svc. docs/widget.md */
+// Plain JavaScript, no build step, no third-party code. One global, `Svc`. Every hook into the
+// page is wrapped so that the widget can never throw into it, and `Svc.destroy()` puts every
+// patched function back.
+(() => {
+  "use strict";
+  if (window.Svc && window.Svc.version) return; // loaded twice: the first one serves
+
+  const VERSION = "1.0.0";
+  const LIMIT = { console: 100, network: 100, actions: 100, text: 2000, stack: 4000, keys: 30, depth: 3 };
+  const MAX_STORED = 5; // reports kept in localStorage while they cannot be sent
+  const ATTEMPTS_IN_DIALOG = 3; // then the reporter is told the report will be sent later
+  const ATTEMPTS_IN_BACKGROUND = 6;
+  const MAX_RETRY_SECONDS = 60;
+  const DEFAULT_MAX_SCREENSHOT = 10 * 1024 * 1024;
+  const MASK = "[REDACTED]";
+  // Query, fragment and form names whose values never leave the page (the service redacts
+  // them again, and more: docs/security.md).
+  const SECRET_NAME = /^(?:token|access_token|refresh_token|id_token|code|password|passwd|pwd|secret|client_secret|api_key|apikey|key|signature|sig|auth|authorization|session|sessionid|jwt)$/i;
+  const JWT = /eyJ[\w-]*\.[\w-]+\.[\w-]*/g;
+  const SEVERITIES = [["low", "Low"], ["medium", "Medium"], ["high", "High"], ["critical", "Critical"]];
+  const CATEGORIES = [["bug", "Something is broken"], ["ui", "Looks wrong"], ["performance", "Slow"],
+    ["crash", "Crash or freeze"], ["other", "Other"]];
+  const CONFIG_DEFAULTS = {
+    primaryColor: "#2563eb", buttonText: "Report a bug", modalTitle: "Report a bug", logoUrl: null,
+    position: "bottom-right", enableScreenshot: true, enableSessionRecording: true,
+    showWatermark: false, captureConsole: true, captureNetwork: true, captureActions: true,
+    maxScreenshotBytes: DEFAULT_MAX_SCREENSHOT,
+  };
+  const MESSAGES = {
+    401: "This bug reporter is not set up correctly (its project key was refused).",
+    403: "This site is not allowed to send bug reports to this project.",
+    413: "The report is too large to send.",
+    429: "Too many reports were sent from here. Please try again in a minute.",
+    saved: "You seem to be offline. Your report is saved in this browser and will be sent automatically.",
+    failed: "The report could not be sent.",
+  };
+
+  // What the page had before the widget touched it: the widget's own requests and warnings
+  // use these, so they are never captured as the page's.
+  const nativeFetch = window.fetch;
+  const nativeWarn = console.warn;
+
+  const identity = { user: null };
+  const customMetadata = {};
+  let state = null; // the running widget: options, config, buffers, UI, and how to undo each hook
+
+  // --- small helpers ------------------------------------------------------------------------
+
+  function quietly(fn) {
+    try { return fn(); } catch (_) { return undefined; }
+  }
+
+  function warn(message) {
+    quietly(() => nativeWarn.call(console, "svc widget: " + message));
+  }
+
+  function ring(limit) {
+    const items = [];
+    return {
+      push(item) { items.push(item); if (items.length > limit) items.shift(); },
+      all: () => items.slice(),
+      clear() { items.length = 0; },
+    };
+  }
+
+  function cut(text, max) {
+    text = String(text);
+    return text.length > max ? text.slice(0, max) + "… (" + (text.length - max) + " more characters)" : text;
+  }
+
+  function randomId() {
+    if (crypto.randomUUID) return crypto.randomUUID();
+    return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  function maskText(text) {
+    return String(text).replace(JWT, MASK);
+  }
+
+  function maskUrl(url) {
+    try {
+      return String(url)
+        .replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i, "$1" + MASK + "@")
+        .replace(/([?&#;])([^=&#]+)=([^&#]*)/g, (whole, separator, name) =>
+          SECRET_NAME.test(quietly(() => decodeURIComponent(name)) || name) ? separator + name + "=" + MASK : whole)
+        .replace(JWT, MASK);
+    } catch (_) {
+      return "[unreadable URL]";
+    }
+  }
+
+  function absoluteUrl(url) {
+    return quietly(() => new URL(String(url), location.href).href) || String(url);
+  }
+
+  // A short CSS-like name for an element: button#pay, a.nav-link > span.
+  function selector(element) {
+    if (!element || element.nodeType !== 1) return element && element.nodeName ? element.nodeName.toLowerCase() : "";
+    const part = (node) => {
+      if (node.id) return node.localName + "#" + node.id;
+      const classes = typeof node.className === "string" ? node.className.trim().split(/\s+/).filter(Boolean).slice(0, 2) : [];
+      return node.localName + (classes.length ? "." + classes.join(".") : "");
+    };
+    const parent = element.parentElement;
+    if (element.id || !parent || parent === document.body || parent === document.documentElement) return part(element);
+    return part(parent) + " > " + part(element);
+  }
+
+  // A value turned into plain JSON data: cycles, DOM nodes, Errors, functions and long strings
+  // made safe; getters that throw cannot stop it.
+  function plain(value, depth, ancestors) {
+    if (value === null || typeof value === "boolean") return value;
+    if (typeof value === "number") return Number.isFinite(value) ? value : String(value);
+    if (typeof value === "string") return cut(value, LIMIT.text);
+    if (typeof value === "undefined") return "undefined";
+    if (typeof value === "bigint") return value + "n";
+    if (typeof value === "symbol") return value.toString();
+    if (typeof value === "function") return "[function " + (value.name || "anonymous") + "]";
+    if (value instanceof Error) return value.name + ": " + value.message;
+    if (typeof Node !== "undefined" && value instanceof Node) return "<" + selector(value) + ">";
+    if (ancestors.includes(value)) return "[circular]";
+    if (depth >= LIMIT.depth) return Array.isArray(value) ? "[array]" : "[object]";
+    ancestors.push(value);
+    let result;
+    if (Array.isArray(value)) {
+      result = value.slice(0, LIMIT.keys).map((item) => plain(item, depth + 1, ancestors));
+    } else {
+      result = {};
+      const keys = Object.keys(value);
+      for (const key of keys.slice(0, LIMIT.keys)) {
+        result[key] = quietly(() => plain(value[key], depth + 1, ancestors)) ?? "[unreadable]";
+      }
+      if (keys.length > LIMIT.keys) result["…"] = (keys.length - LIMIT.keys) + " more keys";
+    }
+    ancestors.pop();
+    return result;
+  }
+
+  function describe(value) {
+    if (typeof value === "string") return value;
+    const data = plain(value, 0, []);
+    return typeof data === "string" ? data : JSON.stringify(data);
+  }
+
+  // --- capture --------------------------------------------------------------------------------
+
+  // Replace obj[name] with a wrapper; `undo` puts back exactly what was there (an own property
+  // or one inherited from the prototype).
+  function patch(obj, name, makeWrapper) {
+    const original = obj && obj[name];
+    if (typeof original !== "function") return;
+    const own = Object.prototype.hasOwnProperty.call(obj, name);
+    const wrapper = makeWrapper(original);
+    obj[name] = wrapper;
+    state.undo.push(() => {
+      if (obj[name] !== wrapper) return; // someone wrapped us since: ours passes through now
+      if (own) obj[name] = original;
+      else delete obj[name];
+    });
+  }
+
+  function listen(target, type, handler, options) {
+    const safeHandler = (event) => quietly(() => handler(event));
+    target.addEventListener(type, safeHandler, options);
+    state.undo.push(() => target.removeEventListener(type, safeHandler, options));
+  }
+
+  function startCapture(run) {
+    const { capture, buffers } = run;
+    let busy = false; // a getter that logs, inside a logged object, must not recurse
+
+    const recordConsole = (level, args) => {
+      if (busy) return;
+      busy = true;
+      try {
+        const list = Array.prototype.slice.call(args);
+        const error = list.find((item) => item instanceof Error);
+        const entry = { level, message: maskText(cut(list.map(describe).join(" "), LIMIT.text)), timestamp: Date.now() };
+        if (error && error.stack) entry.stack = maskText(cut(error.stack, LIMIT.stack));
+        buffers.console.push(entry);
+      } catch (_) {
+        // an argument that defeats even `plain`: the call itself still goes through
+      } finally {
+        busy = false;
+      }
+    };
+    for (const level of ["log", "info", "warn", "error", "debug"]) {
+      patch(console, level, (original) => function () {
+        if (capture.console) recordConsole(level, arguments);
+        return original.apply(this, arguments);
+      });
+    }
+    listen(window, "error", (event) => {
+      if (!capture.console || !(event instanceof ErrorEvent)) return;
+      const error = event.error;
+      const entry = {
+        level: "error",
+        message: maskText(cut("Uncaught " + (error instanceof Error ? error.name + ": " + error.message : event.message), LIMIT.text)),
+        timestamp: Date.now(),
+        source: maskUrl(event.filename || "") + ":" + event.lineno + ":" + event.colno,
+      };
+      if (error && error.stack) entry.stack = maskText(cut(error.stack, LIMIT.stack));
+      buffers.console.push(entry);
+    });
+    listen(window, "unhandledrejection", (event) => {
+      if (!capture.console) return;
+      const reason = event.reason;
+      const entry = { level: "error", message: maskText(cut("Unhandled rejection: " + describe(reason), LIMIT.text)), timestamp: Date.now() };
+      if (reason && reason.stack) entry.stack = maskText(cut(reason.stack, LIMIT.stack));
+      buffers.console.push(entry);
+    });
+
+    const recordRequest = (kind, method, url, started, status, error) => {
+      const entry = {
+        type: kind, method: String(method || "GET").toUpperCase(), url: maskUrl(absoluteUrl(url)), status,
+        duration: Math.round(performance.now() - started), timestamp: Math.round(performance.timeOrigin + started),
+      };
+      if (error) entry.error = cut(error, 200);
+      buffers.network.push(entry);
+    };
+    patch(window, "fetch", (original) => function fetch(input, init) {
+      const started = performance.now();
+      const result = original.apply(this, arguments); // throws and returns exactly as before
+      if (!capture.network) return result;
+      try {
+        const request = typeof Request !== "undefined" && input instanceof Request ? input : null;
+        const method = (init && init.method) || (request ? request.method : "GET");
+        const url = request ? request.url : input;
+        return result.then((response) => {
+          quietly(() => recordRequest("fetch", method, url, started, response.status));
+          return response;
+        }, (error) => {
+          quietly(() => recordRequest("fetch", method, url, started, 0, describe(error)));
+          throw error;
+        });
+      } catch (_) {
+        return result;
+      }
+    });
+    if (typeof XMLHttpRequest !== "undefined") {
+      const opened = new WeakMap();
+      patch(XMLHttpRequest.prototype, "open", (original) => function open(method, url) {
+        quietly(() => opened.set(this, { method, url }));
+        return original.apply(this, arguments);
+      });
+      patch(XMLHttpRequest.prototype, "send", (original) => function send() {
+        const request = opened.get(this);
+        if (capture.network && request) {
+          quietly(() => {
+            const started = performance.now();
+            const done = (event) => recordRequest("xhr", request.method, request.url, started, this.status,
+              event.type === "load" ? null : event.type);
+            for (const type of ["load", "error", "abort", "timeout"]) this.addEventListener(type, done, { once: true });
+          });
+        }
+        return original.apply(this, arguments);
+      });
+    }
+
+    const recordAction = (type, target, data) => {
+      if (!capture.actions) return;
+      const entry = { type, target, timestamp: Date.now() };
+      if (data) entry.data = data;
+      buffers.actions.push(entry);
+    };
+    listen(document, "click", (event) => {
+      if (event.target === run.host) return; // the reporter's own clicks are not the page's
+      const target = event.target instanceof Element
+        ? event.target.closest("a,button,input,select,textarea,label,summary,[role=button],[role=link]") || event.target
+        : event.target;
+      const typing = target instanceof HTMLInputElement && !/^(button|submit|reset|checkbox|radio)$/.test(target.type);
+      const text = target instanceof HTMLInputElement
+        ? (typing ? "" : target.value)
+        : (target.textContent || target.getAttribute?.("aria-label") || "");
+      const shown = cut(String(text).replace(/\s+/g, " ").trim(), 80);
+      recordAction("click", selector(target), shown ? { text: shown } : null);
+    }, { capture: true, passive: true });
+    listen(document, "change", (event) => {
+      const target = event.target;
+      if (!(target instanceof Element) || target === run.host) return;
+      if (target instanceof HTMLInputElement && target.type === "password") return; // never, not even the fact
+      const verb = target instanceof HTMLSelectElement || /^(checkbox|radio|file|range|color)$/.test(target.type) ? "changed" : "typed into";
+      recordAction("input", selector(target), { text: verb + " " + selector(target) });
+    }, { capture: true, passive: true });
+
+    let lastUrl = location.href;
+    const navigated = (via) => {
+      const url = location.href;
+      if (url === lastUrl) return;
+      recordAction("navigation", maskUrl(url), { from: maskUrl(lastUrl), via });
+      lastUrl = url;
+    };
+    for (const method of ["pushState", "replaceState"]) {
+      patch(history, method, (original) => function () {
+        const result = original.apply(this, arguments);
+        quietly(() => navigated(method));
+        return result;
+      });
+    }
+    listen(window, "popstate", () => navigated("popstate"));
+    listen(window, "hashchange", () => navigated("hashchange"));
+  }
+
+  function pageMetadata(run) {
+    return {
+      url: maskUrl(location.href),
+      referrer: document.referrer ? maskUrl(document.referrer) : null,
+      userAgent: navigator.userAgent,
+      language: navigator.language,
+      viewport: { width: window.innerWidth, height: window.innerHeight },
+      screen: { width: screen.width, height: screen.height },
+      pixelRatio: window.devicePixelRatio,
+      timeZone: quietly(() => Intl.DateTimeFormat().resolvedOptions().timeZone) || null,
+      release: run.options.release || null,
+      widgetVersion: VERSION,
+    };
+  }
+
+  // The page's own metadata (Svc.setMetadata, Svc.identify): kept even when the reporter
+  // leaves out the page details; bounded as the service wants it (100 keys, 5 levels).
+  function hostMetadata() {
+    const result = {};
+    for (const key of Object.keys(customMetadata).slice(0, 80)) result[cut(key, 64)] = plain(customMetadata[key], 1, []);
+    if (identity.user) result.user = plain(identity.user, 1, []);
+    return result;
+  }
+
+  // --- talking to the service -----------------------------------------------------------------
+
+  class Problem extends Error {
+    constructor(message, { status = 0, retryable = false, retryAfter = null, errors = null } = {}) {
+      super(message);
+      Object.assign(this, { status, retryable, retryAfter, errors });
+    }
+  }
+
+  async function call(run, path, init) {
+    let response;
+    try {
+      response = await nativeFetch.call(window, run.api + path, {
+        ...init, mode: "cors", credentials: "omit",
+        headers: { "X-API-Key": run.options.projectKey, ...(init && init.headers) },
+      });
+    } catch (_) {
+      throw new Problem(MESSAGES.saved, { retryable: true });
+    }
+    const body = await response.json().catch(() => ({}));
+    if (response.ok) return body;
+    const retryable = response.status >= 500 || response.status === 429;
+    const retryAfter = Number(response.headers.get("Retry-After")) || null;
+    const message = MESSAGES[response.status] ||
+      (response.status === 422 ? "The report was not accepted: " + describeErrors(body) : MESSAGES.failed);
+    throw new Problem(message, { status: response.status, retryable, retryAfter, errors: body.errors });
+  }
+
+  function describeErrors(body) {
+    const errors = body && body.errors;
+    if (!errors) return (body && body.detail) || "invalid";
+    return Object.entries(errors).map(([field, messages]) => field + ": " + [].concat(messages).join(" ")).join("; ");
+  }
+
+  function dataUrlToBlob(dataUrl) {
+    const [head, data] = dataUrl.split(",");
+    const bytes = atob(data);
+    const array = new Uint8Array(bytes.length);
+    for (let i = 0; i < bytes.length; i += 1) array[i] = bytes.charCodeAt(i);
+    return new Blob([array], { type: head.slice(5, head.indexOf(";")) });
+  }
+
+  // One try at a submission: upload what is not uploaded yet (remembering each key, so that a
+  // retry sends the very same body), then file the report under its one Idempotency-Key.
+  async function attempt(run, submission) {
+    for (const field of Object.keys(submission.images)) {
+      const form = new FormData();
+      const blob = dataUrlToBlob(submission.images[field]);
+      form.append("file", blob, field + "." + blob.type.split("/")[1]);
+      const uploaded = await call(run, "/upload/screenshot", { method: "POST", body: form });
+      submission.body[field] = uploaded.key;
+      delete submission.images[field];
+      outbox(run).update(submission);
+    }
+    return call(run, "/reports", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "Idempotency-Key": submission.id },
+      body: JSON.stringify(submission.body),
+    });
+  }
+
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  async function deliver(run, submission, attempts) {
+    for (let tries = 1; ; tries += 1) {
+      try {
+        const report = await attempt(run, submission);
+        outbox(run).remove(submission.id);
+        return report;
+      } catch (problem) {
+        if (!(problem instanceof Problem)) throw problem;
+        // The same key with another body: a copy of this report (another tab) was filed already.
+        if (problem.status === 422 && /Idempotency-Key/.test(JSON.stringify(problem.errors || ""))) {
+          outbox(run).remove(submission.id);
+          return null;
+        }
+        if (!problem.retryable) {
+          outbox(run).remove(submission.id);
+          throw problem;
+        }
+        if (tries >= attempts || (problem.status === 0 && navigator.onLine === false)) throw problem;
+        const backoff = Math.min(MAX_RETRY_SECONDS, problem.retryAfter || 2 ** (tries - 1)) * 1000;
+        await sleep(backoff * (0.8 + Math.random() * 0.4));
+        if (run !== state) throw problem; // destroyed meanwhile: the stored copy goes next load
+      }
+    }
+  }
+
+  // Reports not yet accepted live in localStorage, so that a flaky network or a closed tab loses
+  // none; the Idempotency-Key they carry makes sure none is filed twice.
+  function outbox(run) {
+    const key = "svc-outbox:" + run.options.projectKey;
+    const read = () => quietly(() => JSON.parse(localStorage.getItem(key) || "[]")) || [];
+    const write = (list) => {
+      for (;;) {
+        try {
+          if (list.length) localStorage.setItem(key, JSON.stringify(list));
+          else localStorage.removeItem(key);
+          return list;
+        } catch (_) {
+          // Storage is short: screenshots go first, with a note, then the oldest reports.
+          const heavy = list.find((item) => Object.keys(item.images).length);
+          if (heavy) {
+            heavy.images = {};
+            heavy.body.metadata.widgetNote = "Screenshot left out: this browser's storage was full.";
+          } else if (list.length) {
+            list.shift();
+          } else {
+            return list;
+          }
+        }
+      }
+    };
+    return {
+      all: read,
+      add(submission) {
+        const list = read().filter((item) => item.id !== submission.id);
+        list.push(submission);
+        const kept = write(list.slice(-MAX_STORED));
+        const stored = kept.find((item) => item.id === submission.id);
+        if (stored) Object.assign(submission, stored); // what was dropped to fit, is dropped here too
+      },
+      update(submission) {
+        const list = read();
+        const index = list.findIndex((item) => item.id === submission.id);
+        if (index >= 0) { list[index] = submission; write(list); }
+      },
+      remove(id) { write(read().filter((item) => item.id !== id)); },
+    };
+  }
+
+  // Sends what earlier pages (or this one, offline) left behind; one tab at a time.
+  function flushOutbox(run) {
+    const flush = async () => {
+      for (const submission of outbox(run).all()) {
+        if (run !== state || run.sending.has(submission.id)) continue;
+        run.sending.add(submission.id);
+        try {
+          await deliver(run, submission, ATTEMPTS_IN_BACKGROUND);
+        } catch (problem) {
+          if (problem.retryable) break; // still unreachable: the next page load or `online` tries again
+        } finally {
+          run.sending.delete(submission.id);
+        }
+      }
+    };
+    const locks = navigator.locks;
+    const done = locks ? locks.request("svc-outbox:" + run.options.projectKey, flush) : flush();
+    return done.catch((error) => warn("could not send stored reports: " + error));
+  }
+
+  async function send(run, fields, images, attempts) {
+    let body = fields;
+    if (typeof run.options.beforeSend === "function") {
+      body = await run.options.beforeSend(body);
+      if (!body) return null;
+    }
+    const submission = { id: randomId(), body, images, createdAt: Date.now() };
+    outbox(run).add(submission);
+    run.sending.add(submission.id);
+    try {
+      return await deliver(run, submission, attempts);
+    } finally {
+      run.sending.delete(submission.id);
+    }
+  }
+
+  function collect(run, snapshot, include, form) {
+    const metadata = include.metadata ? { ...hostMetadata(), ...pageMetadata(run) } : hostMetadata();
+    const user = identity.user || {};
+    return {
+      title: form.title,
+      description: form.description || "",
+      severity: form.severity || "medium",
+      category: form.category || "bug",
+      reporter_identifier: form.email || user.email || (user.id != null ? String(user.id) : null),
+      console_logs: include.console ? snapshot.console : [],
+      network_logs: include.network ? snapshot.network : [],
+      user_actions: include.actions ? snapshot.actions : [],
+      metadata,
+      hp_field: form.hp_field || "",
+    };
+  }
+
+  function snapshot(run) {
+    return { console: run.buffers.console.all(), network: run.buffers.network.all(), actions: run.buffers.actions.all() };
+  }
+
+  // --- screenshots ----------------------------------------------------------------------------
+
+  const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
+
+  // One frame of the current tab through the Screen Capture API; the stream stops at once.
+  async function captureTab(hideUi) {
+    const stream = await navigator.mediaDevices.getDisplayMedia({
+      video: { displaySurface: "browser" }, audio: false,
+      preferCurrentTab: true, selfBrowserSurface: "include", surfaceSwitching: "exclude",
+    });
+    const restore = hideUi();
+    try {
+      const video = document.createElement("video");
+      video.muted = true;
+      video.playsInline = true;
+      video.srcObject = stream;
+      await video.play();
+      await nextFrame();
+      await nextFrame();
+      if (video.requestVideoFrameCallback) {
+        await Promise.race([new Promise((resolve) => video.requestVideoFrameCallback(resolve)), sleep(500)]);
+      }
+      const canvas = document.createElement("canvas");
+      canvas.width = video.videoWidth;
+      canvas.height = video.videoHeight;
+      canvas.getContext("2d").drawImage(video, 0, 0);
+      video.srcObject = null;
+      return canvas;
+    } finally {
+      for (const track of stream.getTracks()) track.stop();
+      restore();
+    }
+  }
+
+  async function imageToCanvas(blob) {
+    const bitmap = await createImageBitmap(blob);
+    const canvas = document.createElement("canvas");
+    canvas.width = bitmap.width;
+    canvas.height = bitmap.height;
+    canvas.getContext("2d").drawImage(bitmap, 0, 0);
+    bitmap.close();
+    return canvas;
+  }
+
+  const dataUrlBytes = (dataUrl) => Math.floor((dataUrl.length - dataUrl.indexOf(",") - 1) * 3 / 4);
+
+  // PNG when it fits the service's limit, else WebP or JPEG, else smaller: never dropped.
+  function encode(canvas, maxBytes) {
+    let source = canvas;
+    for (let round = 0; round < 12; round += 1) {
+      for (const [type, quality] of [["image/png"], ["image/webp", 0.9], ["image/jpeg", 0.85]]) {
+        const dataUrl = source.toDataURL(type, quality);
+        if (dataUrl.startsWith("data:" + type) && dataUrlBytes(dataUrl) <= maxBytes) return dataUrl;
+      }
+      const smaller = document.createElement("canvas");
+      smaller.width = Math.max(1, Math.round(source.width * 0.75));
+      smaller.height = Math.max(1, Math.round(source.height * 0.75));
+      smaller.getContext("2d").drawImage(source, 0, 0, smaller.width, smaller.height);
+      source = smaller;
+    }
+    return source.toDataURL("image/jpeg", 0.5);
+  }
+
+  // Pen, highlight and solid redaction boxes drawn over the screenshot, with undo and clear.
+  function annotator(canvasElement, base) {
+    const marks = [];
+    let current = null;
+    let tool = "redact";
+    const context = canvasElement.getContext("2d");
+    canvasElement.width = base.width;
+    canvasElement.height = base.height;
+    const lineWidth = Math.max(3, Math.round(base.width / 320));
+    const draw = (mark) => {
+      if (mark.tool === "pen") {
+        context.strokeStyle = "#e11d48";
+        context.lineWidth = lineWidth;
+        context.lineJoin = context.lineCap = "round";
+        context.beginPath();
+        mark.points.forEach(([x, y], index) => (index ? context.lineTo(x, y) : context.moveTo(x, y)));
+        context.stroke();
+        return;
+      }
+      const [x0, y0] = mark.points[0];
+      const [x1, y1] = mark.points[mark.points.length - 1];
+      const box = [Math.min(x0, x1), Math.min(y0, y1), Math.abs(x1 - x0), Math.abs(y1 - y0)];
+      if (mark.tool === "redact") {
+        context.fillStyle = "#000000";
+        context.fillRect(...box);
+      } else {
+        context.fillStyle = "rgba(250, 204, 21, 0.25)";
+        context.fillRect(...box);
+        context.strokeStyle = "#f59e0b";
+        context.lineWidth = lineWidth;
+        context.strokeRect(...box);
+      }
+    };
+    const redraw = () => {
+      context.drawImage(base, 0, 0);
+      for (const mark of marks) draw(mark);
+      if (current) draw(current);
+    };
+    const point = (event) => {
+      const rect = canvasElement.getBoundingClientRect();
+      return [Math.round((event.clientX - rect.left) * base.width / rect.width),
+        Math.round((event.clientY - rect.top) * base.height / rect.height)];
+    };
+    canvasElement.addEventListener("pointerdown", (event) => {
+      current = { tool, points: [point(event)] };
+      canvasElement.setPointerCapture(event.pointerId);
+      event.preventDefault();
+    });
+    canvasElement.addEventListener("pointermove", (event) => {
+      if (!current) return;
+      current.points.push(point(event));
+      redraw();
+    });
+    const finish = () => {
+      if (current && current.points.length > 1) marks.push(current);
+      current = null;
+      redraw();
+    };
+    canvasElement.addEventListener("pointerup", finish);
+    canvasElement.addEventListener("pointercancel", finish);
+    redraw();
+    return {
+      setTool(name) { tool = name; },
+      undo() { marks.pop(); redraw(); },
+      clear() { marks.length = 0; redraw(); },
+      get marked() { return marks.length > 0; },
+    };
+  }
+
+  // --- the reporter's dialog ------------------------------------------------------------------
+
+  const STYLE = `
+:host { all: initial !important; --svc-primary: #2563eb; --svc-on-primary: #fff; --svc-bg: #fff; --svc-fg: #111827;
+  --svc-muted: #4b5563; --svc-line: #d1d5db; --svc-field: #fff; --svc-danger: #b91c1c; }
+.svc { all: initial; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--svc-fg); }
+@media (prefers-color-scheme: dark) { :host { --svc-bg: #111827; --svc-fg: #f3f4f6; --svc-muted: #9ca3af;
+  --svc-line: #374151; --svc-field: #1f2937; --svc-danger: #f87171; } }
+* { box-sizing: border-box; font: inherit; letter-spacing: normal; }
+[hidden] { display: none !important; }
+.launcher { position: fixed; z-index: 2147483000; display: flex; align-items: center; gap: 8px; border: 0;
+  border-radius: 999px; padding: 10px 16px; background: var(--svc-primary); color: var(--svc-on-primary);
+  font-weight: 600; cursor: pointer; box-shadow: 0 4px 14px rgba(0,0,0,.25); }
+.launcher:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, textarea:focus-visible,
+  canvas:focus-visible { outline: 3px solid var(--svc-primary); outline-offset: 2px; }
+.bottom-right { right: 20px; bottom: 20px; } .bottom-left { left: 20px; bottom: 20px; }
+.top-right { right: 20px; top: 20px; } .top-left { left: 20px; top: 20px; }
+.launcher img, header img { width: 20px; height: 20px; object-fit: contain; }
+dialog { width: min(560px, calc(100vw - 32px)); max-height: calc(100vh - 32px); padding: 0; border: 1px solid var(--svc-line);
+  border-radius: 12px; background: var(--svc-bg); color: var(--svc-fg); box-shadow: 0 20px 50px rgba(0,0,0,.35); }
+dialog::backdrop { background: rgba(17, 24, 39, .45); }
+.capturing dialog, .capturing .launcher { visibility: hidden; }
+.capturing dialog::backdrop { background: transparent; }
+form, .done { padding: 18px 20px 20px; display: grid; gap: 12px; }
+header { display: flex; align-items: center; gap: 10px; }
+h2 { margin: 0; font-size: 18px; font-weight: 700; flex: 1; }
+label, legend { display: block; font-weight: 600; font-size: 14px; }
+.optional { font-weight: 400; color: var(--svc-muted); }
+input, select, textarea { display: block; width: 100%; margin-top: 4px; padding: 8px 10px; color: var(--svc-fg);
+  background: var(--svc-field); border: 1px solid var(--svc-line); border-radius: 8px; }
+textarea { resize: vertical; min-height: 84px; }
+.row { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; }
+fieldset { border: 1px solid var(--svc-line); border-radius: 8px; padding: 10px 12px; margin: 0; display: grid; gap: 8px; }
+.checks label { display: flex; gap: 8px; align-items: center; font-weight: 400; }
+.checks input { width: auto; margin: 0; }
+button { border-radius: 8px; padding: 8px 14px; border: 1px solid var(--svc-line); background: var(--svc-field);
+  color: var(--svc-fg); cursor: pointer; }
+button.primary { background: var(--svc-primary); color: var(--svc-on-primary); border-color: transparent; font-weight: 600; }
+button[disabled] { opacity: .6; cursor: progress; }
+button[aria-pressed="true"] { border-color: var(--svc-primary); box-shadow: inset 0 0 0 2px var(--svc-primary); }
+.close { border: 0; background: transparent; font-size: 22px; line-height: 1; padding: 4px 8px; }
+.buttons, .tools { display: flex; flex-wrap: wrap; gap: 8px; }
+footer { display: flex; justify-content: flex-end; gap: 8px; }
+canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-radius: 6px; cursor: crosshair; touch-action: none; }
+.alert { margin: 0; padding: 8px 10px; border-radius: 8px; border: 1px solid var(--svc-danger); color: var(--svc-danger); }
+.hint { margin: 0; color: var(--svc-muted); font-size: 13px; }
+.honeypot { position: absolute; left: -10000px; width: 1px; height: 1px; overflow: hidden; }
+.done p { margin: 0; font-size: 17px; }
+.watermark { margin: 0; text-align: center; font-size: 12px; color: var(--svc-muted); }
+@media (max-width: 600px) {
+  dialog { width: 100vw; max-width: 100vw; height: 100%; max-height: 100%; margin: 0; border-radius: 0; border: 0; }
+  .row { grid-template-columns: 1fr; }
+}`;
+
+  let sheet = null;
+  function styleSheet() {
+    if (!sheet) {
+      sheet = new CSSStyleSheet();
+      sheet.replaceSync(STYLE);
+    }
+    return sheet;
+  }
+
+  function el(tag, attributes, ...children) {
+    const element = document.createElement(tag);
+    for (const [name, value] of Object.entries(attributes || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (name.startsWith("on")) element.addEventListener(name.slice(2), value);
+      else if (name === "text") element.textContent = value;
+      else element.setAttribute(name, value === true ? "" : String(value));
+    }
+    for (const child of children.flat()) if (child) element.append(child);
+    return element;
+  }
+
+  function options(values, selected) {
+    return values.map(([value, text]) => el("option", { value, selected: value === selected, text }));
+  }
+
+  // Text colour that stays readable on the project's colour.
+  function onColour(hex) {
+    const [r, g, b] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255)
+      .map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.4 ? "#111827" : "#ffffff";
+  }
+
+  function buildUi(run) {
+    const config = run.config;
+    const host = el("div", { "data-svc-widget": VERSION });
+    const root = host.attachShadow({ mode: "closed" });
+    root.adoptedStyleSheets = [styleSheet()];
+    if (/^#[0-9a-f]{6}$/i.test(config.primaryColor)) {
+      host.style.setProperty("--svc-primary", config.primaryColor);
+      host.style.setProperty("--svc-on-primary", onColour(config.primaryColor));
+    }
+    const logo = () => (config.logoUrl ? el("img", { src: config.logoUrl, alt: "" }) : null);
+    const position = run.options.position || config.position;
+    const launcher = el("button", { type: "button", class: "launcher " + position, "aria-haspopup": "dialog",
+      hidden: run.options.launcher === false }, logo(), el("span", { text: config.buttonText }));
+    const wrapper = el("div", { class: "svc" }, launcher);
+    root.append(wrapper);
+
+    let dialog = null;
+    let frozen = null;
+    let shot = null; // { base: canvas, annotate: annotator }
+
+    const alert = el("p", { class: "alert", role: "alert", hidden: true });
+    const showAlert = (text) => { alert.textContent = text; alert.hidden = !text; };
+
+    const open = (prefill = {}) => {
+      if (dialog && dialog.open) return;
+      frozen = snapshot(run);
+      shot = null;
+      dialog = dialogFor(prefill);
+      wrapper.append(dialog);
+      dialog.showModal();
+      if (run.configProblem) showAlert(run.configProblem);
+    };
+    const close = () => { if (dialog && dialog.open) dialog.close(); };
+    launcher.addEventListener("click", () => open());
+
+    function dialogFor(prefill) {
+      const user = identity.user || {};
+      const title = el("input", { id: "svc-title", name: "title", required: true, maxlength: 200, autocomplete: "off", autofocus: true });
+      title.value = prefill.title || "";
+      const description = el("textarea", { id: "svc-description", name: "description", maxlength: 20000, rows: 4 });
+      description.value = prefill.description || "";
+      const severity = el("select", { id: "svc-severity", name: "severity" }, options(SEVERITIES, prefill.severity || "medium"));
+      const category = el("select", { id: "svc-category", name: "category" }, options(CATEGORIES, prefill.category || "bug"));
+      const email = el("input", { id: "svc-email", name: "email", type: "email", maxlength: 320, autocomplete: "email" });
+      email.value = prefill.email || user.email || "";
+      const honeypot = el("input", { id: "svc-website", name: "hp_field", tabindex: "-1", autocomplete: "off" });
+      const submit = el("button", { type: "submit", class: "primary" }, "Send report");
+      const includes = includeChoices(run, frozen);
+      const screenshot = run.config.enableScreenshot ? screenshotPanel() : null;
+      const form = el("form", { novalidate: true },
+        el("header", {}, logo(), el("h2", { id: "svc-heading", text: config.modalTitle }),
+          el("button", { type: "button", class: "close", "aria-label": "Close", onclick: close }, "×")),
+        alert,
+        el("div", {}, el("label", { for: "svc-title", text: "Title" }), title),
+        el("div", {}, el("label", { for: "svc-description" }, "What happened? ", el("span", { class: "optional", text: "(optional)" })), description),
+        el("div", { class: "row" },
+          el("div", {}, el("label", { for: "svc-severity", text: "Severity" }), severity),
+          el("div", {}, el("label", { for: "svc-category", text: "Category" }), category)),
+        el("div", {}, el("label", { for: "svc-email" }, "Your e-mail ", el("span", { class: "optional", text: "(optional, for follow-up questions)" })), email),
+        el("div", { class: "honeypot", "aria-hidden": "true" }, el("label", { for: "svc-website", text: "Leave this field empty" }), honeypot),
+        screenshot && screenshot.element,
+        includes.element,
+        el("footer", {}, el("button", { type: "button", onclick: close }, "Cancel"), submit),
+        config.showWatermark ? el("p", { class: "watermark", text: "Bug reports by svc" }) : null);
+      const done = el("div", { class: "done", role: "status", hidden: true });
+      const box = el("dialog", { "aria-labelledby": "svc-heading" }, form, done);
+      box.addEventListener("close", () => box.remove());
+      if (screenshot) box.addEventListener("paste", screenshot.paste);
+      form.addEventListener("submit", async (event) => {
+        event.preventDefault();
+        showAlert("");
+        if (!title.value.trim()) {
+          showAlert("Please give the report a title.");
+          title.setAttribute("aria-invalid", "true");
+          title.focus();
+          return;
+        }
+        title.removeAttribute("aria-invalid");
+        submit.disabled = true;
+        submit.textContent = "Sending…";
+        form.setAttribute("aria-busy", "true");
+        try {
+          const images = screenshot ? await screenshot.images() : {};
+          const fields = collect(run, frozen, includes.chosen(), {
+            title: title.value.trim(), description: description.value, severity: severity.value,
+            category: category.value, email: email.value.trim(), hp_field: honeypot.value,
+          });
+          const report = await send(run, fields, images, ATTEMPTS_IN_DIALOG);
+          finish(done, form, report ? "Thanks — " + report.trackingId + ". Your report has been filed." : "Thanks — your report has been filed.");
+        } catch (problem) {
+          if (problem instanceof Problem && problem.retryable) {
+            finish(done, form, MESSAGES.saved);
+            flushWhenOnline(run);
+          } else {
+            showAlert(problem instanceof Problem ? problem.message : MESSAGES.failed);
+          }
+        } finally {
+          submit.disabled = false;
+          submit.textContent = "Send report";
+          form.removeAttribute("aria-busy");
+        }
+      });
+      return box;
+    }
+
+    function finish(done, form, text) {
+      const closeButton = el("button", { type: "button", class: "primary", onclick: close }, "Close");
+      done.replaceChildren(el("p", { text }), el("footer", {}, closeButton));
+      form.hidden = true;
+      done.hidden = false;
+      closeButton.focus();
+    }
+
+    function screenshotPanel() {
+      const canCapture = !!(navigator.mediaDevices && navigator.mediaDevices.getDisplayMedia);
+      const file = el("input", { type: "file", accept: "image/*", hidden: true, "aria-label": "Attach an image" });
+      const canvas = el("canvas", { "aria-label": "Screenshot: drag to draw on it" });
+      const hint = el("p", { class: "hint", text: "Drag on the picture to mark it. Redact hides what should not be seen." });
+      const tools = el("div", { class: "tools", role: "toolbar", "aria-label": "Annotation tools" });
+      const area = el("div", { hidden: true }, tools, canvas, hint);
+      const status = el("p", { class: "hint", role: "status" });
+      const toolButtons = [["redact", "Redact"], ["highlight", "Highlight"], ["pen", "Pen"]].map(([name, text]) =>
+        el("button", { type: "button", "aria-pressed": String(name === "redact"), onclick: (event) => {
+          shot.annotate.setTool(name);
+          for (const button of toolButtons) button.setAttribute("aria-pressed", String(button === event.currentTarget));
+        } }, text));
+      tools.append(...toolButtons,
+        el("button", { type: "button", onclick: () => shot.annotate.undo() }, "Undo"),
+        el("button", { type: "button", onclick: () => shot.annotate.clear() }, "Clear"),
+        el("button", { type: "button", onclick: () => { shot = null; area.hidden = true; status.textContent = "Screenshot removed."; } }, "Remove"));
+      const use = (base) => {
+        shot = { base, annotate: annotator(canvas, base) };
+        area.hidden = false;
+        status.textContent = "Screenshot added.";
+      };
+      const attach = async (blob) => {
+        try {
+          use(await imageToCanvas(blob));
+        } catch (_) {
+          status.textContent = "That file could not be read as an image.";
+        }
+      };
+      file.addEventListener("change", () => { if (file.files[0]) attach(file.files[0]); file.value = ""; });
+      const captureButton = canCapture ? el("button", { type: "button", onclick: async () => {
+        try {
+          use(await captureTab(() => {
+            wrapper.classList.add("capturing");
+            return () => wrapper.classList.remove("capturing");
+          }));
+        } catch (error) {
+          status.textContent = "The page could not be captured (" + (error && error.name === "NotAllowedError" ? "permission refused" : "not supported here") + "). Attach an image instead.";
+        }
+      } }, "Capture this page") : null;
+      const element = el("fieldset", {}, el("legend", { text: "Screenshot" }),
+        el("div", { class: "buttons" }, captureButton,
+          el("button", { type: "button", onclick: () => file.click() }, "Attach an image"), file),
+        el("p", { class: "hint", text: "You can also paste an image here." }), status, area);
+      return {
+        element,
+        paste(event) {
+          const item = Array.from(event.clipboardData ? event.clipboardData.items : []).find((entry) => entry.type.startsWith("image/"));
+          if (item) { event.preventDefault(); attach(item.getAsFile()); }
+        },
+        async images() {
+          if (!shot) return {};
+          const limit = run.config.maxScreenshotBytes || DEFAULT_MAX_SCREENSHOT;
+          const images = { screenshot_url: encode(shot.base, limit) };
+          if (shot.annotate.marked) images.annotated_screenshot_url = encode(canvas, limit);
+          return images;
+        },
+      };
+    }
+
+    return {
+      host,
+      open,
+      close,
+      destroy() { close(); host.remove(); },
+      mount() { (document.body || document.documentElement).append(host); },
+    };
+  }
+
+  function includeChoices(run, frozen) {
+    const capture = run.capture;
+    const choices = [
+      ["console", capture.console, "Console messages", frozen.console.length, "entry", "entries"],
+      ["network", capture.network, "Network requests", frozen.network.length, "request", "requests"],
+      ["actions", capture.actions, "Recent clicks and page changes", frozen.actions.length, "action", "actions"],
+      ["metadata", true, "Page address, browser and screen size", null],
+    ].filter(([, enabled]) => enabled);
+    const boxes = {};
+    const element = el("fieldset", { class: "checks" }, el("legend", { text: "Also send, to help fix it" }),
+      choices.map(([name, , text, count, one, many]) => {
+        boxes[name] = el("input", { type: "checkbox", id: "svc-include-" + name, checked: true });
+        const counted = count === null ? text : text + ": " + count + " " + (count === 1 ? one : many);
+        return el("label", { for: "svc-include-" + name }, boxes[name], counted);
+      }));
+    return {
+      element,
+      chosen: () => Object.fromEntries(["console", "network", "actions", "metadata"].map((name) => [name, !!(boxes[name] && boxes[name].checked)])),
+    };
+  }
+
+  function flushWhenOnline(run) {
+    if (run.onlineHooked) return;
+    run.onlineHooked = true;
+    listen(window, "online", () => flushOutbox(run));
+  }
+
+  // --- starting and stopping ------------------------------------------------------------------
+
+  async function loadConfig(run) {
+    try {
+      const config = await call(run, "/projects/widget-config", { method: "GET" });
+      Object.assign(run.config, config);
+    } catch (problem) {
+      if (problem.status === 401 || problem.status === 403) {
+        run.configProblem = problem.message;
+        warn(problem.message);
+      }
+    }
+    if (run !== state) return;
+    const capture = run.capture;
+    capture.console = capture.console && run.config.captureConsole !== false;
+    capture.network = capture.network && run.config.captureNetwork !== false;
+    capture.actions = capture.actions && run.config.captureActions !== false && run.config.enableSessionRecording !== false;
+    for (const name of ["console", "network", "actions"]) if (!capture[name]) run.buffers[name].clear();
+    const started = performance.now();
+    quietly(() => {
+      run.ui = buildUi(run);
+      run.host = run.ui.host;
+      run.ui.mount();
+    });
+    quietly(() => performance.measure("svc:render", { start: started }));
+  }
+
+  function start(given) {
+    const startedAt = performance.now();
+    if (!given || typeof given.projectKey !== "string" || !given.projectKey) {
+      throw new TypeError("Svc.init: projectKey is required");
+    }
+    const endpoint = String(given.endpoint || "").replace(/\/+$/, "");
+    const run = {
+      options: { ...given, endpoint },
+      api: endpoint + "/api/v1",
+      config: { ...CONFIG_DEFAULTS },
+      capture: { console: given.captureConsole !== false, network: given.captureNetwork !== false, actions: given.captureActions !== false },
+      buffers: { console: ring(LIMIT.console), network: ring(LIMIT.network), actions: ring(LIMIT.actions) },
+      undo: [],
+      sending: new Set(),
+      ui: null,
+      host: null,
+      configProblem: null,
+    };
+    state = run;
+    if (given.user) identity.user = given.user;
+    if (given.metadata) Object.assign(customMetadata, given.metadata);
+    try {
+      startCapture(run);
+    } catch (error) {
+      warn("capture could not start: " + error);
+    }
+    const whenReady = () => {
+      loadConfig(run).then(() => flushOutbox(run), () => {});
+    };
+    // The configuration and the button wait for a task of their own: the page's start-up comes first.
+    if (document.readyState === "loading") listen(document, "DOMContentLoaded", whenReady);
+    else setTimeout(whenReady, 0);
+    quietly(() => performance.measure("svc:init", { start: startedAt }));
+    return run;
+  }
+
+  function stop() {
+    const run = state;
+    if (!run) return;
+    state = null;
+    if (run.ui) quietly(() => run.ui.destroy());
+    for (const undo of run.undo.reverse()) quietly(undo);
+  }
+
+  function scriptOptions(script) {
+    if (!script || !script.dataset || !script.dataset.projectKey) return null;
+    const data = script.dataset;
+    return {
+      projectKey: data.projectKey,
+      endpoint: data.endpoint || quietly(() => new URL(".", script.src).href) || location.origin,
+      release: data.release,
+      position: /^(top|bottom)-(left|right)$/.test(data.position || "") ? data.position : undefined,
+    };
+  }
+
+  const Svc = {
+    version: VERSION,
+    init(given) {
+      stop();
+      start(given);
+      return Svc;
+    },
+    open(prefill) {
+      if (state && state.ui) state.ui.open(prefill || {});
+    },
+    close() {
+      if (state && state.ui) state.ui.close();
+    },
+    identify(user) {
+      identity.user = user ? plain(user, 1, []) : null;
+    },
+    setMetadata(values) {
+      if (values && typeof values === "object") Object.assign(customMetadata, values);
+    },
+    // Files a report without the dialog; resolves with the filed report (or null when
+    // beforeSend dropped it), rejects with an Error whose message says why in plain words.
+    async report(fields) {
+      const run = state;
+      if (!run) throw new Error("Svc.report: call Svc.init first");
+      const given = fields || {};
+      const frozen = snapshot(run);
+      const include = { console: true, network: true, actions: true, metadata: true };
+      const body = collect(run, frozen, include, {
+        title: String(given.title || "").trim(), description: given.description, severity: given.severity,
+        category: given.category, email: given.email || given.reporter_identifier,
+      });
+      for (const name of ["console_logs", "network_logs", "user_actions"]) if (Array.isArray(given[name])) body[name] = given[name];
+      if (given.metadata) Object.assign(body.metadata, given.metadata);
+      try {
+        return await send(run, body, {}, ATTEMPTS_IN_BACKGROUND);
+      } catch (problem) {
+        if (problem instanceof Problem && problem.retryable) flushWhenOnline(run);
+        throw problem;
+      }
+    },
+    destroy: stop,
+  };
+
+  function boot(tag) {
+    window.Svc = Svc;
+    try {
+      const fromTag = scriptOptions(tag);
+      if (fromTag) start(fromTag);
+    } catch (error) {
+      warn("could not start: " + error);
+    }
+  }
+
+  // An error the page's own code raises while a widget hook is on the stack (a failed fetch, a
+  // refused pushState) reaches the page muted when the widget came from another origin without
+  // CORS: "Script error." and no unhandledrejection. Such a copy loads itself once more with
+  // crossorigin (the HTTP cache answers) and lets that one run; if that fails, it runs itself.
+  const tag = document.currentScript;
+  const crossOrigin = tag && tag.src && quietly(() => new URL(tag.src).origin !== location.origin);
+  if (crossOrigin && tag.crossOrigin === null) {
+    const copy = document.createElement("script");
+    for (const attribute of Array.from(tag.attributes)) copy.setAttribute(attribute.name, attribute.value);
+    copy.nonce = tag.nonce;
+    copy.crossOrigin = "anonymous";
+    copy.addEventListener("error", () => boot(tag));
+    (document.head || document.documentElement).append(copy);
+  } else {
+    boot(tag);
+  }
+})();

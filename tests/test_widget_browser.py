@@ -1,0 +1,372 @@
+"""The widget in a real browser: Debian's headless Chromium, driven by Playwright, on a host
+page served from another origin than svc with a strict Content-Security-Policy
+(tests/host_site). The widget talks to the test app over real HTTP.
+
+The widget's UI lives in a closed shadow root, which Playwright's locators cannot enter; the
+`shadow_open` init script makes `attachShadow` open for the tests that click through the UI.
+`test_the_ui_lives_in_a_closed_shadow_root` checks the real mode without it.
+"""
+
+import io
+import json
+import re
+import time
+
+import pytest
+from PIL import Image
+from playwright.sync_api import Page, expect
+
+from tests.browser import OPEN_SHADOW_ROOTS, save_screenshot
+from tests.helpers import create_project, csrf, register
+from tests.host_site import HostSite
+from tests.service import wait_until
+
+pytestmark = pytest.mark.browser
+
+VIEWPORT = {"width": 1024, "height": 720}
+
+
+@pytest.fixture
+def team(app):
+    """Ada, signed in through the test client, with a project; `.key` is its API key."""
+    client = app.test_client()
+    register(client)
+    client.project = create_project(client)
+    client.key = client.project["apiKey"]
+    return client
+
+
+@pytest.fixture
+def host_site(live_server):
+    with HostSite(live_server) as site:
+        yield site
+
+
+@pytest.fixture
+def context(browser):
+    browser_context = browser.new_context(viewport=VIEWPORT, locale="en-GB")
+    yield browser_context
+    browser_context.close()
+
+
+@pytest.fixture
+def page(context) -> Page:
+    tab = context.new_page()
+    tab.add_init_script(OPEN_SHADOW_ROOTS)
+    return tab
+
+
+def open_shop(page: Page, host_site, key: str, **params) -> None:
+    query = "&".join(f"{name}={value}" for name, value in {"project": key, **params}.items())
+    page.goto(f"{host_site.url}/?{query}")
+
+
+def launcher(page: Page):
+    return page.get_by_role("button", name="Report a bug")
+
+
+def dialog(page: Page):
+    return page.get_by_role("dialog", name="Report a bug")
+
+
+def reports(team) -> list[dict]:
+    return team.get("/api/v1/reports").get_json()["items"]
+
+
+def wait_for_reports(team, count: int, seconds: float = 15) -> list[dict]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = reports(team)
+        if len(found) >= count:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"expected {count} reports, have {len(reports(team))}")
+
+
+def image(team, key: str) -> Image.Image:
+    response = team.get(f"/api/v1/screenshots/{key}")
+    assert response.status_code == 200
+    return Image.open(io.BytesIO(response.data)).convert("RGB")
+
+
+def stored_reports(page: Page) -> list:
+    """What the widget keeps in localStorage until the service has it."""
+    return page.evaluate(
+        "Object.keys(localStorage).filter((key) => key.startsWith('svc-outbox'))"
+        ".flatMap((key) => JSON.parse(localStorage.getItem(key)))"
+    )
+
+
+def draw_box(page: Page, canvas, start: tuple[float, float], end: tuple[float, float]) -> None:
+    """Drag across the canvas from one fraction of its size to another."""
+    canvas.scroll_into_view_if_needed()
+    box = canvas.bounding_box()
+    page.mouse.move(box["x"] + box["width"] * start[0], box["y"] + box["height"] * start[1])
+    page.mouse.down()
+    for step in range(1, 6):
+        fraction = step / 5
+        x = start[0] + (end[0] - start[0]) * fraction
+        y = start[1] + (end[1] - start[1]) * fraction
+        page.mouse.move(box["x"] + box["width"] * x, box["y"] + box["height"] * y)
+    page.mouse.up()
+
+
+def test_captures_annotates_and_files_a_report(page, host_site, team):
+    open_shop(page, host_site, team.key, release="shop@4.2.0")
+    expect(launcher(page)).to_be_visible()
+    save_screenshot(page, "widget-launcher")
+    page.evaluate("shop.noise()")
+    page.locator("#email").fill("ada@example.com")
+    page.locator("#password").fill("hunter2-secret")
+    page.locator("#pay").click()
+    expect(page.locator("#out")).to_have_text("Paid")
+
+    launcher(page).click()
+    form = dialog(page)
+    expect(form).to_be_visible()
+    expect(form).to_contain_text(re.compile(r"Console messages: \d+ entries"))
+    expect(form).to_contain_text("Network requests: 3 requests")
+    form.get_by_label("Title").fill("Pay button charges twice")
+    form.get_by_label("What happened?").fill("I clicked Pay once and got two receipts.")
+    form.get_by_label("Severity").select_option("high")
+    form.get_by_label("Your e-mail").fill("reporter@example.com")
+    save_screenshot(page, "widget-dialog")
+
+    form.get_by_role("button", name="Capture this page").click()
+    canvas = form.get_by_label("Screenshot: drag to draw on it")
+    expect(canvas).to_be_visible()
+    draw_box(page, canvas, (0.2, 0.2), (0.5, 0.5))  # Redact is the tool in hand
+    form.get_by_role("button", name="Highlight").click()
+    draw_box(page, canvas, (0.6, 0.6), (0.8, 0.8))
+    save_screenshot(page, "widget-annotation")
+    form.get_by_role("button", name="Send report").click()
+    expect(form.get_by_role("status")).to_contain_text("Thanks — WS-1")
+
+    report = team.get("/api/v1/reports/WS-1").get_json()
+    assert report["title"] == "Pay button charges twice"
+    assert report["description"] == "I clicked Pay once and got two receipts."
+    assert (report["severity"], report["category"]) == ("high", "bug")
+    assert report["reporterIdentifier"] == "reporter@example.com"
+
+    console = report["consoleLogs"]
+    levels = {entry["level"] for entry in console}
+    assert {"log", "info", "warn", "error", "debug"} <= levels
+    messages = [entry["message"] for entry in console]
+    assert any('App booted {"user":{"id":7}}' in message for message in messages)
+    assert any('"self":"[circular]"' in message for message in messages)
+    assert any(message == "<button#pay>" for message in messages)
+    assert any(len(message) < 2100 and "more characters" in message for message in messages)
+    assert not any("eyJhbGciOiJIUzI1NiJ9" in message for message in messages)
+    cart_error = next(e for e in console if "Cart total is undefined" in e["message"])
+    assert "host.js" in cart_error["stack"]
+    uncaught = next(e for e in console if e["message"] == "Uncaught Error: Boom from a timer")
+    assert uncaught["level"] == "error" and "host.js" in uncaught["stack"]
+    rejected = next(e for e in console if "Nobody catches this" in e["message"])
+    assert rejected["message"].startswith("Unhandled rejection") and rejected["stack"]
+
+    network = report["networkLogs"]
+    assert [(e["type"], e["method"], e["status"]) for e in network] == [
+        ("fetch", "GET", 200),
+        ("fetch", "GET", 0),
+        ("xhr", "GET", 404),
+    ]
+    assert network[0]["url"].endswith("/api/data?pwd=[REDACTED]&page=1")  # masked in the page
+    assert network[1]["url"] == "http://localhost:1/orders" and network[1]["error"]
+    for entry in network:
+        assert entry["duration"] >= 0 and entry["timestamp"] > 1_700_000_000_000
+        assert "requestHeaders" not in entry and "body" not in entry
+
+    actions = report["userActions"]
+    assert {"type": "navigation", "via": "pushState"}.items() <= {
+        "type": actions[0]["type"],
+        **actions[0]["data"],
+    }.items()
+    assert actions[0]["target"].endswith("/checkout#step=2")
+    typed = [a for a in actions if a["type"] == "input"]
+    assert [a["data"]["text"] for a in typed] == ["typed into input#email"]  # never the password
+    click = next(a for a in actions if a["type"] == "click" and a["target"] == "button#pay")
+    assert click["data"] == {"text": "Pay now"}
+    assert "hunter2" not in json.dumps(report)
+    assert "ada@example.com" not in json.dumps(actions)
+
+    metadata = report["metadata"]
+    assert metadata["url"] == f"{host_site.url}/checkout#step=2"
+    assert metadata["viewport"] == VIEWPORT
+    assert metadata["release"] == "shop@4.2.0"
+    assert metadata["language"] == "en-GB"
+    assert {"userAgent", "screen", "pixelRatio", "timeZone", "referrer"} <= set(metadata)
+
+    original = image(team, report["screenshotUrl"])
+    annotated = image(team, report["annotatedScreenshotUrl"])
+    assert original.size == annotated.size == (VIEWPORT["width"], VIEWPORT["height"])
+    width, height = original.size
+    inside = [
+        (x, y)
+        for x in range(int(width * 0.25), int(width * 0.45), 7)
+        for y in range(int(height * 0.25), int(height * 0.45), 7)
+    ]
+    assert {annotated.getpixel(point) for point in inside} == {(0, 0, 0)}
+    assert {original.getpixel(point) for point in inside} != {(0, 0, 0)}
+    # The page itself is in the picture, and the widget is not: its launcher is hidden.
+    assert original.getpixel((5, 5)) == (255, 255, 255)
+
+
+def test_the_ui_lives_in_a_closed_shadow_root(context, host_site, team):
+    page = context.new_page()  # without the test's open-shadow-root script
+    open_shop(page, host_site, team.key)
+    page.wait_for_selector("[data-svc-widget]", state="attached")
+    assert page.evaluate("document.querySelector('[data-svc-widget]').shadowRoot") is None
+    # The host's stylesheet (Comic Sans, `button {all: unset}`) does not reach the launcher.
+    font = page.evaluate("getComputedStyle(document.querySelector('[data-svc-widget]')).fontFamily")
+    assert "Comic Sans" not in font
+    assert page.evaluate("Object.keys(window).filter((name) => /svc/i.test(name))") == ["Svc"]
+
+
+def test_offline_reports_wait_in_the_browser_and_go_once(context, page, host_site, team):
+    open_shop(page, host_site, team.key)
+    expect(launcher(page)).to_be_visible()
+    context.set_offline(True)
+    launcher(page).click()
+    dialog(page).get_by_label("Title").fill("Filed on the train")
+    dialog(page).get_by_role("button", name="Send report").click()
+    expect(dialog(page).get_by_role("status")).to_contain_text("saved in this browser")
+    assert len(stored_reports(page)) == 1
+
+    context.set_offline(False)
+    page.reload()
+    [report] = wait_for_reports(team, 1)
+    assert report["title"] == "Filed on the train"
+    wait_until(lambda: stored_reports(page) == [], message="the stored report to go")
+    page.reload()
+    expect(launcher(page)).to_be_visible()
+    time.sleep(1)
+    assert len(reports(team)) == 1
+
+
+def test_a_lost_answer_is_retried_under_the_same_key_and_files_once(
+    page, host_site, team, live_server
+):
+    keys = []
+
+    def lose_the_first_answer(route):
+        keys.append(route.request.headers.get("idempotency-key"))
+        if len(keys) == 1:
+            route.fetch()  # the service files the report; the page never hears back
+            route.abort("connectionreset")
+        else:
+            route.continue_()
+
+    page.route(f"{live_server}/api/v1/reports", lose_the_first_answer)
+    open_shop(page, host_site, team.key)
+    launcher(page).click()
+    dialog(page).get_by_label("Title").fill("Retried after a lost answer")
+    dialog(page).get_by_role("button", name="Send report").click()
+    expect(dialog(page).get_by_role("status")).to_contain_text("Thanks — WS-1", timeout=15_000)
+    assert len(keys) == 2 and keys[0] == keys[1] and keys[0]
+    assert [r["title"] for r in reports(team)] == ["Retried after a lost answer"]
+
+
+def test_a_wrong_key_says_the_reporter_is_not_set_up(page, host_site, team):
+    open_shop(page, host_site, "svc_pub_" + "x" * 40)
+    launcher(page).click()
+    expect(dialog(page).get_by_role("alert")).to_have_text(
+        "This bug reporter is not set up correctly (its project key was refused)."
+    )
+    dialog(page).get_by_label("Title").fill("Will not go")
+    dialog(page).get_by_role("button", name="Send report").click()
+    expect(dialog(page).get_by_role("alert")).to_contain_text("not set up correctly")
+    assert reports(team) == []
+
+
+def test_a_site_outside_the_allowed_origins_is_told_so(page, host_site, team):
+    team.patch(
+        f"/api/v1/projects/{team.project['id']}",
+        json={"settings": {"allowed_origins": ["https://shop.example.com"]}},
+        headers=csrf(team),
+    )
+    open_shop(page, host_site, team.key)
+    launcher(page).click()
+    expect(dialog(page).get_by_role("alert")).to_have_text(
+        "This site is not allowed to send bug reports to this project."
+    )
+
+
+def test_destroy_puts_back_everything_it_patched(page, host_site, team):
+    open_shop(page, host_site, team.key)
+    expect(launcher(page)).to_be_visible()
+    patched = page.evaluate(
+        "Object.keys(originals).filter((name) => "
+        "({fetch, xhrOpen: XMLHttpRequest.prototype.open, xhrSend: XMLHttpRequest.prototype.send,"
+        " log: console.log, info: console.info, warn: console.warn, error: console.error,"
+        " debug: console.debug, pushState: history.pushState, "
+        " replaceState: history.replaceState})[name] !== originals[name])"
+    )
+    assert sorted(patched) == sorted(
+        [
+            "fetch",
+            "xhrOpen",
+            "xhrSend",
+            "log",
+            "info",
+            "warn",
+            "error",
+            "debug",
+            "pushState",
+            "replaceState",
+        ]
+    )
+    page.evaluate("Svc.destroy()")
+    assert page.evaluate(
+        "fetch === originals.fetch && XMLHttpRequest.prototype.open === originals.xhrOpen"
+        " && XMLHttpRequest.prototype.send === originals.xhrSend && console.log === originals.log"
+        " && console.error === originals.error && console.debug === originals.debug"
+        " && history.pushState === originals.pushState"
+        " && history.replaceState === originals.replaceState"
+        " && !Object.prototype.hasOwnProperty.call(history, 'pushState')"
+    )
+    expect(page.locator("[data-svc-widget]")).to_have_count(0)
+
+
+def test_the_pages_own_requests_and_logs_behave_as_without_the_widget(context, host_site, team):
+    without = context.new_page()
+    open_shop(without, host_site, team.key, widget="0")
+    expected = without.evaluate("shop.behaviour()")
+
+    with_widget = context.new_page()
+    open_shop(with_widget, host_site, team.key)
+    with_widget.wait_for_selector("[data-svc-widget]", state="attached")  # configured, running
+    assert with_widget.evaluate("shop.behaviour()") == expected
+    # fetch with a wrong `this` rejects (WebIDL), so the page hears of two unhandled rejections.
+    assert expected["failed"][0] == "TypeError" and expected["unhandled"] == 2
+
+
+def test_keyboard_alone_files_a_report(page, host_site, team):
+    open_shop(page, host_site, team.key)
+    expect(launcher(page)).to_be_visible()
+    widget_focused = "document.activeElement?.hasAttribute('data-svc-widget')"
+    inner_focus = "document.activeElement.shadowRoot.activeElement"
+    for _ in range(10):
+        page.keyboard.press("Tab")
+        if page.evaluate(widget_focused):
+            break
+    assert page.evaluate(widget_focused)
+
+    page.keyboard.press("Enter")
+    expect(dialog(page)).to_be_visible()
+    page.keyboard.press("Escape")  # Esc closes, and focus goes back to the launcher
+    expect(dialog(page)).to_have_count(0)
+    assert page.evaluate(f"{inner_focus}.textContent") == "Report a bug"
+
+    page.keyboard.press("Enter")
+    assert page.evaluate(f"{inner_focus}.id") == "svc-title"
+    page.keyboard.type("Search box ignores Enter")
+    page.keyboard.press("Tab")
+    page.keyboard.type("Typing a term and pressing Enter does nothing.")
+    for _ in range(40):  # the focus stays inside the dialog until it reaches Send
+        page.keyboard.press("Tab")
+        assert page.evaluate(f"!!{inner_focus}?.closest('dialog')")
+        if page.evaluate(f"{inner_focus}.textContent") == "Send report":
+            break
+    page.keyboard.press("Enter")
+    expect(dialog(page).get_by_role("status")).to_contain_text("Thanks — WS-1")
+    assert reports(team)[0]["title"] == "Search box ignores Enter"
