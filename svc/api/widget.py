@@ -11,11 +11,14 @@ from svc.services.widget import settings_in_force
 
 bp = Blueprint("widget_api", __name__, url_prefix="/api/v1/projects")
 
+# The project lists allowed origins and the request's Origin is not one of them.
+ORIGIN_REFUSED = (403,)
+
 
 @bp.get("/widget-config")
 @widget_cors
 @api_key_required
-@response(WidgetConfigOut())
+@response(WidgetConfigOut(), errors=ORIGIN_REFUSED)
 def widget_config():
     """The widget's settings in force for the API key's project."""
     config = settings_in_force(current_project())
@@ -26,7 +29,7 @@ def widget_config():
 @bp.get("/console-log-quota")
 @widget_cors
 @api_key_required
-@response(ConsoleLogQuotaOut())
+@response(ConsoleLogQuotaOut(), errors=ORIGIN_REFUSED)
 def console_log_quota():
     """Always allowed: svc keeps no console-log quota."""
     return {"allowed": True, "remaining": None, "limit": None}
