@@ -370,3 +370,40 @@ def test_keyboard_alone_files_a_report(page, host_site, team):
     page.keyboard.press("Enter")
     expect(dialog(page).get_by_role("status")).to_contain_text("Thanks — WS-1")
     assert reports(team)[0]["title"] == "Search box ignores Enter"
+
+
+def test_the_javascript_api_files_and_drops_reports(page, host_site, team, live_server):
+    open_shop(page, host_site, team.key, widget="0")
+    filed = page.evaluate(
+        """async ([svc, key]) => {
+          await new Promise((resolve) => {
+            const script = document.createElement("script");
+            script.src = svc + "/widget.js";
+            script.onload = resolve;
+            document.head.append(script);
+          });
+          Svc.init({ projectKey: key, endpoint: svc, launcher: false,
+            beforeSend: (report) => report.title.startsWith("drop") ? null
+              : { ...report, metadata: { ...report.metadata, cart: "c-17" } } });
+          Svc.identify({ id: 42, email: "ada@example.com", name: "Ada" });
+          Svc.setMetadata({ plan: "pro" });
+          console.warn("before the report");
+          const dropped = await Svc.report({ title: "drop me" });
+          const report = await Svc.report({ title: "From code", severity: "critical" });
+          return { dropped, report };
+        }""",
+        [live_server, team.key],
+    )
+    assert filed["dropped"] is None
+    assert filed["report"]["trackingId"] == "WS-1"
+    [listed] = reports(team)
+    report = team.get(f"/api/v1/reports/{listed['id']}").get_json()
+    assert (report["title"], report["severity"]) == ("From code", "critical")
+    assert report["reporterIdentifier"] == "ada@example.com"
+    assert report["metadata"]["user"] == {"id": 42, "email": "ada@example.com", "name": "Ada"}
+    assert report["metadata"]["plan"] == "pro" and report["metadata"]["cart"] == "c-17"
+    assert [e["message"] for e in report["consoleLogs"]] == ["before the report"]
+    expect(page.locator("[data-svc-widget]")).to_have_count(1)
+    expect(launcher(page)).to_be_hidden()  # launcher: false; Svc.open still opens the dialog
+    page.evaluate("Svc.open({title: 'Opened from code'})")
+    expect(dialog(page).get_by_label("Title")).to_have_value("Opened from code")

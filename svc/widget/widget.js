@@ -1078,11 +1078,12 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
 
   // An error the page's own code raises while a widget hook is on the stack (a failed fetch, a
   // refused pushState) reaches the page muted when the widget came from another origin without
-  // CORS: "Script error." and no unhandledrejection. Such a copy loads itself once more with
-  // crossorigin (the HTTP cache answers) and lets that one run; if that fails, it runs itself.
+  // CORS: "Script error." and no unhandledrejection. A snippet's copy loads itself once more
+  // with crossorigin (the HTTP cache answers) and lets that one run; if that fails, it runs
+  // itself. A page that loads the script to call Svc.init gets Svc at once (docs/widget.md).
   const tag = document.currentScript;
   const crossOrigin = tag && tag.src && quietly(() => new URL(tag.src).origin !== location.origin);
-  if (crossOrigin && tag.crossOrigin === null) {
+  if (crossOrigin && tag.crossOrigin === null && scriptOptions(tag)) {
     const copy = document.createElement("script");
     for (const attribute of Array.from(tag.attributes)) copy.setAttribute(attribute.name, attribute.value);
     copy.nonce = tag.nonce;
