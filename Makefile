@@ -20,9 +20,21 @@ migrate: $(STAMP)
 	$(BIN)/flask --app svc db upgrade
 
 ## run: apply migrations, then run the Procfile in the foreground: gunicorn on SVC_BIND with
-## SVC_WORKERS workers, and the one scheduler process. Ctrl-C or SIGTERM stops both.
+## SVC_WORKERS workers, and the one scheduler process. Ctrl-C or SIGTERM stops both. Warns
+## when the interpreter is older than PYTHON_TESTED, the oldest release the suite ran on.
 run: migrate
+	@$(BIN)/python -c "$$PYTHON_CHECK" "$(PYTHON_TESTED)"
 	exec $(BIN)/honcho --no-colour --env /dev/null --procfile Procfile start
+
+PYTHON_TESTED ?= 3.11.7
+export define PYTHON_CHECK
+import sys
+tested = sys.argv[1]
+if sys.version_info[:3] < tuple(int(part) for part in tested.split(".")):
+    print(f"warning: Python {sys.version.split()[0]} is older than {tested}, the oldest release "
+          "svc is tested on, and lacks its security fixes: install a newer one, then "
+          "make clean run PYTHON=/path/to/it", file=sys.stderr)
+endef
 
 ## test: the whole suite (SQLite; PostgreSQL too when SVC_TEST_DATABASE_URL is set), the
 ## dashboard's tests in Debian's headless Chromium included

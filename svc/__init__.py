@@ -11,7 +11,7 @@ from typing import Any
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from svc import cli, dashboard, errors, json_codec, widget
+from svc import cli, dashboard, errors, json_codec, rate_limits, widget
 from svc.api import register_blueprints
 from svc.config import load_settings
 from svc.extensions import db, limiter, migrate
@@ -68,6 +68,12 @@ def _derived_settings(app: Flask) -> dict[str, Any]:
             "json_serializer": json_codec.dumps,
         },
         "MAX_CONTENT_LENGTH": MAX_JSON_BYTES,
-        "RATELIMIT_STORAGE_URI": config["SVC_RATE_LIMIT_STORAGE"],
+        "RATELIMIT_STORAGE_URI": (
+            f"{rate_limits.SCHEME}://"
+            if config["SVC_RATE_LIMIT_STORAGE"] == "database"
+            else config["SVC_RATE_LIMIT_STORAGE"]
+        ),
         "RATELIMIT_HEADERS_ENABLED": True,
+        # A storage that cannot count raises StorageError, which svc.errors answers with a 503.
+        "RATELIMIT_STORAGE_OPTIONS": {"wrap_exceptions": True},
     }

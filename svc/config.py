@@ -141,6 +141,12 @@ SETTINGS: tuple[Setting, ...] = (
         "lifetime of a session (refresh and CSRF cookies), renewed by each refresh",
     ),
     Setting(
+        "SVC_SESSION_MAX_DAYS",
+        "90",
+        _positive_int,
+        "a session ends this many days after the sign-in, however often it was refreshed",
+    ),
+    Setting(
         "SVC_REFRESH_REUSE_GRACE",
         "10",
         _non_negative_int,
@@ -159,7 +165,12 @@ SETTINGS: tuple[Setting, ...] = (
         _name_list,
         "extra header / query parameter names to redact in reports, comma-separated",
     ),
-    Setting("SVC_WEBHOOK_TIMEOUT", "10", _positive_float, "seconds per webhook delivery attempt"),
+    Setting(
+        "SVC_WEBHOOK_TIMEOUT",
+        "10",
+        _positive_float,
+        "seconds per webhook delivery attempt, in all: connecting, sending and reading",
+    ),
     Setting("SVC_WEBHOOK_RETRY_DELAYS", "10,60,300", _delays, "seconds before each webhook retry"),
     Setting(
         "SVC_WEBHOOK_ALLOW_HTTP",
@@ -192,10 +203,17 @@ SETTINGS: tuple[Setting, ...] = (
         "report creation and upload, per API key and client address; `off` disables",
     ),
     Setting(
+        "SVC_RATE_LIMIT_PASSWORD",
+        "10/minute",
+        _rate_limit,
+        "password changes, per user (each guesses the current password); `off` disables",
+    ),
+    Setting(
         "SVC_RATE_LIMIT_STORAGE",
-        "memory://",
+        "database",
         str.strip,
-        "limiter storage shared by several instances, e.g. `redis://127.0.0.1:6379`",
+        "where rate-limit counters live: `database` (the service's own, shared by every worker "
+        "and instance), or a `limits` storage URL such as `redis://127.0.0.1:6379`",
     ),
     Setting(
         "SVC_PUBLIC_URL",

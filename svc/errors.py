@@ -7,6 +7,7 @@ import logging
 from typing import Any
 
 from flask import Flask, jsonify
+from limits.errors import StorageError
 from marshmallow import ValidationError
 from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
@@ -115,10 +116,12 @@ def register_error_handlers(app: Flask) -> None:
         return response
 
     @app.errorhandler(OperationalError)
-    def handle_database_unavailable(error: OperationalError):
+    @app.errorhandler(StorageError)  # the rate limits' counters (svc.rate_limits), or Redis
+    def handle_database_unavailable(error: OperationalError | StorageError):
         # Unreachable, read-only or full database: the transaction is rolled back, nothing stays
         # half-written, and the client is told to come back.
-        log.error("database unavailable: %s", error.orig)
+        cause = error.orig if isinstance(error, OperationalError) else error.storage_error
+        log.error("database unavailable: %s", cause)
         db.session.rollback()
         return error_response(
             503,

@@ -30,6 +30,29 @@ def loads(raw: bytes, **kwargs):
     return json.loads(raw, **kwargs)
 
 
+_CONTAINERS = (dict, list)  # all that JSON nests; parsed JSON holds no subclasses of them
+
+
+def nested_deeper_than(value, levels: int) -> bool:
+    """Whether arrays and objects in `value` nest more than `levels` deep (`value` itself is
+    level 1). Walked level by level, without recursion: the recursive walkers behind it
+    (validation, redaction) would run out of Python's stack on what this refuses. What it
+    costs a report: docs/performance.md, "Rate limits and the hardening"."""
+    level = [value] if type(value) in _CONTAINERS else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > levels:
+            return True
+        below = []
+        for node in level:
+            for child in node.values() if type(node) is dict else node:
+                if type(child) in _CONTAINERS:
+                    below.append(child)
+        level = below
+    return False
+
+
 def dumps(value) -> str:
     """Serialise for storage. orjson refuses integers past 64 bits and non-string keys."""
     try:

@@ -15,6 +15,7 @@ from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.blocking import BlockingScheduler
 from flask import Flask
 
+from svc import rate_limits
 from svc.models import JOBSTORE_TABLE
 from svc.services import screenshots, upkeep
 from svc.webhooks import delivery
@@ -30,25 +31,28 @@ _app: Flask | None = None
 
 class DeliveryRunner:
     """Attempts run on a small thread pool, so one slow receiver does not hold up the others.
-    It claims no more deliveries than it has free threads: a claimed attempt starts at once and
-    finishes well within its lease."""
+    It claims no more deliveries than it has free threads, never one whose attempt is still
+    under way, and at most two of one project at a time (svc.webhooks.delivery.claim_due); each
+    attempt ends at its deadline (svc.webhooks.sender)."""
 
     def __init__(self, app: Flask, threads: int = DELIVERY_THREADS):
         self._app = app
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="webhook")
-        self._free = threads
+        self._threads = threads
+        self._running: dict = {}  # delivery id -> project id, of the attempts under way
         self._lock = threading.Lock()
 
     def tick(self) -> None:
         with self._lock:
-            slots = self._free
+            slots = self._threads - len(self._running)
+            running = dict(self._running)
         if not slots:
             return
         with self._app.app_context():
-            claimed = delivery.claim_due(slots)
+            claimed = delivery.claim_due(slots, running=running)
         with self._lock:
-            self._free -= len(claimed)
-        for delivery_id, attempt_number in claimed:
+            self._running.update((delivery_id, project) for delivery_id, _, project in claimed)
+        for delivery_id, attempt_number, _project in claimed:
             self._pool.submit(self._attempt, delivery_id, attempt_number)
 
     def _attempt(self, delivery_id, attempt_number) -> None:
@@ -59,7 +63,7 @@ class DeliveryRunner:
             log.exception("webhook %s attempt %d failed unexpectedly", delivery_id, attempt_number)
         finally:
             with self._lock:
-                self._free += 1
+                del self._running[delivery_id]
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=True)
@@ -88,6 +92,11 @@ def refresh_statistics() -> None:
         upkeep.refresh_planner_statistics()
 
 
+def forget_rate_limits() -> None:
+    with _app.app_context():
+        rate_limits.forget_expired()
+
+
 def build_scheduler(app: Flask) -> BlockingScheduler:
     jobstore = SQLAlchemyJobStore(
         url=app.config["SQLALCHEMY_DATABASE_URI"], tablename=JOBSTORE_TABLE
@@ -110,6 +119,7 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
     for job, job_id in (
         (sweep_uploads, "sweep-uploads"),
         (refresh_statistics, "refresh-statistics"),
+        (forget_rate_limits, "forget-rate-limits"),
     ):
         scheduler.add_job(
             job,

@@ -4,7 +4,7 @@ import os
 import secrets
 import time
 
-from flask import Response
+from flask import Response, request
 
 SECRET_KEY_FILE = "secret_key"
 
@@ -30,8 +30,14 @@ def load_or_create_secret_key(instance_path: str) -> str:
     raise RuntimeError(f"{path} is empty; delete it to have a new key generated")
 
 
+# A year; without includeSubDomains, which would bind other sites of the operator's domain.
+HSTS = "max-age=31536000"
+
+
 def set_security_headers(response: Response) -> Response:
     headers = response.headers
+    if request.is_secure:  # as the trusted proxy says (SVC_TRUSTED_PROXIES)
+        headers.setdefault("Strict-Transport-Security", HSTS)
     headers.setdefault("X-Content-Type-Options", "nosniff")
     headers.setdefault("Referrer-Policy", "no-referrer")
     headers.setdefault("X-Frame-Options", "DENY")

@@ -17,7 +17,7 @@ from flask_migrate import upgrade
 from sqlalchemy import create_engine, text
 from werkzeug.serving import make_server
 
-from svc import create_app
+from svc import create_app, rate_limits
 from svc.extensions import db
 from tests.helpers import register
 from tests.service import kill_service, start_service
@@ -82,6 +82,8 @@ def make_app(database_url, tmp_path):
     yield build
     for app in apps:
         with app.app_context():
+            if app.config["SVC_DATABASE_URL"] == database_url:
+                rate_limits.forget_all()  # on SQLite they live in a file of their own
             db.session.remove()
             db.engine.dispose()
     _empty_tables(database_url)

@@ -2,7 +2,8 @@
 
 It records every request and answers from a script of behaviours (then 200 once the script is
 used up): `Receiver.script(500, 500, 200)`, `("sleep", 2)`, `("redirect", "/elsewhere")`,
-`("reset",)`, `("huge",)`.
+`("reset",)`, `("huge",)`, `("drip", 0.5)` (the answer's first line one byte every 0.5 s,
+for up to a minute: each read of the client's finishes in time, the answer never does).
 """
 
 import collections
@@ -59,8 +60,21 @@ class _Handler(BaseHTTPRequestHandler):
                     self.wfile.write(chunk)
             except OSError:
                 pass  # the client stopped reading, as it should
+        elif kind == "drip":
+            self._drip(behaviour[1])
         else:
             self._answer(behaviour[1])
+
+    def _drip(self, interval: float):
+        deadline = time.monotonic() + 60
+        try:
+            while time.monotonic() < deadline:
+                for byte in b"HTTP/1.1 200 OK\r\nX-Drip: ":
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(interval)
+        except OSError:
+            pass  # the client hung up, as it should
 
     def _answer(self, status: int):
         self.send_response(status)

@@ -284,6 +284,29 @@ def test_refresh_rotates_both_tokens(user_client):
     assert user_client.get("/api/v1/auth/me").status_code == 200
 
 
+def _signed_in_ago(app, ago: timedelta) -> None:
+    with app.app_context():
+        db.session.execute(update(AuthSession).values(created_at=utcnow() - ago))
+        db.session.commit()
+
+
+def test_refreshing_never_carries_a_session_past_its_absolute_lifetime(app, user_client):
+    """SVC_SESSION_MAX_DAYS (90): refreshes slide the session 30 days on, but not past 90 days
+    after the sign-in; then the user signs in again."""
+    _signed_in_ago(app, timedelta(days=90) - timedelta(hours=1))
+    response = user_client.post("/api/v1/auth/refresh")
+    assert response.status_code == 200
+    max_age = int(set_cookies(response)["svc_refresh_token"]["max-age"])
+    assert 0 < max_age <= 3600
+    with app.app_context():
+        session = db.session.scalars(select(AuthSession)).one()
+        assert session.expires_at <= session.created_at + timedelta(days=90)
+
+    _signed_in_ago(app, timedelta(days=90, seconds=1))
+    assert user_client.get("/api/v1/auth/me").status_code == 401
+    assert user_client.post("/api/v1/auth/refresh").status_code == 401
+
+
 def test_refresh_within_grace_returns_the_same_successor_pair(user_client):
     old_refresh = refresh_cookie(user_client)
     first = set_cookies(user_client.post("/api/v1/auth/refresh"))
@@ -379,6 +402,7 @@ def test_logout_ends_the_session_server_side(user_client):
     cleared = set_cookies(response)
     assert set(cleared) == {"svc_access_token", "svc_refresh_token", "svc_csrf_token"}
     assert all(cookie["value"] == "" for cookie in cleared.values())
+    assert response.headers["Clear-Site-Data"] == '"cookies"'
     # Replaying the old cookies does not bring the session back.
     user_client.set_cookie("svc_access_token", access)
     assert user_client.get("/api/v1/auth/me").status_code == 401
@@ -451,15 +475,49 @@ def test_password_change_needs_a_credential(client):
     assert response.status_code == 401
 
 
-def test_password_change_with_a_pat_ends_all_sessions(app, user_client):
+def test_password_change_needs_a_session_not_a_pat(app, user_client):
     pat = create_pat(user_client)["token"]
     response = app.test_client().post(
         "/api/v1/auth/password",
         headers={"Authorization": f"Bearer {pat}"},
         json={"current_password": PASSWORD, "new_password": "a brand new secret"},
     )
-    assert response.status_code == 204
-    assert user_client.get("/api/v1/auth/me").status_code == 401
+    assert response.status_code == 403
+    assert "session" in response.get_json()["detail"]
+    assert user_client.get("/api/v1/auth/me").status_code == 200
+    login = {"email": user_client.user["email"], "password": PASSWORD}
+    assert app.test_client().post("/api/v1/auth/login", json=login).status_code == 200
+
+
+def test_password_change_is_limited_per_user(make_app):
+    """Each attempt guesses the current password: 3 a minute here, counted for the user across
+    sessions and addresses; another user keeps a budget of their own."""
+    app = make_app(SVC_RATE_LIMIT_PASSWORD="3/minute")
+    first_session = app.test_client()
+    register(first_session)
+    second_session = app.test_client()
+    login = {"email": "ada@example.com", "password": PASSWORD}
+    assert second_session.post("/api/v1/auth/login", json=login).status_code == 200
+    guess = {"current_password": "wrong guess", "new_password": "a brand new secret"}
+
+    def attempt(client, address):
+        return client.post(
+            "/api/v1/auth/password",
+            json=guess,
+            headers=csrf(client),
+            environ_base={"REMOTE_ADDR": address},
+        ).status_code
+
+    statuses = [
+        attempt(first_session, "192.0.2.1"),
+        attempt(second_session, "192.0.2.2"),
+        attempt(first_session, "192.0.2.3"),
+        attempt(second_session, "192.0.2.4"),
+    ]
+    assert 429 not in statuses[:3] and statuses[3] == 429
+    other = app.test_client()
+    register(other, email="grace@example.com", name="Grace Hopper")
+    assert attempt(other, "192.0.2.1") != 429
 
 
 # --- CSRF ---------------------------------------------------------------------------------------

@@ -171,3 +171,9 @@ def test_a_read_only_transaction_cannot_write_and_leaves_the_connection_writable
         stored = db.session.scalars(text("SELECT body FROM notes")).all()
         db.engine.dispose()
     assert stored == ["raw", "in a transaction"]
+
+
+def test_the_readme_names_the_oldest_python_make_run_accepts_without_a_warning():
+    makefile = (README.parent / "Makefile").read_text()
+    (tested,) = re.findall(r"^PYTHON_TESTED \?= ([\d.]+)$", makefile, re.MULTILINE)
+    assert f"oldest Python svc is tested on is **{tested}**" in README.read_text()

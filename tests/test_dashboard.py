@@ -5,12 +5,14 @@ The pages it passes through are saved into docs/screenshots/ for the README.
 """
 
 import re
+from urllib.parse import quote
 
 import pytest
 import requests
 from playwright.sync_api import Page, expect
 
 from tests.browser import OPEN_SHADOW_ROOTS, save_screenshot
+from tests.helpers import register
 
 PASSWORD = "correct horse battery"
 
@@ -261,6 +263,20 @@ def test_key_rotation_tokens_and_sign_out(page, context, base_url):
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     expect(page).to_have_url(re.compile(r"/account$"))
+
+
+@pytest.mark.parametrize(
+    "next_value",
+    ["/\\evil.example/", "//evil.example/", "/\t/evil.example/", "https://evil.example/"],
+)
+def test_sign_in_goes_on_only_to_a_page_of_this_site(page, app, base_url, next_value):
+    register(app.test_client())
+    page.goto(f"/login?next={quote(next_value)}")
+    page.get_by_label("E-mail").fill("ada@example.com")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Reports")).to_be_visible()
+    assert page.url == f"{base_url}/reports"
 
 
 def test_an_expired_access_cookie_is_refreshed_silently(page, context):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.helpers import csrf
+from tests.helpers import create_project, csrf
 
 
 def assert_error(response, status):
@@ -44,6 +44,31 @@ def test_non_standard_json_constants_are_400(client):
         "/api/v1/auth/login", data='{"email": NaN}', content_type="application/json"
     )
     assert_error(response, 400)
+
+
+def nested(levels: int, key: str = "a") -> str:
+    """A JSON object holding arrays in arrays, `levels` levels in all (the object is one)."""
+    return f'{{"{key}": ' + "[" * (levels - 1) + "]" * (levels - 1) + "}"
+
+
+@pytest.mark.parametrize("levels", [65, 900, 5000])
+def test_bodies_nested_too_deeply_are_400_before_anything_walks_them(user_client, levels, caplog):
+    """With no credential (login) and with a public API key (reports): a 400, and nothing in
+    the log (a RecursionError used to write a 258 KB traceback)."""
+    api_key = create_project(user_client)["apiKey"]
+    for path, headers in (("/api/v1/auth/login", {}), ("/api/v1/reports", {"X-API-Key": api_key})):
+        response = user_client.post(
+            path, data=nested(levels), content_type="application/json", headers=headers
+        )
+        assert assert_error(response, 400)["detail"] == "Request body nests deeper than 64 levels"
+    assert not [record for record in caplog.records if record.levelname == "ERROR"]
+
+
+def test_64_levels_are_read(client):
+    response = client.post(
+        "/api/v1/auth/login", data=nested(64, "email"), content_type="application/json"
+    )
+    assert assert_error(response, 422)["errors"]["email"]
 
 
 def test_wrong_content_type_is_415(client):
@@ -112,7 +137,11 @@ def test_unexpected_errors_are_json_500_without_traceback(make_app):
 
 
 def test_unreachable_database_is_503_with_retry_after(make_app, tmp_path):
-    app = make_app(SVC_DATABASE_URL=f"sqlite:///{tmp_path}/missing-dir/db.sqlite3")
+    """Rate limits on: the counters cannot be reached either, and that is a 503 too."""
+    app = make_app(
+        SVC_DATABASE_URL=f"sqlite:///{tmp_path}/missing-dir/db.sqlite3",
+        SVC_RATE_LIMIT_AUTH="5/minute",
+    )
     client = app.test_client()
     response = client.post(
         "/api/v1/auth/login", json={"email": "a@example.com", "password": "whatever"}
@@ -128,6 +157,19 @@ def test_unreachable_database_is_503_with_retry_after(make_app, tmp_path):
 def test_health_endpoints(client):
     assert client.get("/healthz").get_json() == {"status": "ok"}
     assert client.get("/readyz").get_json() == {"status": "ok"}
+
+
+def test_https_responses_carry_strict_transport_security(client):
+    assert "Strict-Transport-Security" not in client.get("/healthz").headers
+    for path in ("/healthz", "/api/v1/missing", "/login"):
+        response = client.get(path, base_url="https://bugs.example.com")
+        assert response.headers["Strict-Transport-Security"] == "max-age=31536000"
+
+
+def test_behind_a_trusted_proxy_https_is_as_the_proxy_says(make_app):
+    client = make_app(SVC_TRUSTED_PROXIES="1").test_client()
+    forwarded = client.get("/healthz", headers={"X-Forwarded-Proto": "https"})
+    assert forwarded.headers["Strict-Transport-Security"] == "max-age=31536000"
 
 
 def test_security_headers_on_every_response(client, user_client):

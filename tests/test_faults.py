@@ -15,6 +15,7 @@ from flask_migrate import upgrade
 
 from svc.extensions import db
 from tests.helpers import REPORT, create_project, register
+from tests.receiver import Receiver
 from tests.service import delivery_log, file, kill_service, set_up_project, wait_until
 
 pytestmark = pytest.mark.server
@@ -225,6 +226,45 @@ def test_misbehaving_receivers_do_not_stall_delivery(app, webhook_env, services,
     assert any(error.startswith("Connection failed") for error in errors), errors
     assert any(error.startswith("HTTP 302") for error in errors), errors
     assert not any(r.path == "/elsewhere" for r in receiver.received)  # redirects not followed
+
+
+def test_a_dripping_receiver_holds_two_threads_for_its_deadline_and_no_one_else_waits(
+    app, webhook_env, services, receiver, certificate_authority
+):
+    """A receiver that sends one byte of its answer every half second, for ten reports of its
+    project: each attempt ends at its 2 s deadline, only two are under way at once, and the
+    scheduler's other threads deliver another project's report in its usual time."""
+    env = {**webhook_env, "SVC_WEBHOOK_TIMEOUT": "2", "SVC_WEBHOOK_RETRY_DELAYS": "600"}
+    base_url, _ = services(env)
+    dripping = Receiver(certificate_authority[0]).start()
+    try:
+        dripping.script(*[("drip", 0.5)] * 10)
+        browser, slow = set_up_project(base_url, dripping.url)
+        csrf = {"X-CSRF-Token": browser.cookies["svc_csrf_token"]}
+        fast = browser.post(f"{base_url}/api/v1/projects", json={"name": "Blog"}, headers=csrf)
+        fast = fast.json()
+        browser.patch(
+            f"{base_url}/api/v1/projects/{fast['id']}",
+            json={"settings": {"webhook_url": receiver.url}},
+            headers=csrf,
+        ).raise_for_status()
+        for index in range(10):
+            file(base_url, slow["apiKey"], title=f"slow {index}")
+        dripping.wait_for(2)
+
+        filed = time.monotonic()
+        file(base_url, fast["apiKey"], title="fast")
+        receiver.wait_for(1, timeout=10)
+        assert time.monotonic() - filed < 3  # the scheduler looks once a second
+
+        arrivals = [request.arrived for request in dripping.wait_for(6, timeout=30)]
+        # Two at a time: the third came when the first two had run into their deadline.
+        assert arrivals[2] - arrivals[0] > 1.5
+        log = delivery_log(browser, base_url, slow)
+        ended = [d["lastError"] for d in log if d["attempts"] and d["lastError"]]
+        assert len(ended) >= 4 and set(ended) == {"Timed out after 2 s"}, ended
+    finally:
+        dripping.stop()
 
 
 def test_a_read_only_database_disk_is_a_503_until_it_is_writable_again(make_app, mount_tmpfs):

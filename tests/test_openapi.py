@@ -26,12 +26,16 @@ def test_operations_carry_schemas_credentials_and_errors(client):
     create_token = paths["/api/v1/tokens"]["post"]
     assert create_token["requestBody"]["content"]["application/json"]["schema"]
     assert set(create_token["responses"]) >= {"201", "400", "401", "403", "413", "415", "422"}
-    assert {"session": []} in create_token["security"] and {"pat": []} in create_token["security"]
+    assert create_token["security"] == [{"session": []}]  # a token cannot mint one
     delete_token = paths["/api/v1/tokens/{token_id}"]["delete"]
+    assert {"session": []} in delete_token["security"] and {"pat": []} in delete_token["security"]
     assert "404" in delete_token["responses"] and "204" in delete_token["responses"]
     assert delete_token["parameters"][0]["schema"]["format"] == "uuid"
     assert paths["/api/v1/auth/login"]["post"]["security"] == []
     assert "429" in paths["/api/v1/auth/login"]["post"]["responses"]
+    change_password = paths["/api/v1/auth/password"]["post"]
+    assert change_password["security"] == [{"session": []}]
+    assert {"403", "429"} <= set(change_password["responses"])
     assert "409" in paths["/api/v1/auth/register"]["post"]["responses"]
 
 

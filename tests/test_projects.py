@@ -79,6 +79,24 @@ def test_member_view_has_no_webhook_secret(team):
     assert seen["apiKey"] == project["apiKey"]
 
 
+def test_only_owners_see_the_webhook_url(team):
+    """For Slack and Discord the address is itself a credential (contract section 8, v3)."""
+    project, owner, member, _ = team
+    hook = "https://hooks.slack.com/services/T000/B000/XXXXXXXX"
+    owner.patch(
+        f"/api/v1/projects/{project['id']}",
+        json={"settings": {"webhook_url": hook}},
+        headers=csrf(owner),
+    )
+    assert (
+        owner.get(f"/api/v1/projects/{project['id']}").get_json()["settings"]["webhookUrl"] == hook
+    )
+    seen = member.get(f"/api/v1/projects/{project['id']}").get_json()["settings"]
+    assert seen["webhookUrl"] is None and seen["webhookFormat"] == "slack"
+    (listed,) = member.get("/api/v1/projects").get_json()
+    assert listed["settings"]["webhookUrl"] is None
+
+
 def test_list_never_shows_the_webhook_secret(team):
     _, owner, member, outsider = team
     create_project(member, "Grace's Own")

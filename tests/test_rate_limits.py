@@ -1,5 +1,13 @@
 """Rate limits on register and login (contract section 9)."""
 
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import requests
+
+from svc import rate_limits
+from svc.extensions import limiter
 from tests.helpers import PASSWORD
 
 
@@ -58,3 +66,51 @@ def test_ingest_is_limited_per_api_key_and_address(make_app):
         201,
         429,
     ]
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("workers", ["2", "4"])
+def test_a_limit_holds_across_every_worker_of_make_run(app, service_env, services, workers):
+    """Five wrong passwords at once keep several workers busy (a sync worker takes one request
+    at a time, and checking a password takes a while), so they are counted in different
+    processes; the sixth attempt is still refused, whichever worker takes it."""
+    base_url, _service = services(
+        {**service_env, "SVC_WORKERS": workers, "SVC_RATE_LIMIT_AUTH": "5/minute"}
+    )
+
+    def attempt(_number=None) -> requests.Response:
+        body = {"email": "nobody@example.com", "password": PASSWORD}
+        return requests.post(f"{base_url}/api/v1/auth/login", json=body)
+
+    with ThreadPoolExecutor(5) as pool:
+        first_five = list(pool.map(attempt, range(5)))
+    assert [response.status_code for response in first_five] == [401] * 5
+    assert sorted(int(r.headers["X-RateLimit-Remaining"]) for r in first_five) == [0, 1, 2, 3, 4]
+    assert [attempt().status_code for _ in range(3)] == [429] * 3
+
+
+def test_a_window_restarts_once_it_has_ended_and_is_then_forgotten(app):
+    with app.test_request_context():
+        storage = limiter.storage
+        assert isinstance(storage, rate_limits.DatabaseStorage)
+        assert [storage.incr("short", 1) for _ in range(3)] == [1, 2, 3]
+        assert storage.incr("long", 60) == 1
+        time.sleep(1.1)
+        assert storage.get("short") == 0
+        assert storage.incr("short", 1) == 1
+        time.sleep(1.1)
+        # The scheduler's hourly clean-up: only the window that has ended goes.
+        assert rate_limits.forget_expired() == 1
+        assert storage.get("long") == 1 and storage.get_expiry("long") > time.time() + 50
+
+
+def test_another_app_on_the_same_database_shares_the_count(make_app):
+    """Two instances of the service on one database: one budget."""
+    first = make_app(SVC_RATE_LIMIT_AUTH="3/minute").test_client()
+    second = make_app(SVC_RATE_LIMIT_AUTH="3/minute").test_client()
+    body = {"email": "nobody@example.com", "password": PASSWORD}
+    statuses = [
+        (first if attempt % 2 else second).post("/api/v1/auth/login", json=body).status_code
+        for attempt in range(4)
+    ]
+    assert statuses == [401, 401, 401, 429]

@@ -344,7 +344,7 @@ def test_secret_query_parameters_are_redacted(client, api_key, parameter):
     expected = f"https://shop.example/cb?page=2&{parameter.upper()}=[redacted]&q=token#top"
     assert report["networkLogs"][0]["url"] == expected
     assert report["metadata"]["url"] == expected
-    assert report["metadata"]["other"] == url  # only metadata.url is a URL by contract
+    assert report["metadata"]["other"] == expected  # any URL in metadata (contract v3)
 
 
 def test_jwts_are_redacted_in_network_entries_and_console_messages(client, api_key):
@@ -369,6 +369,108 @@ def test_jwts_are_redacted_in_network_entries_and_console_messages(client, api_k
         "stack": "s",
     }
     assert report["userActions"][0]["data"]["value"] == "eyJ not a token"
+
+
+def test_jwts_are_redacted_in_console_stacks_and_arguments(client, api_key):
+    entry = {
+        "level": "error",
+        "message": "failed",
+        "stack": f"Error: bad token {JWT}\n    at login (app.js:1:2)",
+        "args": ["token", JWT, {"nested": [f"Bearer {JWT}"]}],
+    }
+    stored = file_report(client, api_key, console_logs=[entry]).get_json()["consoleLogs"][0]
+    assert stored == {
+        "level": "error",
+        "message": "failed",
+        "stack": "Error: bad token [redacted]\n    at login (app.js:1:2)",
+        "args": ["token", "[redacted]", {"nested": ["Bearer [redacted]"]}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        # Fragments that carry parameters, as OAuth's implicit flow and hash routers write them.
+        (
+            "https://app.example/cb#access_token=s3cr3t&state=xyz",
+            "https://app.example/cb#access_token=[redacted]&state=xyz",
+        ),
+        (
+            "https://app.example/#/login?token=s3cr3t&next=%2Fhome",
+            "https://app.example/#/login?token=[redacted]&next=%2Fhome",
+        ),
+        (
+            "https://app.example/cb?code=abc&page=1#id_token=s3cr3t",
+            "https://app.example/cb?code=[redacted]&page=1#id_token=[redacted]",
+        ),
+        ("https://app.example/docs#section-2", "https://app.example/docs#section-2"),
+        # Percent-encoded names count as they decode.
+        (
+            "https://app.example/?acc%65ss_token=s3cr3t&p%61ssword=hunter2",
+            "https://app.example/?acc%65ss_token=[redacted]&p%61ssword=[redacted]",
+        ),
+        # Credentials in the authority.
+        (
+            "https://deploy:hunter2@git.example/repo.git?x=1",
+            "https://deploy:[redacted]@git.example/repo.git?x=1",
+        ),
+        ("ssh://git@git.example/repo.git", "ssh://git@git.example/repo.git"),
+        # What the client masked already stays as it sent it.
+        ("https://app.example/?token=[REDACTED]", "https://app.example/?token=[REDACTED]"),
+        ("https://app.example/?token=%5BREDACTED%5D", "https://app.example/?token=%5BREDACTED%5D"),
+        ("https://app.example/#access_token=***", "https://app.example/#access_token=***"),
+        ("https://deploy:***@git.example/", "https://deploy:***@git.example/"),
+    ],
+)
+def test_urls_lose_their_secrets_wherever_they_hide(client, api_key, url, expected):
+    report = file_report(
+        client,
+        api_key,
+        network_logs=[{"url": url}],
+        metadata={"url": url, "page": {"referrer": url, "history": [url]}, "note": "no url"},
+    ).get_json()
+    assert report["networkLogs"][0]["url"] == expected
+    assert report["metadata"] == {
+        "url": expected,
+        "page": {"referrer": expected, "history": [expected]},
+        "note": "no url",
+    }
+
+
+def test_secret_keys_inside_json_bodies_are_redacted(client, api_key):
+    request_body = json.dumps({"email": "ada@example.com", "password": "hunter2", "remember": True})
+    entry = {
+        "url": "https://api.example/login",
+        "requestBody": request_body,
+        "responseBody": {
+            "user": {"id": 7, "name": "Ada"},
+            "accessToken": "opaque-1",
+            "refresh_token": "opaque-2",
+            "session": {"clientSecret": "opaque-3", "expires": 60},
+            "Authorization": "[REDACTED]",
+        },
+        "body": "password=hunter2 is not JSON",
+    }
+    stored = file_report(client, api_key, network_logs=[entry]).get_json()["networkLogs"][0]
+    assert json.loads(stored["requestBody"]) == {
+        "email": "ada@example.com",
+        "password": "[redacted]",
+        "remember": True,
+    }
+    assert stored["responseBody"] == {
+        "user": {"id": 7, "name": "Ada"},
+        "accessToken": "[redacted]",
+        "refresh_token": "[redacted]",
+        "session": {"clientSecret": "[redacted]", "expires": 60},
+        "Authorization": "[REDACTED]",
+    }
+    assert stored["body"] == "password=hunter2 is not JSON"
+
+
+def test_headers_the_client_masked_stay_as_sent(client, api_key):
+    entry = {"url": "https://a.example/", "requestHeaders": {"Authorization": "[REDACTED]"}}
+    stored = file_report(client, api_key, network_logs=[entry]).get_json()["networkLogs"][0]
+    assert stored["requestHeaders"] == {"Authorization": "[REDACTED]"}
 
 
 def test_nothing_else_is_touched(client, api_key):

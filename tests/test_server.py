@@ -1,5 +1,6 @@
 """`make run` as the README shows it: gunicorn with several workers, over real HTTP."""
 
+import base64
 import os
 import signal
 import time
@@ -58,9 +59,36 @@ def test_readme_round_trip_over_real_http(served):
     assert me.status_code == 200
     assert me.json()["email"] == "ada@example.com"
     assert requests.get(f"{base_url}/readyz").json() == {"status": "ok"}
+    assert "warning: Python" not in service.output  # this interpreter is one the suite ran on
     # gunicorn's and the app's logs show the requests, never the credentials in them.
     wait_until(lambda: "/api/v1/auth/me" in service.output, message="the access log")
     assert created.json()["token"] not in service.output
+
+
+def test_the_access_log_keeps_no_query_string_referer_or_basic_auth_user(served):
+    base_url, service = served
+    response = requests.get(
+        f"{base_url}/api/v1/reports?search=quarterly-layoffs&access_token=s3cr3t",
+        headers={
+            "Referer": "https://intranet.example/hr/plans",
+            "Authorization": "Basic " + base64.b64encode(b"mallory:pw").decode(),
+        },
+    )
+    assert response.status_code == 401
+    line = wait_until(
+        lambda: next((x for x in service.lines if '"GET /api/v1/reports HTTP' in x), None),
+        seconds=10,
+        message="the access log line",
+    )
+    assert " 401 " in line
+    for secret in ("quarterly-layoffs", "s3cr3t", "intranet.example", "mallory"):
+        assert secret not in service.output
+
+
+def test_python_older_than_the_tested_release_is_warned_about(app, service_env, services):
+    base_url, service = services({**service_env, "PYTHON_TESTED": "3.99.0"})
+    assert requests.get(f"{base_url}/healthz").ok
+    assert "warning: Python " in service.output and "older than 3.99.0" in service.output
 
 
 def test_stops_cleanly_on_sigterm(served):

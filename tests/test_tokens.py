@@ -92,9 +92,23 @@ def test_pat_acts_as_its_creator_and_records_last_use(app, user_client):
 def test_pat_writes_skip_csrf(app, user_client):
     value = create_pat(user_client)["token"]
     response = app.test_client().post(
-        "/api/v1/tokens", headers=bearer(value), json={"name": "from a script"}
+        "/api/v1/projects", headers=bearer(value), json={"name": "From a script"}
     )
     assert response.status_code == 201
+
+
+def test_a_pat_cannot_mint_a_token_that_outlives_it(app, user_client):
+    """Contract section 3 (v3): creating tokens needs a browser session."""
+    parent = create_pat(user_client, expires_in_days=1)
+    script = app.test_client()
+    response = script.post(
+        "/api/v1/tokens",
+        headers=bearer(parent["token"]),
+        json={"name": "x", "expires_in_days": 365},
+    )
+    assert response.status_code == 403
+    assert "session" in response.get_json()["detail"]
+    assert [t["id"] for t in user_client.get("/api/v1/tokens").get_json()] == [parent["id"]]
 
 
 def test_revoked_token_fails_at_once(app, user_client):

@@ -2,14 +2,14 @@
 
 from flask import Blueprint, after_this_request, request
 
-from svc.api.decorators import body, rate_limited, response
+from svc.api.decorators import body, rate_limited, response, signed_in_user
 from svc.auth.cookies import (
     ACCESS_COOKIE,
     REFRESH_COOKIE,
     clear_session_cookies,
     set_session_cookies,
 )
-from svc.auth.guard import current_caller, login_required
+from svc.auth.guard import current_caller, login_required, session_required
 from svc.errors import APIError
 from svc.schemas.users import LoginIn, PasswordChangeIn, RegisterIn, UserOut
 from svc.services import sessions, users
@@ -24,10 +24,13 @@ def _send_cookies(session_tokens) -> None:
         return resp
 
 
-def _clear_cookies() -> None:
+def _clear_cookies(site_data: bool = False) -> None:
     @after_this_request
     def remove_cookies(resp):
         clear_session_cookies(resp)
+        if site_data:
+            # Signing out: also every cookie our Set-Cookie headers might not reach.
+            resp.headers["Clear-Site-Data"] = '"cookies"'
         return resp
 
 
@@ -83,11 +86,12 @@ def logout():
     )
     if session_id is not None:
         sessions.end_session(session_id)
-    _clear_cookies()
+    _clear_cookies(site_data=True)
 
 
 @bp.post("/password")
-@login_required
+@session_required
+@rate_limited("SVC_RATE_LIMIT_PASSWORD", key_func=signed_in_user)
 @body(PasswordChangeIn)
 @response(None, 204)
 def change_password(data):

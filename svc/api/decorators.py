@@ -14,10 +14,14 @@ from flask_limiter.util import get_remote_address
 from marshmallow import Schema
 
 from svc import json_codec
+from svc.auth.guard import current_caller
 from svc.errors import APIError
 from svc.extensions import limiter
 
 JSON_MIMETYPE = "application/json"
+# Contract section 6 (v3): deeper bodies are refused before anything reads them.
+MAX_JSON_LEVELS = 64
+TOO_DEEP = f"Request body nests deeper than {MAX_JSON_LEVELS} levels"
 
 
 def _reject_constant(name: str):
@@ -25,7 +29,8 @@ def _reject_constant(name: str):
 
 
 def read_json_object() -> dict:
-    """The request body as a JSON object: 415, 413 or 400 when it cannot be one."""
+    """The request body as a JSON object: 415, 413 or 400 when it cannot be one, or when it
+    nests deeper than MAX_JSON_LEVELS."""
     if request.mimetype != JSON_MIMETYPE:
         raise APIError(415, "Request body must be JSON (Content-Type: application/json)")
     raw = request.get_data(cache=True)  # 413 past MAX_CONTENT_LENGTH
@@ -33,6 +38,10 @@ def read_json_object() -> dict:
         payload = json_codec.loads(raw, parse_constant=_reject_constant)
     except (ValueError, UnicodeDecodeError):
         raise APIError(400, "Request body is not valid JSON") from None
+    except RecursionError:  # deeper than even the parser goes
+        raise APIError(400, TOO_DEEP) from None
+    if json_codec.nested_deeper_than(payload, MAX_JSON_LEVELS):
+        raise APIError(400, TOO_DEEP)
     if not isinstance(payload, dict):
         raise APIError(400, "Request body must be a JSON object")
     return payload
@@ -108,6 +117,12 @@ def api_key_and_address() -> str:
     reporters, nor one project another. The key itself is hashed, never stored."""
     api_key = request.headers.get("X-API-Key", "")
     return f"{hashlib.sha256(api_key.encode()).hexdigest()[:24]}|{get_remote_address()}"
+
+
+def signed_in_user() -> str:
+    """Rate-limit key of what a signed-in user does, whichever address or session it comes
+    from; the limit must then sit below the credential check."""
+    return f"user|{current_caller().user.id}"
 
 
 def described(**openapi) -> Callable:

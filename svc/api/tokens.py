@@ -5,7 +5,7 @@ import uuid
 from flask import Blueprint
 
 from svc.api.decorators import body, response
-from svc.auth.guard import current_caller, login_required
+from svc.auth.guard import current_caller, login_required, session_required
 from svc.schemas.tokens import TokenCreatedOut, TokenCreateIn, TokenOut
 from svc.services import tokens
 
@@ -13,7 +13,7 @@ bp = Blueprint("tokens", __name__, url_prefix="/api/v1/tokens")
 
 
 @bp.post("")
-@login_required
+@session_required
 @body(TokenCreateIn)
 @response(TokenCreatedOut(), 201)
 def create_token(data):

@@ -1,6 +1,8 @@
 """The decorators that say which credentials an endpoint accepts (contract section 3).
 
 `@login_required`: a session cookie (with CSRF on unsafe methods) or a personal access token.
+`@session_required`: a session cookie only; a personal access token gets 403 (creating tokens,
+changing the password: a token must not outlive or lock out the person behind it).
 The caller is then `current_caller()`; views hand `caller.user` to the services.
 `@api_key_required`: a project's API key in `X-API-Key`; the project is then `current_project()`.
 """
@@ -23,6 +25,7 @@ from svc.services import tokens as pats
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 SESSION_OR_PAT = ("session", "pat")
+SESSION_ONLY = ("session",)
 API_KEY = ("api_key",)
 API_KEY_HEADER = "X-API-Key"
 
@@ -106,6 +109,21 @@ def login_required(view: Callable) -> Callable:
         return view(*args, **kwargs)
 
     wrapper.accepted_credentials = SESSION_OR_PAT
+    return wrapper
+
+
+def session_required(view: Callable) -> Callable:
+    @wraps(view)
+    def wrapper(*args, **kwargs):
+        g.caller = authenticate_user()
+        if g.caller.kind != "session":
+            raise APIError(
+                403, "This needs a signed-in browser session; a personal access token cannot"
+            )
+        _end_transaction()
+        return view(*args, **kwargs)
+
+    wrapper.accepted_credentials = SESSION_ONLY
     return wrapper
 
 

@@ -1,5 +1,6 @@
 """SQLAlchemy models only: columns, relationships, indexes. No commits, no HTTP."""
 
+from svc.models.limits import RateLimitCounter
 from svc.models.projects import MEMBER, OWNER, Membership, Project
 from svc.models.reports import (
     CATEGORIES,
@@ -56,6 +57,7 @@ __all__ = [
     "Membership",
     "PersonalAccessToken",
     "Project",
+    "RateLimitCounter",
     "Report",
     "ReportDetail",
     "Screenshot",

@@ -21,6 +21,8 @@ class WebhookDelivery(db.Model):
     __table_args__ = (
         Index("ix_webhook_deliveries_due", "status", "next_attempt_at"),
         Index("ix_webhook_deliveries_project_created", "project_id", "created_at"),
+        # Deleting a report finds its deliveries (svc.webhooks.delivery.forget_report).
+        Index("ix_webhook_deliveries_report_id", "report_id"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)

@@ -141,7 +141,8 @@ class ProjectOut(OutSchema):
             "api_key": project.api_key,
             "role": access.role,
             "settings": {
-                "webhook_url": project.webhook_url,
+                # For Slack and Discord the address is itself the credential: owners only.
+                "webhook_url": project.webhook_url if access.role == "owner" else None,
                 "webhook_format": format_in_force(project.webhook_format, project.webhook_url),
                 "allowed_origins": list(project.allowed_origins or []),
                 "widget": settings_in_force(project),

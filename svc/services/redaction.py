@@ -1,8 +1,10 @@
 """Secrets never reach storage: the redaction of contract section 6, applied to every report
 before it is stored, whatever client sent it."""
 
+import json
 import re
 from collections.abc import Iterable
+from urllib.parse import unquote, unquote_plus
 
 from svc import json_codec
 
@@ -37,9 +39,33 @@ SECRET_PARAMETERS = frozenset(
     }
 )
 HEADER_FIELDS = ("requestHeaders", "responseHeaders", "headers")
+# Fields of a network entry that may hold a request or response body, as text or as JSON.
+BODY_FIELDS = ("requestBody", "responseBody", "body", "request_body", "response_body")
+# A key of a JSON body whose name holds one of these (any case, without - and _) holds a secret.
+SECRET_KEY_PARTS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "token",
+    "authorization",
+    "apikey",
+    "cookie",
+    "credential",
+    "privatekey",
+)
+# What clients put in place of a secret themselves: kept as sent.
+MASKS = frozenset({"[redacted]", "%5bredacted%5d", "[filtered]"})
 # Three base64url segments, the first starting eyJ (base64 of '{"'); the signature may be empty.
 JWT = re.compile(r"eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
-_QUERY = re.compile(r"\?([^#]*)")
+# scheme://user:password@ at the start of a URL.
+_USERINFO = re.compile(r"^(\s*[A-Za-z][A-Za-z0-9+.-]*://[^/?#@:]*):([^/?#@]*)@")
+
+
+def is_masked(value) -> bool:
+    return isinstance(value, str) and (
+        value.lower() in MASKS or (len(value) >= 3 and value.strip("*") == "")
+    )
 
 
 def _redact_jwts(value):
@@ -53,46 +79,114 @@ def _redact_jwts(value):
     return value
 
 
-def _may_hold_jwt(value) -> bool:
-    """False when no string in `value` contains the start of a JWT: one serialisation is much
-    faster than walking the whole structure (docs/performance.md)."""
+def _without_jwts(value):
+    """`value` with every JWT redacted; as it is, unserialised and unwalked, when no string in
+    it holds the start of one: one serialisation is much faster than walking the whole
+    structure (docs/performance.md)."""
     text = json_codec.dumps_bytes(value)
-    return text is None or b"eyJ" in text
+    return _redact_jwts(value) if text is None or b"eyJ" in text else value
+
+
+def _redact_pairs(text: str, names: frozenset[str]) -> str:
+    """`name=value&...` with the values of the named parameters replaced. A name counts as it
+    decodes (`acc%65ss_token` is `access_token`); a value the client masked stays."""
+    pairs = []
+    for pair in text.split("&"):
+        name, equals, value = pair.partition("=")
+        if equals and unquote_plus(name).strip().lower() in names and not is_masked(unquote(value)):
+            pair = f"{name}={REDACTED}"
+        pairs.append(pair)
+    return "&".join(pairs)
 
 
 def redact_url(url: str, names: Iterable[str]) -> str:
-    """Replace the values of the named query parameters; everything else stays byte for byte."""
+    """Replace the password of `user:password@`, and the values of the named parameters in the
+    query and in a fragment that carries parameters (`#access_token=...`, `#/route?token=...`);
+    everything else stays byte for byte."""
     names = frozenset(names)
-
-    def redact_query(match: re.Match) -> str:
-        pairs = []
-        for pair in match.group(1).split("&"):
-            name, equals, _ = pair.partition("=")
-            if equals and name.lower() in names:
-                pair = f"{name}={REDACTED}"
-            pairs.append(pair)
-        return "?" + "&".join(pairs)
-
-    return _QUERY.sub(redact_query, url, count=1)
+    url = _USERINFO.sub(
+        lambda match: (
+            match.group(0)
+            if is_masked(unquote(match.group(2)))
+            else (f"{match.group(1)}:{REDACTED}@")
+        ),
+        url,
+        count=1,
+    )
+    address, hash_mark, fragment = url.partition("#")
+    path, question_mark, query = address.partition("?")
+    if question_mark:
+        address = f"{path}?{_redact_pairs(query, names)}"
+    if "?" in fragment:
+        route, _, fragment_query = fragment.partition("?")
+        fragment = f"{route}?{_redact_pairs(fragment_query, names)}"
+    elif "=" in fragment:
+        fragment = _redact_pairs(fragment, names)
+    return address + hash_mark + fragment
 
 
 def _redact_headers(headers, names: frozenset[str]):
     """Headers as an object {name: value}, or as a list of {name, value} / [name, value]."""
     if isinstance(headers, dict):
         return {
-            name: REDACTED if str(name).lower() in names else value
+            name: REDACTED if str(name).lower() in names and not is_masked(value) else value
             for name, value in headers.items()
         }
     if isinstance(headers, list):
         redacted = []
         for item in headers:
-            if isinstance(item, dict) and str(item.get("name", "")).lower() in names:
+            if (
+                isinstance(item, dict)
+                and str(item.get("name", "")).lower() in names
+                and not is_masked(item.get("value"))
+            ):
                 item = {**item, "value": REDACTED}
-            elif isinstance(item, list) and len(item) == 2 and str(item[0]).lower() in names:
+            elif (
+                isinstance(item, list)
+                and len(item) == 2
+                and str(item[0]).lower() in names
+                and not is_masked(item[1])
+            ):
                 item = [item[0], REDACTED]
             redacted.append(item)
         return redacted
     return headers
+
+
+def _is_secret_key(key, names: frozenset[str]) -> bool:
+    name = str(key).lower()
+    squeezed = name.replace("-", "").replace("_", "")
+    return name in names or any(part in squeezed for part in SECRET_KEY_PARTS)
+
+
+def _redact_secret_keys(value, names: frozenset[str]):
+    """A JSON value with whatever sits under a secret-looking key replaced, at any depth."""
+    if isinstance(value, dict):
+        return {
+            key: (
+                REDACTED
+                if _is_secret_key(key, names) and not is_masked(item)
+                else _redact_secret_keys(item, names)
+            )
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_redact_secret_keys(item, names) for item in value]
+    return value
+
+
+def _redact_body(body, names: frozenset[str]):
+    """A body given as JSON, or as the text of a JSON object or array; other text as it is."""
+    if isinstance(body, dict | list):
+        return _redact_secret_keys(body, names)
+    if not isinstance(body, str) or body.lstrip()[:1] not in ("{", "["):
+        return body
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return body
+    redacted = _redact_secret_keys(parsed, names)
+    return body if redacted == parsed else json.dumps(redacted, ensure_ascii=False)
 
 
 def redact_network_entry(
@@ -102,15 +196,23 @@ def redact_network_entry(
     for field in HEADER_FIELDS:
         if field in entry:
             entry[field] = _redact_headers(entry[field], header_names)
+    for field in BODY_FIELDS:
+        if field in entry:
+            entry[field] = _redact_body(entry[field], parameter_names | header_names)
     if isinstance(entry.get("url"), str):
         entry["url"] = redact_url(entry["url"], parameter_names)
-    return _redact_jwts(entry) if _may_hold_jwt(entry) else entry
-
-
-def redact_console_entry(entry: dict) -> dict:
-    if isinstance(entry.get("message"), str):
-        return {**entry, "message": _redact_jwts(entry["message"])}
     return entry
+
+
+def _redact_urls(value, names: frozenset[str]):
+    """Every string in `value` that reads as a URL (`scheme://...`, or a path from `/`)."""
+    if isinstance(value, str):
+        return redact_url(value, names) if "://" in value or value.startswith("/") else value
+    if isinstance(value, dict):
+        return {key: _redact_urls(item, names) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redact_urls(item, names) for item in value]
+    return value
 
 
 def redact_report(data: dict, extra_names: Iterable[str] = ()) -> dict:
@@ -120,13 +222,15 @@ def redact_report(data: dict, extra_names: Iterable[str] = ()) -> dict:
     parameter_names = SECRET_PARAMETERS | extra
     redacted = dict(data)
     if "network_logs" in data:
-        redacted["network_logs"] = [
-            redact_network_entry(entry, header_names, parameter_names)
-            for entry in data["network_logs"]
-        ]
+        redacted["network_logs"] = _without_jwts(
+            [
+                redact_network_entry(entry, header_names, parameter_names)
+                for entry in data["network_logs"]
+            ]
+        )
     if "console_logs" in data:
-        redacted["console_logs"] = [redact_console_entry(entry) for entry in data["console_logs"]]
-    metadata = data.get("metadata")
-    if isinstance(metadata, dict) and isinstance(metadata.get("url"), str):
-        redacted["metadata"] = {**metadata, "url": redact_url(metadata["url"], parameter_names)}
+        # Messages, stacks and arguments alike.
+        redacted["console_logs"] = _without_jwts(data["console_logs"])
+    if isinstance(data.get("metadata"), dict):
+        redacted["metadata"] = _without_jwts(_redact_urls(data["metadata"], parameter_names))
     return redacted

@@ -364,5 +364,6 @@ def delete_report(user: User, reference: str) -> None:
         .execution_options(synchronize_session=False)
     )
     screenshots.forget(keys)
+    delivery.forget_report(report.id)
     db.session.commit()
     screenshots.remove_files(keys)

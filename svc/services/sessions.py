@@ -34,8 +34,13 @@ def _access_lifetime() -> timedelta:
     return timedelta(minutes=setting("SVC_ACCESS_TOKEN_MINUTES"))
 
 
-def _session_lifetime() -> timedelta:
-    return timedelta(days=setting("SVC_REFRESH_TOKEN_DAYS"))
+def _session_end(signed_in_at: datetime, now: datetime) -> datetime:
+    """Each refresh grants SVC_REFRESH_TOKEN_DAYS more, never past SVC_SESSION_MAX_DAYS after
+    the sign-in: a stolen session cannot be kept alive for ever by refreshing it."""
+    return min(
+        now + timedelta(days=setting("SVC_REFRESH_TOKEN_DAYS")),
+        signed_in_at + timedelta(days=setting("SVC_SESSION_MAX_DAYS")),
+    )
 
 
 def _new_jti() -> str:
@@ -66,7 +71,8 @@ def start_session(user: User) -> SessionTokens:
         refresh_seed=secrets.token_urlsafe(32),
         access_jti=_new_jti(),
         access_expires_at=now + _access_lifetime(),
-        expires_at=now + _session_lifetime(),
+        created_at=now,
+        expires_at=_session_end(now, now),
     )
     db.session.add(session)
     db.session.commit()
@@ -74,7 +80,12 @@ def start_session(user: User) -> SessionTokens:
 
 
 def _is_live(session: AuthSession, now: datetime) -> bool:
-    return session.ended_at is None and session.expires_at > now
+    signed_in_for = now - session.created_at
+    return (
+        session.ended_at is None
+        and session.expires_at > now
+        and signed_in_for < timedelta(days=setting("SVC_SESSION_MAX_DAYS"))
+    )
 
 
 def session_for_access_token(access_token: str) -> AuthSession | None:
@@ -132,7 +143,7 @@ def _rotate(session: AuthSession, now: datetime) -> bool:
             rotated_at=now,
             access_jti=_new_jti(),
             access_expires_at=now + _access_lifetime(),
-            expires_at=now + _session_lifetime(),
+            expires_at=_session_end(session.created_at, now),
         )
         .execution_options(synchronize_session=False)
     )

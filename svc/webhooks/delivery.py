@@ -10,6 +10,8 @@
 import logging
 import time
 import uuid
+from collections import Counter
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 from sqlalchemy import func, insert, select, update
@@ -26,6 +28,11 @@ from svc.webhooks.formats import format_in_force
 log = logging.getLogger(__name__)
 USER_AGENT = "svc-webhooks/1.0"
 LEASE_MARGIN = timedelta(seconds=60)
+# What a delivery of a deleted report keeps of its payload, and says in the log.
+FORGOTTEN = ""
+CANCELLED = "Cancelled: the report was deleted"
+# At most this many attempts of one project under way at once (of the scheduler's threads).
+PER_PROJECT_ATTEMPTS = 2
 
 
 # A Core INSERT at once: the ORM's flush of one row costs more than writing it, and it runs
@@ -54,18 +61,27 @@ def record(project: Project, event: str, report: Report, changes: dict | None = 
     )
 
 
-def claim_due(limit: int, now: datetime | None = None) -> list[tuple[uuid.UUID, int]]:
-    """Claim up to `limit` due deliveries: [(id, number of the attempt now to be made)]."""
+def claim_due(
+    limit: int,
+    now: datetime | None = None,
+    running: Mapping[uuid.UUID, uuid.UUID] | None = None,
+    per_project: int = PER_PROJECT_ATTEMPTS,
+) -> list[tuple[uuid.UUID, int, uuid.UUID]]:
+    """Claim up to `limit` due deliveries: [(id, number of the attempt now to be made, project
+    id)]. `running` maps the deliveries whose attempts are still under way to their projects:
+    none of them is claimed again, even after its lease has ended, and no project gets more than
+    `per_project` under way at once, so that one project's slow receivers cannot take every
+    delivery thread."""
     now = now or utcnow()
+    running = running or {}
     lease_until = now + timedelta(seconds=setting("SVC_WEBHOOK_TIMEOUT")) + LEASE_MARGIN
-    candidates = db.session.execute(
-        select(WebhookDelivery.id, WebhookDelivery.attempts)
-        .where(WebhookDelivery.status == PENDING, WebhookDelivery.next_attempt_at <= now)
-        .order_by(WebhookDelivery.next_attempt_at)
-        .limit(limit)
-    ).all()
+    under_way = Counter(running.values())
     claimed = []
-    for delivery_id, attempts in candidates:
+    for delivery_id, attempts, project_id in db.session.execute(
+        _due_candidates(now, limit + len(under_way), running, under_way, per_project)
+    ).all():
+        if len(claimed) == limit or under_way[project_id] >= per_project:
+            continue
         taken = db.session.execute(
             update(WebhookDelivery)
             .where(
@@ -78,9 +94,42 @@ def claim_due(limit: int, now: datetime | None = None) -> list[tuple[uuid.UUID, 
             .execution_options(synchronize_session=False)
         ).rowcount
         if taken:
-            claimed.append((delivery_id, attempts + 1))
+            claimed.append((delivery_id, attempts + 1, project_id))
+            under_way[project_id] += 1
     db.session.commit()
     return claimed
+
+
+def _due_candidates(
+    now: datetime, limit: int, running: Mapping, under_way: Counter, per_project: int
+):
+    """The earliest due deliveries, at most `per_project` of each project: a project
+    with a thousand due deliveries does not hide another's one. `limit` leaves room for those
+    of projects that turn out to have attempts under way already."""
+    due = select(
+        WebhookDelivery.id,
+        WebhookDelivery.attempts,
+        WebhookDelivery.project_id,
+        WebhookDelivery.next_attempt_at,
+        func.row_number()
+        .over(
+            partition_by=WebhookDelivery.project_id,
+            order_by=(WebhookDelivery.next_attempt_at, WebhookDelivery.id),
+        )
+        .label("place"),
+    ).where(WebhookDelivery.status == PENDING, WebhookDelivery.next_attempt_at <= now)
+    full = [project for project, count in under_way.items() if count >= per_project]
+    if running:
+        due = due.where(WebhookDelivery.id.not_in(list(running)))
+    if full:
+        due = due.where(WebhookDelivery.project_id.not_in(full))
+    due = due.subquery()
+    return (
+        select(due.c.id, due.c.attempts, due.c.project_id)
+        .where(due.c.place <= per_project)
+        .order_by(due.c.next_attempt_at, due.c.id)
+        .limit(limit)
+    )
 
 
 def _request(delivery: WebhookDelivery, project: Project) -> tuple[bytes, dict[str, str]]:
@@ -106,8 +155,8 @@ def attempt(delivery_id: uuid.UUID, attempt_number: int) -> sender.Outcome | Non
     """Make one claimed attempt and record its outcome."""
     delivery = db.session.get(WebhookDelivery, delivery_id)
     project = db.session.get(Project, delivery.project_id) if delivery else None
-    if delivery is None or project is None:  # deleted with its project meanwhile
-        db.session.rollback()
+    if delivery is None or project is None or delivery.payload == FORGOTTEN:
+        db.session.rollback()  # deleted, with its project or its report, since the claim
         return None
     url = project.webhook_url
     request = _request(delivery, project) if url else None
@@ -165,8 +214,8 @@ def _record_outcome(delivery_id: uuid.UUID, attempt_number: int, outcome: sender
 
 def process_due(limit: int = 100) -> int:
     """Claim and attempt due deliveries one after another (for the CLI and tests)."""
-    claimed = claim_due(limit)
-    for delivery_id, attempt_number in claimed:
+    claimed = claim_due(limit, per_project=limit)
+    for delivery_id, attempt_number, _project_id in claimed:
         attempt(delivery_id, attempt_number)
     return len(claimed)
 
@@ -187,10 +236,30 @@ def page_for(project_id: uuid.UUID, page: int, page_size: int):
     return list(items), total
 
 
+def forget_report(report_id: uuid.UUID) -> None:
+    """A deleted report lives on in no delivery: each keeps its line in the log but loses its
+    payload, a pending one is cancelled, and none can be redelivered. In the caller's
+    transaction, beside the deletion."""
+    now = utcnow()
+    of_report = WebhookDelivery.report_id == report_id
+    db.session.execute(
+        update(WebhookDelivery)
+        .where(of_report, WebhookDelivery.status == PENDING)
+        .values(status=FAILED, next_attempt_at=None, last_error=CANCELLED, updated_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    db.session.execute(
+        update(WebhookDelivery)
+        .where(of_report)
+        .values(payload=FORGOTTEN)
+        .execution_options(synchronize_session=False)
+    )
+
+
 def redeliver(project_id: uuid.UUID, delivery_id: uuid.UUID) -> WebhookDelivery:
     """Start a new cycle of attempts for the same delivery id, due now."""
     delivery = db.session.get(WebhookDelivery, delivery_id)
-    if delivery is None or delivery.project_id != project_id:
+    if delivery is None or delivery.project_id != project_id or delivery.payload == FORGOTTEN:
         raise not_found("Delivery not found")
     now = utcnow()
     delivery.status = PENDING

@@ -1,14 +1,18 @@
 """What a delivery sends: the JSON event of contract section 8, or a chat message made from it."""
 
 import json
+import re
 import uuid
+from collections.abc import Callable
 
 from svc.schemas.base import iso_timestamp
 from svc.webhooks.formats import DISCORD, SLACK
 
 CREATED = "report.created"
 UPDATED = "report.updated"
-_CHAT_TITLE_LIMIT = 150
+# Titles and changed values are cut in chat lines: a changed description can hold 20,000
+# characters, and Discord refuses a message of more than 2,000.
+_CHAT_TEXT_LIMIT = 150
 
 
 def _plain(value):
@@ -41,18 +45,17 @@ def event_payload(event: str, report, at, changes: dict | None = None) -> str:
     )
 
 
-def chat_line(payload: dict, public_url: str | None) -> str:
+def chat_line(payload: dict, public_url: str | None, escape: Callable[[str], str]) -> str:
     """One line for a team channel: tracking id, severity, category, title; for updates what
-    changed; a link when the public address is configured."""
+    changed; a link when the public address is configured. What a reporter or a team member
+    wrote goes through `escape`, so that it reads as text in the channel, never as markup."""
     data = payload["data"]
-    title = data["title"]
-    if len(title) > _CHAT_TITLE_LIMIT:
-        title = title[: _CHAT_TITLE_LIMIT - 1] + "…"
+    title = escape(_one_line(data["title"]))
     if payload["event"] == CREATED:
         line = f"New report {data['trackingId']} [{data['severity']}, {data['category']}]: {title}"
     else:
         changed = ", ".join(
-            f"{field} {change['from']} → {change['to']}"
+            f"{field} {escape(_one_line(change['from']))} → {escape(_one_line(change['to']))}"
             for field, change in data.get("changes", {}).items()
         )
         line = f"Updated {data['trackingId']} [{data['severity']}, {data['category']}]: {title}" + (
@@ -63,10 +66,32 @@ def chat_line(payload: dict, public_url: str | None) -> str:
     return line
 
 
+def _one_line(value) -> str:
+    text = " ".join(str(value).split())
+    return text if len(text) <= _CHAT_TEXT_LIMIT else text[: _CHAT_TEXT_LIMIT - 1] + "…"
+
+
+def slack_text(text: str) -> str:
+    """Slack's own escaping: `<!channel>` and `<https://evil|https://good>` stay text."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+_DISCORD_MARKUP = re.compile(r"([\\*_~`|<>\[\]()#@])")
+
+
+def discord_text(text: str) -> str:
+    """A backslash before every character Discord reads as markdown, a masked link or a
+    mention: `[good](evil)`, `@everyone` and `**` stay text."""
+    return _DISCORD_MARKUP.sub(r"\\\1", text)
+
+
 def body_for(payload_json: str, webhook_format: str, public_url: str | None) -> bytes:
     """The bytes to POST for a delivery in the given format."""
     if webhook_format == SLACK:
-        return json.dumps({"text": chat_line(json.loads(payload_json), public_url)}).encode()
+        line = chat_line(json.loads(payload_json), public_url, str)
+        return json.dumps({"text": slack_text(line)}).encode()
     if webhook_format == DISCORD:
-        return json.dumps({"content": chat_line(json.loads(payload_json), public_url)}).encode()
+        line = chat_line(json.loads(payload_json), public_url, discord_text)
+        # No mention of anyone pings, whatever the text says.
+        return json.dumps({"content": line, "allowed_mentions": {"parse": []}}).encode()
     return payload_json.encode()

@@ -3,18 +3,18 @@
 The host is resolved once; the address is checked (no loopback, private, link-local, multicast,
 reserved or cloud-metadata address unless the operator allows them) and the connection goes to
 that very address, so a second DNS answer cannot rebind it. TLS is verified against the URL's
-host name (with SNI), redirects are not followed, and at most 64 KiB of the answer is read.
+host name (with SNI), redirects are not followed, at most 64 KiB of the answer is read, and the
+whole attempt ends at a wall-clock deadline.
 """
 
+import contextlib
+import http.client
 import ipaddress
 import socket
 import ssl
-import time
+import threading
 from dataclasses import dataclass
 from urllib.parse import urlsplit
-
-import urllib3
-from urllib3.exceptions import HTTPError, MaxRetryError, SSLError, TimeoutError
 
 MAX_RESPONSE_BYTES = 64 * 1024
 _CLOUD_METADATA = {ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254")}
@@ -34,10 +34,28 @@ class RefusedAddress(Exception):
     pass
 
 
+# IPv6 forms that only carry IPv4 traffic, or never reach the internet: refused whatever they
+# hold (IPv4-compatible, IPv4-translated, local-use NAT64, Teredo, site-local). Some Pythons
+# call a few of them global.
+_NEVER_A_RECEIVER = tuple(
+    ipaddress.ip_network(network)
+    for network in ("::/96", "::ffff:0:0:0/96", "64:ff9b:1::/48", "2001::/32", "fec0::/10")
+)
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
 def is_public(address: str) -> bool:
+    """Whether a webhook may go to this address. An IPv6 address that stands for an IPv4 one
+    (IPv4-mapped, well-known NAT64, 6to4) is judged by the IPv4 address it holds."""
     ip = ipaddress.ip_address(address)
-    if ip.version == 6 and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
+    if ip.version == 6:
+        if any(ip in network for network in _NEVER_A_RECEIVER):
+            return False
+        embedded = ip.ipv4_mapped or ip.sixtofour
+        if ip in _NAT64:
+            embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+        if embedded is not None:
+            ip = embedded
     return ip.is_global and not ip.is_multicast and ip not in _CLOUD_METADATA
 
 
@@ -48,27 +66,74 @@ def resolve(host: str, port: int, allow_private: bool) -> str:
     addresses.sort(key=lambda address: ":" in address)
     usable = addresses if allow_private else [a for a in addresses if is_public(a)]
     if not usable:
-        raise RefusedAddress(
-            f"{host} resolves to {addresses[0]}, which is not a public address "
-            "(set SVC_WEBHOOK_ALLOW_PRIVATE=true to allow it)"
-        )
+        # Which address a name resolves to is not for the delivery log: for an internal name,
+        # that would answer a question its members should not be able to ask.
+        raise RefusedAddress("private or reserved address")
     return usable[0]
 
 
-def _pool(scheme: str, address: str, host: str, port: int, timeout: float, ca_bundle: str | None):
-    kwargs = {
-        "timeout": urllib3.Timeout(connect=timeout, read=timeout),
-        "retries": False,
-        "maxsize": 1,
-    }
-    if scheme == "http":
-        return urllib3.HTTPConnectionPool(address, port, **kwargs)
-    context = ssl.create_default_context()
-    if ca_bundle:
-        context.load_verify_locations(cafile=ca_bundle)
-    return urllib3.HTTPSConnectionPool(
-        address, port, ssl_context=context, server_hostname=host, assert_hostname=host, **kwargs
-    )
+class _Deadline:
+    """The attempt's wall-clock limit. A socket timeout bounds each recv only: a receiver that
+    sends a byte every few seconds would hold a delivery thread for ever. At the deadline a
+    timer shuts the attempt's socket down, which ends whatever read or write is waiting on it."""
+
+    def __init__(self, seconds: float):
+        self._lock = threading.Lock()
+        self._socket: socket.socket | None = None
+        self.expired = False
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> "_Deadline":
+        self._timer.start()
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self._timer.cancel()
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._socket = sock
+            if self.expired:
+                _shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            if self._socket is not None:
+                _shut(self._socket)
+
+
+def _shut(sock: socket.socket) -> None:
+    # socket.socket's own shutdown: an SSLSocket's would drop its TLS state under the reader.
+    with contextlib.suppress(OSError):
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+class _PinnedConnection(http.client.HTTPSConnection):
+    """HTTP or HTTPS to an address resolved and checked beforehand; TLS verified against the
+    URL's host name (with SNI). Every socket it opens is handed to the deadline."""
+
+    def __init__(self, address, port, *, host, tls, deadline: _Deadline, timeout, ca_bundle):
+        context = None
+        if tls:
+            context = ssl.create_default_context()
+            if ca_bundle:
+                context.load_verify_locations(cafile=ca_bundle)
+        super().__init__(address, port, timeout=timeout, context=context)
+        self._tls_host = host if tls else None
+        self._deadline = deadline
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self.host, self.port), self.timeout)
+        self._deadline.watch(sock)
+        if self._tls_host:
+            sock = self._context.wrap_socket(
+                sock, server_hostname=self._tls_host, do_handshake_on_connect=False
+            )
+            self._deadline.watch(sock)
+            sock.do_handshake()
+        self.sock = sock
 
 
 def post(
@@ -80,8 +145,8 @@ def post(
     allow_private: bool,
     ca_bundle: str | None,
 ) -> Outcome:
-    """POST `body`; success is a 2xx answer within `timeout` seconds, anything else a failure
-    with a short reason."""
+    """POST `body`; success is a 2xx answer within `timeout` seconds in all (connecting,
+    sending, reading), anything else a failure with a short reason."""
     parts = urlsplit(url)
     host, scheme = parts.hostname, parts.scheme
     port = parts.port or (443 if scheme == "https" else 80)
@@ -93,42 +158,36 @@ def post(
         return Outcome(None, f"Cannot resolve {host}: {exc}")
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     host_header = host if parts.port is None else f"{host}:{port}"
-    started = time.monotonic()
-    pool = _pool(scheme, address, host, port, timeout, ca_bundle)
-    try:
-        response = pool.urlopen(
-            "POST",
-            target,
-            body=body,
-            headers={**headers, "Host": host_header},
-            redirect=False,
-            preload_content=False,
-            assert_same_host=False,
+    timed_out = Outcome(None, f"Timed out after {timeout:g} s")
+    with _Deadline(timeout) as deadline:
+        connection = _PinnedConnection(
+            address,
+            port,
+            host=host,
+            tls=scheme == "https",
+            deadline=deadline,
+            timeout=timeout,
+            ca_bundle=ca_bundle,
         )
         try:
+            connection.request("POST", target, body=body, headers={**headers, "Host": host_header})
+            response = connection.getresponse()
+            # A receiver's answer is not ours to keep: the first 64 KiB, then hang up.
             response.read(MAX_RESPONSE_BYTES)
+        except (ssl.SSLError, ssl.CertificateError) as exc:
+            return timed_out if deadline.expired else Outcome(None, f"TLS error: {exc}")
+        except TimeoutError:
+            return timed_out
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            return timed_out if deadline.expired else _failed(exc)
         finally:
-            response.close()
-    except (SSLError, ssl.SSLError) as exc:
-        return Outcome(None, f"TLS error: {exc}")
-    except TimeoutError:
-        return Outcome(None, f"Timed out after {timeout:g} s")
-    except MaxRetryError as exc:
-        return Outcome(None, _reason(exc.reason, timeout))
-    except (HTTPError, OSError) as exc:
-        return Outcome(None, _reason(exc, timeout))
-    finally:
-        pool.close()
-    if time.monotonic() - started > timeout:
-        return Outcome(response.status, f"Timed out after {timeout:g} s")
+            connection.close()
+    if deadline.expired:
+        return Outcome(response.status, timed_out.error)
     if not 200 <= response.status < 300:
         return Outcome(response.status, f"HTTP {response.status}")
     return Outcome(response.status, None)
 
 
-def _reason(exc, timeout: float) -> str:
-    if isinstance(exc, TimeoutError):
-        return f"Timed out after {timeout:g} s"
-    if isinstance(exc, SSLError | ssl.SSLError):
-        return f"TLS error: {exc}"
-    return f"Connection failed: {exc}"[:500]
+def _failed(exc: Exception) -> Outcome:
+    return Outcome(None, f"Connection failed: {exc or type(exc).__name__}"[:500])

@@ -6,8 +6,17 @@ import { field, form, h } from "../dom.js";
 
 function destination(context) {
   const next = context.query.get("next") || "";
-  // Only a path of this site: never an absolute or protocol-relative URL from the query.
-  return next.startsWith("/") && !next.startsWith("//") ? next : "/reports";
+  // Only a path of this site, as the browser itself reads it: "/\\evil.example" and
+  // "/\t/evil.example" are other sites to a browser, though they start with one slash.
+  let target = null;
+  try {
+    target = new URL(next, window.location.origin);
+  } catch {
+    return "/reports";
+  }
+  return next.startsWith("/") && target.origin === window.location.origin
+    ? target.pathname + target.search + target.hash
+    : "/reports";
 }
 
 function input(name, type, autocomplete, extra = {}) {

@@ -70,8 +70,9 @@ function settingsForm(project, owner, heading) {
     h("h2", {}, "Settings"),
     field("Name", h("input", { name: "name", value: project.name, required: true, maxlength: 100, disabled: !owner })),
     field("Webhook URL", h("input", { name: "settings.webhook_url", type: "url", value: settings.webhookUrl || "",
-      placeholder: "https://example.com/hooks/svc", disabled: !owner }),
-    "Every new or changed report is sent here, signed. Leave empty for no webhook."),
+      placeholder: owner ? "https://example.com/hooks/svc" : "Shown to owners only", disabled: !owner }),
+    owner ? "Every new or changed report is sent here, signed. Leave empty for no webhook."
+      : "A chat webhook's address is itself a credential, so only owners see it."),
     field("Webhook format", select("settings.webhook_format", WEBHOOK_FORMATS, format, { disabled: !owner }),
       `In force: ${settings.webhookFormat}.`),
     field("Allowed origins", h("textarea", { name: "settings.allowed_origins", rows: 3, disabled: !owner,
@@ -191,7 +192,7 @@ function deliveryPanel(project) {
       h("h2", {}, "Webhook deliveries"),
       h("button", { type: "button", class: "secondary", onclick: load }, "Refresh"),
       log.items.length ? deliveryTable(project, log.items, load) : h("p", { class: "empty" },
-        project.settings.webhookUrl
+        project.settings.webhookUrl || project.role !== "owner"
           ? "No deliveries yet: one is made for every new or changed report."
           : "No deliveries yet: set a webhook URL above to have reports pushed to it."),
       pages > 1 ? h("nav", { class: "pager", "aria-label": "Delivery pages" },
