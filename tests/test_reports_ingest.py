@@ -77,7 +77,7 @@ def test_the_api_key_check_does_not_wait_for_a_writer(tmp_path):
 
     from flask_migrate import upgrade
 
-    from svc.services import projects
+    from svc.auth import api_keys
     from tests.helpers import sqlite_app
 
     app = sqlite_app(tmp_path)
@@ -91,7 +91,7 @@ def test_the_api_key_check_does_not_wait_for_a_writer(tmp_path):
     try:
         with app.app_context():
             # With BEGIN IMMEDIATE this waits out the busy timeout, then fails: database locked.
-            project = projects.for_api_key(api_key)
+            project = api_keys.for_api_key(api_key)
             db.session.commit()
             assert project is not None and project.api_key == api_key
             db.engine.dispose()

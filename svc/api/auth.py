@@ -3,6 +3,7 @@
 from flask import Blueprint, after_this_request, request
 
 from svc.api.decorators import body, rate_limited, response, signed_in_user
+from svc.auth import sessions
 from svc.auth.cookies import (
     ACCESS_COOKIE,
     REFRESH_COOKIE,
@@ -12,7 +13,7 @@ from svc.auth.cookies import (
 from svc.auth.guard import current_caller, login_required, session_required
 from svc.errors import APIError
 from svc.schemas.users import LoginIn, PasswordChangeIn, RegisterIn, UserOut
-from svc.services import sessions, users
+from svc.services import users
 
 bp = Blueprint("auth", __name__, url_prefix="/api/v1/auth")
 

@@ -6,6 +6,8 @@ from collections.abc import Callable
 
 from flask import Flask, current_app, g, request
 
+from svc.auth import api_keys
+
 ALLOW_HEADERS = "Content-Type, X-API-Key, Idempotency-Key"
 EXPOSE_HEADERS = "Location, Retry-After"
 PREFLIGHT_MAX_AGE = "600"
@@ -34,14 +36,9 @@ def _widget_rules(app: Flask) -> dict[str, str]:
 def _allow_origin() -> str:
     """`*`, or the request's own origin when its project lists allowed origins and it is one."""
     project = g.get("project")
-    origin = request.headers.get("Origin", "")
-    if (
-        project is not None
-        and project.allowed_origins
-        and origin.rstrip("/").lower() in project.allowed_origins
-    ):
-        return origin
-    return "*"
+    origin = request.headers.get("Origin")
+    listed = project is not None and project.allowed_origins and origin
+    return origin if listed and api_keys.origin_allowed(project, origin) else "*"
 
 
 def add_cors_headers(response):

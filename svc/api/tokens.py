@@ -5,9 +5,9 @@ import uuid
 from flask import Blueprint
 
 from svc.api.decorators import body, response
+from svc.auth import pats
 from svc.auth.guard import current_caller, login_required, session_required
 from svc.schemas.tokens import TokenCreatedOut, TokenCreateIn, TokenOut
-from svc.services import tokens
 
 bp = Blueprint("tokens", __name__, url_prefix="/api/v1/tokens")
 
@@ -18,7 +18,7 @@ bp = Blueprint("tokens", __name__, url_prefix="/api/v1/tokens")
 @response(TokenCreatedOut(), 201)
 def create_token(data):
     """Create a token; its value is shown in this answer only."""
-    return tokens.issue(current_caller().user, data["name"], data["expires_in_days"])
+    return pats.issue(current_caller().user, data["name"], data["expires_in_days"])
 
 
 @bp.get("")
@@ -26,7 +26,7 @@ def create_token(data):
 @response(TokenOut(many=True))
 def list_tokens():
     """The caller's tokens, newest first, without their values."""
-    return tokens.list_for(current_caller().user)
+    return pats.list_for(current_caller().user)
 
 
 @bp.delete("/<uuid:token_id>")
@@ -34,4 +34,4 @@ def list_tokens():
 @response(None, 204)
 def revoke_token(token_id: uuid.UUID):
     """Revoke a token at once."""
-    tokens.revoke(current_caller().user, token_id)
+    pats.revoke(current_caller().user, token_id)

@@ -2,8 +2,8 @@
 
 from flask import Response, current_app, request
 
+from svc.auth.sessions import SessionTokens
 from svc.models.base import utcnow
-from svc.services.sessions import SessionTokens
 
 ACCESS_COOKIE = "svc_access_token"
 REFRESH_COOKIE = "svc_refresh_token"

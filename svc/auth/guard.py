@@ -15,13 +15,11 @@ from typing import Literal
 
 from flask import current_app, g, request
 
-from svc.auth import tokens
+from svc.auth import api_keys, pats, sessions, tokens
 from svc.auth.cookies import ACCESS_COOKIE, CSRF_COOKIE, CSRF_HEADER
 from svc.errors import APIError, unauthorized
 from svc.extensions import begin_read_only, db
 from svc.models import Project, User
-from svc.services import projects, sessions
-from svc.services import tokens as pats
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 SESSION_OR_PAT = ("session", "pat")
@@ -137,15 +135,11 @@ def authenticate_project() -> Project:
     api_key = request.headers.get(API_KEY_HEADER, "").strip()
     if not api_key:
         raise unauthorized("Missing X-API-Key header")
-    project = projects.for_api_key(api_key)
+    project = api_keys.for_api_key(api_key)
     if project is None:
         raise unauthorized("Invalid API key")
     origin = request.headers.get("Origin")
-    if (
-        origin
-        and project.allowed_origins
-        and origin.rstrip("/").lower() not in project.allowed_origins
-    ):
+    if not api_keys.origin_allowed(project, origin):
         raise APIError(403, f"Origin {origin} is not allowed to send reports to this project")
     return project
 

@@ -60,6 +60,6 @@ class PersonalAccessToken(db.Model):
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
     last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
-    # The full value, set only on the instance that `services.tokens.issue` returns, so that
+    # The full value, set only on the instance that `svc.auth.pats.issue` returns, so that
     # creation can show it once. Not a column: it is never stored.
     value = None

@@ -3,6 +3,7 @@ from urllib.parse import urlsplit
 from flask import current_app
 from marshmallow import ValidationError, fields, post_load, pre_dump, validate
 
+from svc.auth.api_keys import normalize_origin
 from svc.models import MEMBER
 from svc.schemas.base import (
     EmailAddress,
@@ -45,10 +46,6 @@ def validate_origin(value: str) -> None:
         or any(char.isspace() for char in value)
     ):
         raise ValidationError("An origin is scheme://host[:port], e.g. https://shop.example.com.")
-
-
-def normalize_origin(value: str) -> str:
-    return value.rstrip("/").lower()
 
 
 def _webhook_url_field():

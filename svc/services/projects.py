@@ -1,22 +1,21 @@
 """Projects and teams (contract section 5): who may see and change what, tracking prefixes, keys."""
 
-import base64
 import re
-import secrets
 import unicodedata
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from svc.auth import tokens
 from svc.errors import APIError, field_error, not_found
-from svc.extensions import begin_read_only, db
+from svc.extensions import db
 from svc.models import MEMBER, OWNER, Membership, Project, Report, User
 from svc.models.base import utcnow
 from svc.services import screenshots, widget
 from svc.services.users import normalize_email
+from svc.webhooks import signing
 
 FALLBACK_PREFIX = "BUG"
 MAX_PREFIX_LENGTH = 10
@@ -29,10 +28,6 @@ class ProjectAccess:
 
     project: Project
     role: str
-
-
-def new_webhook_secret() -> str:
-    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
 
 
 # --- tracking prefixes ---------------------------------------------------------------------------
@@ -110,7 +105,7 @@ def create(user: User, name: str, tracking_prefix: str | None = None) -> Project
             name=name,
             tracking_prefix=tracking_prefix or _first_free_prefix(base),
             api_key=tokens.new_api_key(),
-            webhook_secret=new_webhook_secret(),
+            webhook_secret=signing.new_webhook_secret(),
             allowed_origins=[],
         )
         project.memberships.append(Membership(user_id=user.id, role=OWNER))
@@ -191,23 +186,10 @@ def rotate_api_key(user: User, project_id: uuid.UUID) -> ProjectAccess:
 
 def rotate_webhook_secret(user: User, project_id: uuid.UUID) -> ProjectAccess:
     project_access = access(user, project_id, owner_only=True)
-    project_access.project.webhook_secret = new_webhook_secret()
+    project_access.project.webhook_secret = signing.new_webhook_secret()
     project_access.project.updated_at = utcnow()
     db.session.commit()
     return project_access
-
-
-_BY_API_KEY = select(Project).where(Project.api_key == bindparam("api_key"))
-
-
-def for_api_key(api_key: str) -> Project | None:
-    """The project an `X-API-Key` value belongs to; None for anything else. Every report and
-    upload asks, so it reads without waiting for SQLite's write lock; the caller (the guard)
-    ends the transaction before anything is written."""
-    if not api_key.startswith(tokens.API_KEY_PREFIX) or len(api_key) > 64:
-        return None
-    begin_read_only(db.session())
-    return db.session.scalar(_BY_API_KEY, {"api_key": api_key})
 
 
 # --- members -------------------------------------------------------------------------------------

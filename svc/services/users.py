@@ -3,12 +3,11 @@
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from svc.auth import passwords
+from svc.auth import passwords, sessions
 from svc.config import setting
 from svc.errors import APIError, field_error, unauthorized
 from svc.extensions import db
 from svc.models import User
-from svc.services import sessions
 
 INVALID_LOGIN = "Invalid email or password"
 

@@ -3,8 +3,14 @@
 import base64
 import hashlib
 import hmac
+import secrets
 
 WEBHOOK_SECRET_PREFIX = "whsec_"
+
+
+def new_webhook_secret() -> str:
+    """`whsec_` + base64 of 32 random bytes, as the Standard Webhooks libraries expect."""
+    return WEBHOOK_SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
 
 
 def svc_signature(api_key: str, body: bytes) -> str:

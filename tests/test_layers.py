@@ -1,0 +1,86 @@
+"""Which way the imports point (README, "Layout"): read from the source with `ast`, so that an
+import that breaks the layering fails here, whoever adds it."""
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+SVC = Path(__file__).resolve().parent.parent / "svc"
+
+# What each part may import of svc (besides itself). A part is a package of svc or a module at
+# its top. Parts not listed are not restricted here.
+MAY_IMPORT = {
+    "svc.extensions": set(),
+    "svc.models": {"svc.extensions"},
+    "svc.auth": {"svc.config", "svc.errors", "svc.extensions", "svc.models"},
+    "svc.storage": {"svc.errors"},
+    "svc.config": set(),
+    "svc.json_codec": set(),
+}
+# Pairs of parts that still import each other; the last steps of issue 24 take them apart.
+NOT_YET_APART = {
+    frozenset({"svc.schemas", "svc.services"}),
+    frozenset({"svc.schemas", "svc.webhooks"}),
+}
+
+
+def _part(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 1 else module
+
+
+def _module_name(path: Path) -> str:
+    name = ".".join(path.relative_to(SVC.parent).with_suffix("").parts)
+    return name.removesuffix(".__init__")
+
+
+def imports_by_part() -> dict[str, set[str]]:
+    """{part: the other parts of svc its modules import}."""
+    graph = defaultdict(set)
+    for path in SVC.rglob("*.py"):
+        source = _part(_module_name(path))
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                # `from svc import x` imports the module svc.x.
+                names = [f"{node.module}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            for name in names:
+                if name.startswith("svc.") and _part(name) != source:
+                    graph[source].add(_part(name))
+    return graph
+
+
+def test_no_relative_imports():
+    relative = [
+        str(path)
+        for path in SVC.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.level
+    ]
+    assert relative == []  # the rules above read absolute imports only
+
+
+@pytest.mark.parametrize("part", sorted(MAY_IMPORT))
+def test_each_part_imports_only_what_it_may(part):
+    assert imports_by_part().get(part, set()) - MAY_IMPORT[part] == set()
+
+
+def test_nothing_imports_the_api_but_the_app_factory():
+    graph = imports_by_part()
+    assert {part for part, imported in graph.items() if "svc.api" in imported} <= {"svc"}
+
+
+def test_no_two_parts_import_each_other():
+    graph = imports_by_part()
+    mutual = {
+        frozenset({a, b})
+        for a, imported in graph.items()
+        for b in imported
+        if a in graph.get(b, ())
+    }
+    assert mutual - NOT_YET_APART == set()
