@@ -531,6 +531,9 @@
       video.playsInline = true;
       video.srcObject = stream;
       await video.play();
+      // On a busy machine the first frame can take a while; drawn before it, the picture is 0×0.
+      for (let waited = 0; !video.videoWidth && waited < 5000; waited += 50) await sleep(50);
+      if (!video.videoWidth) throw new Error("no frame");
       await nextFrame();
       await nextFrame();
       if (video.requestVideoFrameCallback) {
