@@ -46,9 +46,9 @@ from bench.common import (
     write_result,
 )
 from svc import create_app
+from svc.database import refresh_planner_statistics
 from svc.extensions import db
 from svc.models import CATEGORIES, SEVERITIES, SEVERITY_RANK, STATUSES, Report
-from svc.services import upkeep
 
 SIZES = (10_000, 100_000, 1_000_000)
 PROJECTS = 10
@@ -150,7 +150,7 @@ def bulk_load_engine(url: str):
 
 def refresh_statistics(engine, url: str, workdir: Path) -> None:
     """What runs in the background of an install that grew to this size: the scheduler's hourly
-    statistics job (svc.services.upkeep) and, on PostgreSQL, autovacuum, which after this many
+    statistics job (svc.database) and, on PostgreSQL, autovacuum, which after this many
     inserts marks the table's pages all-visible (without that, every count read from an index
     visits the table too)."""
     if engine.dialect.name == "postgresql":
@@ -158,7 +158,7 @@ def refresh_statistics(engine, url: str, workdir: Path) -> None:
             connection.execute(text("VACUUM reports"))
     app = create_app({"SVC_DATABASE_URL": url, "SVC_INSTANCE_PATH": str(workdir / "instance")})
     with app.app_context():
-        upkeep.refresh_planner_statistics()
+        refresh_planner_statistics()
         db.engine.dispose()
 
 

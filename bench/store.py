@@ -31,9 +31,10 @@ from sqlalchemy import event
 
 from bench.common import milliseconds, percentile, print_table, write_result
 from bench.ingest import report_body
-from svc.extensions import configure_sqlite, db
+from svc import database
+from svc.database import configure_sqlite
+from svc.extensions import db
 from svc.scheduler import CHECKPOINT_SECONDS
-from svc.services import upkeep
 from tests.helpers import create_project, register, sqlite_app
 
 VARIANTS = ("as built", "no search triggers", "no list indexes", "neither")
@@ -137,7 +138,7 @@ def checkpoints_every_second(app: Flask):
     def run():
         with app.app_context():
             while not stop.wait(CHECKPOINT_SECONDS):
-                upkeep.checkpoint_sqlite_log()
+                database.checkpoint_sqlite_log()
             db.engine.dispose()
 
     thread = threading.Thread(target=run, daemon=True)

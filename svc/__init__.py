@@ -11,7 +11,7 @@ from typing import Any
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from svc import cli, dashboard, errors, json_codec, rate_limits, widget
+from svc import cli, dashboard, database, errors, json_codec, rate_limits, widget
 from svc.api import register_blueprints
 from svc.config import load_settings
 from svc.extensions import db, limiter, migrate
@@ -37,6 +37,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         )
 
     db.init_app(app)
+    database.init_app(app)
     migrate.init_app(app, db, directory=MIGRATIONS_DIR)
     limiter.init_app(app)
 
@@ -61,7 +62,7 @@ def _derived_settings(app: Flask) -> dict[str, Any]:
         "SQLALCHEMY_DATABASE_URI": database_url,
         # pre_ping: a PostgreSQL restart costs one reconnect, not one failed request per pooled
         # connection. recycle: a SQLite connection reads the planner statistics when it opens
-        # (svc.services.upkeep refreshes them hourly in the scheduler process).
+        # (svc.database refreshes them hourly in the scheduler process).
         "SQLALCHEMY_ENGINE_OPTIONS": {
             "pool_pre_ping": True,
             "pool_recycle": 3600,

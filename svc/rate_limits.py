@@ -28,7 +28,8 @@ from pathlib import Path
 from flask import g
 from limits.storage import Storage
 
-from svc.extensions import SQLITE_BUSY_TIMEOUT_MS, db, limiter
+from svc.database import SQLITE_BUSY_TIMEOUT_MS
+from svc.extensions import db, limiter
 
 SCHEME = "svc-database"
 
@@ -125,7 +126,7 @@ class DatabaseStorage(Storage):
         cursor = connection.cursor()
         try:
             if writes and dialect == "sqlite":
-                cursor.execute("BEGIN IMMEDIATE")  # svc.extensions: no deferred write locks
+                cursor.execute("BEGIN IMMEDIATE")  # svc.database: no deferred write locks
             cursor.execute(_in_style(statement, dialect, tuple(values)), values)
             result = cursor.fetchall() if cursor.description else cursor.rowcount
             connection.commit()

@@ -15,9 +15,10 @@ from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.blocking import BlockingScheduler
 from flask import Flask
 
-from svc import rate_limits
+from svc import database, rate_limits
+from svc.extensions import db
 from svc.models import JOBSTORE_TABLE
-from svc.services import screenshots, upkeep
+from svc.services import screenshots
 from svc.webhooks import delivery
 
 log = logging.getLogger(__name__)
@@ -84,12 +85,12 @@ def sweep_uploads() -> None:
 
 def checkpoint_database() -> None:
     with _app.app_context():
-        upkeep.checkpoint_sqlite_log()
+        database.checkpoint_sqlite_log()
 
 
 def refresh_statistics() -> None:
     with _app.app_context():
-        upkeep.refresh_planner_statistics()
+        database.refresh_planner_statistics()
 
 
 def forget_rate_limits() -> None:
@@ -98,9 +99,9 @@ def forget_rate_limits() -> None:
 
 
 def build_scheduler(app: Flask) -> BlockingScheduler:
-    jobstore = SQLAlchemyJobStore(
-        url=app.config["SQLALCHEMY_DATABASE_URI"], tablename=JOBSTORE_TABLE
-    )
+    # The app's own engine, so that the job store's transactions follow svc.database's rules.
+    with app.app_context():
+        jobstore = SQLAlchemyJobStore(engine=db.engine, tablename=JOBSTORE_TABLE)
     scheduler = BlockingScheduler(
         jobstores={"default": jobstore},
         timezone=UTC,

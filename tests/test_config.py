@@ -5,18 +5,18 @@ from pathlib import Path
 
 import pytest
 from flask_migrate import upgrade
-from sqlalchemy import text
+from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
 
 from svc import create_app
 from svc.config import SETTINGS, ConfigError, load_settings
-from svc.extensions import (
+from svc.database import (
     SQLITE_MMAP_BYTES,
     SQLITE_WAL_AUTOCHECKPOINT_PAGES,
     begin_read_only,
-    db,
+    checkpoint_sqlite_log,
 )
-from svc.services import upkeep
+from svc.extensions import db
 from tests.helpers import (
     REPORT,
     create_project,
@@ -121,6 +121,21 @@ def test_every_sqlite_connection_is_tuned(tmp_path):
     }
 
 
+def test_the_sqlite_rules_reach_the_apps_engine_only(tmp_path):
+    """svc.database attaches its listeners to the app's engine in init_app, not to SQLAlchemy's
+    classes: another engine in the same process (a benchmark's, a test's) keeps the defaults."""
+    app = sqlite_app(tmp_path)
+    with app.app_context():
+        with db.engine.connect() as connection:
+            assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        db.engine.dispose()
+    other = create_engine(f"sqlite:///{tmp_path / 'other.sqlite3'}")
+    with other.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "delete"
+        assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar() != 10_000
+    other.dispose()
+
+
 def test_requests_leave_sqlite_log_to_the_checkpoint_job(tmp_path):
     """Filing reports does not copy SQLite's write-ahead log back into the database file (its
     default would, in the commit that takes the log past 1,000 pages); the scheduler's job
@@ -141,7 +156,7 @@ def test_requests_leave_sqlite_log_to_the_checkpoint_job(tmp_path):
     database, copy = tmp_path / "svc.sqlite3", tmp_path / "copy.sqlite3"
     assert reports_in_file_alone(database, copy) == 0
     with app.app_context():
-        log_frames, copied = upkeep.checkpoint_sqlite_log()
+        log_frames, copied = checkpoint_sqlite_log()
         db.engine.dispose()
     assert log_frames > 1_000
     assert copied == log_frames

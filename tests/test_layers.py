@@ -14,7 +14,8 @@ SVC = Path(__file__).resolve().parent.parent / "svc"
 MAY_IMPORT = {
     "svc.extensions": set(),
     "svc.models": {"svc.extensions"},
-    "svc.auth": {"svc.config", "svc.errors", "svc.extensions", "svc.models"},
+    "svc.database": {"svc.extensions"},
+    "svc.auth": {"svc.config", "svc.database", "svc.errors", "svc.extensions", "svc.models"},
     "svc.storage": {"svc.errors"},
     "svc.config": set(),
     "svc.json_codec": set(),

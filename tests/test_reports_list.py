@@ -8,9 +8,10 @@ import pytest
 from flask_migrate import upgrade
 from sqlalchemy import event, func, insert, select, text, update
 
+from svc import database
 from svc.extensions import db
 from svc.models import SEVERITIES, SEVERITY_RANK, Project, Report
-from svc.services import projects, reports, search, upkeep, users
+from svc.services import projects, reports, search, users
 from tests.helpers import (
     SUMMARY_FIELDS,
     create_pat,
@@ -437,7 +438,7 @@ def _fill(app, title):
         user = users.register("Ada", "ada@example.com", "correct horse battery")
         project_ids = [projects.create(user, name).project.id for name in ("Shop", "Blog")]
         _insert_reports(project_ids, 0, 2_000, title)
-        upkeep.refresh_planner_statistics()
+        database.refresh_planner_statistics()
     return user
 
 
@@ -459,7 +460,7 @@ def _page_and_plan(app, user, read="LIMIT", **query):
 def test_the_hourly_statistics_cover_the_small_tables(app, user_client, shop):
     # PostgreSQL's autovacuum would not analyse a table of a few projects or members, ever.
     with app.app_context():
-        upkeep.refresh_planner_statistics()
+        database.refresh_planner_statistics()
         if db.engine.dialect.name == "sqlite":
             analysed = db.session.scalars(text("SELECT tbl FROM sqlite_stat1"))
         else:
@@ -564,7 +565,7 @@ def test_every_sort_reads_its_first_page_in_steps_that_do_not_grow_with_the_repo
     for start, stop in ((0, 600), (600, 6_000)):
         with app.app_context():
             _insert_reports(project_ids, start, stop, severity=lambda n: SEVERITIES[n // 2 % 4])
-            upkeep.refresh_planner_statistics()
+            database.refresh_planner_statistics()
             db.engine.dispose()  # a connection reads the planner statistics when it opens
         steps[stop] = [_steps_of_a_page(app, user, query) for query in queries]
     growth = {

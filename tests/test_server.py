@@ -129,7 +129,7 @@ def test_the_scheduler_sweeps_orphaned_uploads(make_app, service_env, request):
 def test_the_scheduler_copies_sqlite_log_into_the_database_file(tmp_path, services):
     """Reports filed are in the database file itself, not only in SQLite's write-ahead log,
     within seconds: the scheduler checkpoints once a second, where no request would for these
-    few (svc.extensions.SQLITE_WAL_AUTOCHECKPOINT_PAGES)."""
+    few (svc.database.SQLITE_WAL_AUTOCHECKPOINT_PAGES)."""
     database = tmp_path / "svc.sqlite3"
     base_url, _ = services(
         {

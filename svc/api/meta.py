@@ -3,8 +3,9 @@
 from flask import Blueprint, current_app, jsonify
 from sqlalchemy import text
 
+from svc.database import begin_read_only
 from svc.errors import error_response
-from svc.extensions import begin_read_only, db
+from svc.extensions import db
 from svc.openapi import api_description
 
 bp = Blueprint("meta", __name__)

@@ -7,7 +7,8 @@ another site from filing reports with it when a project lists its allowed origin
 from sqlalchemy import bindparam, select
 
 from svc.auth import tokens
-from svc.extensions import begin_read_only, db
+from svc.database import begin_read_only
+from svc.extensions import db
 from svc.models import Project
 
 _BY_API_KEY = select(Project).where(Project.api_key == bindparam("api_key"))

@@ -15,10 +15,11 @@ from typing import Literal
 
 from flask import current_app, g, request
 
+from svc import database
 from svc.auth import api_keys, pats, sessions, tokens
 from svc.auth.cookies import ACCESS_COOKIE, CSRF_COOKIE, CSRF_HEADER
 from svc.errors import APIError, unauthorized
-from svc.extensions import begin_read_only, db
+from svc.extensions import db
 from svc.models import Project, User
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -77,7 +78,7 @@ def authenticate_user() -> Caller:
     if not access_token:
         raise unauthorized()
     # Checking a session only reads (a token's check writes: it records the token's use).
-    begin_read_only(db.session())
+    database.begin_read_only(db.session())
     session = sessions.session_for_access_token(access_token)
     if session is None:
         raise unauthorized("Session expired or ended; sign in again")
@@ -87,16 +88,9 @@ def authenticate_user() -> Caller:
 
 
 def _end_transaction() -> None:
-    """End the transaction the credential check began, before the view parses the body. On
-    SQLite a transaction holds the write lock from its BEGIN (see svc.extensions); kept through
-    the view's validation and redaction, it made concurrent requests queue one behind another.
-    What was loaded stays usable: the session does not expire objects on commit.
-
-    A GET's view then reads in a transaction that takes no lock: a search through a million
-    reports would otherwise hold SQLite's write lock, and every report filed, for its duration."""
-    db.session.commit()
-    if request.method not in UNSAFE_METHODS:
-        begin_read_only(db.session())
+    """Before the view parses the body (svc.database.end_transaction); a view that only reads
+    then reads without SQLite's write lock."""
+    database.end_transaction(then_read_only=request.method not in UNSAFE_METHODS)
 
 
 def login_required(view: Callable) -> Callable:

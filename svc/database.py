@@ -1,0 +1,152 @@
+"""How the service uses its database, in one place: SQLite's pragmas, write transactions that
+take the lock at BEGIN, transactions that only read, and the housekeeping the scheduler runs
+(SQLite's checkpoint every second, the planner's statistics every hour).
+
+`init_app` attaches the listeners to the app's own engine, never to SQLAlchemy's global classes:
+another engine in the same process (a benchmark's, a test's) keeps SQLAlchemy's defaults. Why
+each setting is what it is, with the measurements: docs/performance.md, "What made it fast".
+"""
+
+import logging
+import sqlite3
+
+from flask import Flask
+from sqlalchemy import event, text
+
+from svc.extensions import db
+
+log = logging.getLogger(__name__)
+
+SQLITE_BUSY_TIMEOUT_MS = 10_000
+SQLITE_MMAP_BYTES = 0x7FFF0000  # SQLITE_MAX_MMAP_SIZE, the most SQLite maps unless built otherwise
+# The commit that finds the write-ahead log longer than this copies it back, fsync included;
+# the scheduler checkpoints every second instead, off the requests' path, so this only bounds
+# the log when no scheduler runs (SQLite's default is 1,000 pages).
+SQLITE_WAL_AUTOCHECKPOINT_PAGES = 16_384
+SQLITE_CACHE_KIB = 65_536
+# Execution option of a connection whose transaction only reads (see `begin_read_only`).
+READ_ONLY = "svc_read_only"
+_QUERY_ONLY = "svc_query_only"  # whether the connection's PRAGMA query_only is on
+
+
+def init_app(app: Flask) -> None:
+    """Attach the SQLite rules to the app's engine (after db.init_app)."""
+    with app.app_context():
+        engine = db.engine
+    if engine.dialect.name != "sqlite":
+        return
+    event.listen(engine, "connect", _on_connect)
+    event.listen(engine, "begin", _begin_sqlite_immediately)
+    event.listen(engine, "checkin", _writable_again)
+
+
+def _on_connect(dbapi_connection, _record) -> None:
+    configure_sqlite(dbapi_connection)
+
+
+def configure_sqlite(connection: sqlite3.Connection) -> None:
+    """The service's pragmas on a SQLite connection, which then issues no BEGIN of its own."""
+    # We issue BEGIN ourselves (see below); pysqlite's own transaction handling would defer it.
+    connection.isolation_level = None
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute(f"PRAGMA wal_autocheckpoint={SQLITE_WAL_AUTOCHECKPOINT_PAGES}")
+    # Reads of a large database through the memory map and page cache rather than read() calls
+    # (address space, not memory: the pages are the kernel's file cache).
+    cursor.execute(f"PRAGMA mmap_size={SQLITE_MMAP_BYTES}")
+    cursor.execute(f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}")
+    cursor.close()
+
+
+def _begin_sqlite_immediately(connection) -> None:
+    # A deferred transaction that reads and then writes fails at once with "database is locked"
+    # when another process wrote in between (the busy timeout does not apply to that upgrade).
+    # Taking the write lock at BEGIN makes concurrent workers wait their turn instead. A
+    # transaction that only reads needs no lock in WAL mode, and need not wait for one.
+    read_only = connection.get_execution_options().get(READ_ONLY, False)
+    _set_query_only(connection.info, connection.exec_driver_sql, read_only)
+    connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+
+def _set_query_only(info: dict, execute, query_only: bool) -> None:
+    # A write in a read-only transaction would upgrade its lock, and fail at once with "database
+    # is locked" whenever another worker wrote since it began: rare, so it would show up only in
+    # production, under load. With query_only every such write fails, in the tests too.
+    if info.get(_QUERY_ONLY, False) != query_only:
+        execute(f"PRAGMA query_only={int(query_only)}")
+        info[_QUERY_ONLY] = query_only
+
+
+def _writable_again(dbapi_connection, record) -> None:
+    # Whoever checks the connection out next (a migration, the scheduler's ANALYZE through a raw
+    # connection) may write without a transaction of ours.
+    if dbapi_connection is not None and record.info.get(_QUERY_ONLY):
+        _set_query_only(record.info, dbapi_connection.execute, False)
+
+
+def begin_read_only(session) -> None:
+    """Begin the session's transaction as one that only reads, if none is open: on SQLite it
+    then does not wait behind a writer, and cannot write. It must end before anything is
+    written."""
+    if not session.in_transaction():
+        session.connection(execution_options={READ_ONLY: True})
+
+
+def end_transaction(then_read_only: bool) -> None:
+    """End the transaction a credential check began, before the view parses the body: on SQLite
+    a transaction holds the write lock from its BEGIN, and kept through the view's validation
+    and redaction it made concurrent requests queue one behind another. What was loaded stays
+    usable: the session does not expire objects on commit. A view that only reads then reads in
+    a transaction that takes no lock (a search through a million reports would otherwise hold
+    SQLite's write lock, and every report filed, for its duration)."""
+    db.session.commit()
+    if then_read_only:
+        begin_read_only(db.session())
+
+
+# --- the scheduler's housekeeping ------------------------------------------------------------
+
+
+def refresh_planner_statistics() -> None:
+    """ANALYZE, hourly. SQLite gathers no statistics by itself, and PostgreSQL's autovacuum may
+    never analyse tables as small as projects and members; without them both planners chose
+    slow plans for the report list (docs/performance.md).
+
+    On SQLite, a full ANALYZE outside a transaction of ours, so that it reads without the write
+    lock; if a write lands meanwhile it fails, and the next hour tries again. Web workers read
+    new statistics when they open a connection: the pool recycles them hourly (svc.create_app)."""
+    if db.engine.dialect.name == "postgresql":
+        quote = db.engine.dialect.identifier_preparer.quote
+        tables = ", ".join(quote(table.name) for table in db.metadata.sorted_tables)
+        db.session.execute(text(f"ANALYZE {tables}"))
+        db.session.commit()
+        return
+    try:
+        _outside_our_transactions("ANALYZE")
+    except db.engine.dialect.dbapi.OperationalError as error:
+        log.warning("statistics not refreshed this time: %s", error)
+
+
+def checkpoint_sqlite_log() -> tuple[int, int] | None:
+    """Copy what SQLite's write-ahead log holds back into the database, without waiting for
+    anyone, every second: (frames in the log, frames copied), or None on PostgreSQL. Left to
+    SQLite, the commit that finds the log over its threshold does it, fsync included, while its
+    request waits (docs/performance.md). PASSIVE leaves the frames a reader still needs for the
+    next call."""
+    if db.engine.dialect.name != "sqlite":
+        return None
+    _busy, log_frames, copied = _outside_our_transactions("PRAGMA wal_checkpoint(PASSIVE)")
+    return log_frames, copied
+
+
+def _outside_our_transactions(statement: str) -> tuple | None:
+    """Run one SQLite statement on a pooled connection as it is, with no BEGIN of ours around
+    it (the connection's driver opens none: `configure_sqlite`); its first row."""
+    connection = db.engine.raw_connection()
+    try:
+        return connection.cursor().execute(statement).fetchone()
+    finally:
+        connection.close()
