@@ -11,7 +11,8 @@ from sqlalchemy import event, func, insert, select, text, update
 from svc import database
 from svc.extensions import db
 from svc.models import SEVERITIES, SEVERITY_RANK, Project, Report
-from svc.services import projects, reports, search, users
+from svc.services import projects, search, users
+from svc.services.listing import list_for
 from tests.helpers import (
     SUMMARY_FIELDS,
     create_pat,
@@ -443,12 +444,12 @@ def _fill(app, title):
 
 
 def _page_and_plan(app, user, read="LIMIT", **query):
-    """A page of reports.list_for and the database's plan for the query that read it (or, with
+    """A page of listing.list_for and the database's plan for the query that read it (or, with
     read="count(", the query that counted its total), in the transaction that ran it."""
     with app.app_context():
         statements = []
         event.listen(db.engine, "before_cursor_execute", lambda *args: statements.append(args))
-        page = reports.list_for(user, {"sort": "-created_at", "page": 1, "page_size": 20, **query})
+        page = list_for(user, {"sort": "-created_at", "page": 1, "page_size": 20, **query})
         _, _, statement, parameters, _, _ = next(s for s in statements if read in s[2])
         connection = db.session.connection()
         explain = "EXPLAIN QUERY PLAN " if connection.dialect.name == "sqlite" else "EXPLAIN "
@@ -534,13 +535,13 @@ def _search_text_statistics(app, target: int) -> None:
 
 
 def _steps_of_a_page(app, user, query) -> int:
-    """How many steps SQLite's virtual machine takes (in hundreds) for reports.list_for: a
+    """How many steps SQLite's virtual machine takes (in hundreds) for listing.list_for: a
     measure of its work that does not depend on the machine's speed or load."""
     with app.app_context():
         driver = db.session.connection().connection.driver_connection
         steps = []
         driver.set_progress_handler(lambda: steps.append(1) and 0, 100)
-        reports.list_for(user, {"sort": "-created_at", "page": 1, "page_size": 20, **query})
+        list_for(user, {"sort": "-created_at", "page": 1, "page_size": 20, **query})
         driver.set_progress_handler(None, 100)
         db.session.commit()
     return len(steps)

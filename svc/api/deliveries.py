@@ -7,9 +7,7 @@ from flask import Blueprint
 from svc.api.decorators import query, response
 from svc.auth.guard import current_caller, login_required
 from svc.schemas.deliveries import DeliveryListQuery, DeliveryOut, DeliveryPageOut
-from svc.services import projects
-from svc.services.reports import Page
-from svc.webhooks import delivery
+from svc.services import deliveries
 
 bp = Blueprint(
     "deliveries", __name__, url_prefix="/api/v1/projects/<uuid:project_id>/webhook-deliveries"
@@ -22,9 +20,9 @@ bp = Blueprint(
 @response(DeliveryPageOut())
 def list_deliveries(params, project_id: uuid.UUID):
     """The project's deliveries, newest first."""
-    projects.access(current_caller().user, project_id)
-    items, total = delivery.page_for(project_id, params["page"], params["page_size"])
-    return Page(items=items, total=total, page=params["page"], page_size=params["page_size"])
+    return deliveries.page_for(
+        current_caller().user, project_id, params["page"], params["page_size"]
+    )
 
 
 @bp.post("/<uuid:delivery_id>/redeliver")
@@ -32,5 +30,4 @@ def list_deliveries(params, project_id: uuid.UUID):
 @response(DeliveryOut(), 202)
 def redeliver(project_id: uuid.UUID, delivery_id: uuid.UUID):
     """Send a delivery again: a new cycle of attempts, with the same delivery id."""
-    projects.access(current_caller().user, project_id)
-    return delivery.redeliver(project_id, delivery_id)
+    return deliveries.redeliver(current_caller().user, project_id, delivery_id)

@@ -14,7 +14,7 @@ from svc.schemas.reports import (
     ReportPageOut,
     ReportUpdateIn,
 )
-from svc.services import reports
+from svc.services import listing, reports
 
 bp = Blueprint("reports", __name__, url_prefix="/api/v1/reports")
 
@@ -46,7 +46,7 @@ def create_report(data):
 @response(ReportPageOut())
 def list_reports(params):
     """The reports of the caller's projects: filtered, searched, sorted and paged."""
-    return reports.list_for(current_caller().user, params)
+    return listing.list_for(current_caller().user, params)
 
 
 @bp.get("/<report_ref>")

@@ -3,7 +3,16 @@
 from datetime import UTC
 from urllib.parse import urlsplit
 
-from marshmallow import RAISE, Schema, ValidationError, fields, pre_load, validate
+from marshmallow import (
+    EXCLUDE,
+    RAISE,
+    Schema,
+    ValidationError,
+    fields,
+    post_load,
+    pre_load,
+    validate,
+)
 
 from svc import json_codec
 
@@ -131,3 +140,35 @@ class QueryInt(fields.Integer):
     def __init__(self, **kwargs):
         kwargs.setdefault("validate", validate.Range(max=MAX_QUERY_INT))
         super().__init__(**kwargs)
+
+
+MAX_PAGE_SIZE = 100
+
+
+class PageQuery(InSchema):
+    """page and page_size of every paged list; unknown query parameters are ignored."""
+
+    class Meta:
+        unknown = EXCLUDE
+
+    page = QueryInt(load_default=1, validate=validate.Range(min=1, max=2_147_483_647))
+    page_size = QueryInt(load_default=20, validate=validate.Range(min=1, max=2_147_483_647))
+
+    @post_load
+    def clamp_page_size(self, data, **kwargs):
+        data["page_size"] = min(data["page_size"], MAX_PAGE_SIZE)
+        return data
+
+
+def page_of(item_schema: type[Schema], name: str) -> type[OutSchema]:
+    """The envelope of every paged list, `{items, total, page, pageSize}`, around the items'
+    schema; `name` is the schema's name in the OpenAPI description."""
+    return OutSchema.from_dict(
+        {
+            "items": fields.List(fields.Nested(item_schema), required=True),
+            "total": fields.Integer(required=True),
+            "page": fields.Integer(required=True),
+            "page_size": fields.Integer(required=True),
+        },
+        name=name,
+    )

@@ -1,8 +1,7 @@
 from marshmallow import fields, validate
 
 from svc.models.webhooks import FAILED, PENDING, SUCCEEDED
-from svc.schemas.base import OutSchema, Timestamp
-from svc.schemas.reports import PageQuery
+from svc.schemas.base import OutSchema, PageQuery, Timestamp, page_of
 
 
 class DeliveryListQuery(PageQuery):
@@ -22,8 +21,4 @@ class DeliveryOut(OutSchema):
     updated_at = Timestamp(required=True)
 
 
-class DeliveryPageOut(OutSchema):
-    items = fields.List(fields.Nested(DeliveryOut), required=True)
-    total = fields.Integer(required=True)
-    page = fields.Integer(required=True)
-    page_size = fields.Integer(required=True)
+DeliveryPageOut = page_of(DeliveryOut, "DeliveryPageOut")

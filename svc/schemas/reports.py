@@ -5,20 +5,18 @@ from marshmallow import (
     Schema,
     ValidationError,
     fields,
-    post_load,
     pre_load,
     validate,
 )
 
 from svc.errors import HoneypotHit
 from svc.models import CATEGORIES, SEVERITIES, STATUSES
-from svc.schemas.base import InSchema, OutSchema, QueryInt, Text, Timestamp
+from svc.schemas.base import InSchema, OutSchema, PageQuery, Text, Timestamp, page_of
 
 MAX_LOG_ENTRIES = 1000
 MAX_METADATA_KEYS = 100
 MAX_METADATA_DEPTH = 5
 MAX_METADATA_BYTES = 64 * 1024
-MAX_PAGE_SIZE = 100
 HONEYPOT_FIELDS = ("hp_field", "hpField")
 SORTS = ("created_at", "-created_at", "updated_at", "-updated_at", "severity", "-severity")
 
@@ -117,21 +115,6 @@ class ReportUpdateIn(InSchema):
     assignee_id = fields.UUID(allow_none=True)
 
 
-class PageQuery(InSchema):
-    """page and page_size of every paged list; unknown query parameters are ignored."""
-
-    class Meta:
-        unknown = EXCLUDE
-
-    page = QueryInt(load_default=1, validate=validate.Range(min=1, max=2_147_483_647))
-    page_size = QueryInt(load_default=20, validate=validate.Range(min=1, max=2_147_483_647))
-
-    @post_load
-    def clamp_page_size(self, data, **kwargs):
-        data["page_size"] = min(data["page_size"], MAX_PAGE_SIZE)
-        return data
-
-
 class ReportListQuery(PageQuery):
     project_id = fields.UUID()
     status = fields.String(validate=validate.OneOf(STATUSES))
@@ -172,11 +155,7 @@ class ReportOut(ReportSummaryOut):
     user_actions = Objects(required=True, attribute="detail.user_actions")
 
 
-class ReportPageOut(OutSchema):
-    items = fields.List(fields.Nested(ReportSummaryOut), required=True)
-    total = fields.Integer(required=True)
-    page = fields.Integer(required=True)
-    page_size = fields.Integer(required=True)
+ReportPageOut = page_of(ReportSummaryOut, "ReportPageOut")
 
 
 class ScreenshotOut(Schema):

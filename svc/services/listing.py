@@ -1,0 +1,134 @@
+"""The report list (contract section 6): filters, search, sorts and pages, and which reports a
+user may see."""
+
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import and_, func, select, union_all
+from sqlalchemy.orm import selectinload
+
+from svc.extensions import db
+from svc.models import SEVERITY_RANK, Membership, Project, Report, User
+from svc.services import search
+
+_SORT_COLUMNS = {
+    "created_at": Report.created_at,
+    "updated_at": Report.updated_at,
+    "severity": Report.severity_rank,
+}
+# The sorts that an index holds whole (see Report), so that the database can read them in order.
+_INDEXED_SORTS = frozenset({"-created_at", "-updated_at", "-severity"})
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a list, as every paged answer has it (reports, webhook deliveries)."""
+
+    items: list
+    total: int
+    page: int
+    page_size: int
+
+
+def visible_to(user: User):
+    """The condition that a report is in one of the user's projects."""
+    return Report.project_id.in_(projects_of(user, None))
+
+
+def list_for(user: User, query: dict) -> Page:
+    conditions = [visible_to(user)]  # those that the projects' report counts answer
+    if "project_id" in query:
+        conditions.append(Report.project_id == query["project_id"])
+    report_conditions = []  # those that the projects' report counts cannot answer
+    for name in ("status", "category", "assignee_id"):
+        if name in query:
+            report_conditions.append(getattr(Report, name) == query[name])
+    if "severity" in query:
+        report_conditions.append(Report.severity_rank == SEVERITY_RANK[query["severity"]])
+    searched = query.get("search", "").strip()
+    dialect = db.session.get_bind().dialect.name
+    matching = []
+    if searched:
+        search.steer_planner(db.session, searched, dialect)
+        matching.append(search.condition(searched, dialect))
+
+    filters = conditions + report_conditions
+    projects = projects_of(user, query.get("project_id"))
+    if not (report_conditions or matching):
+        total = _report_count(projects)
+    else:
+        counted = None
+        if not report_conditions:
+            counted = search.count_in_projects(searched, dialect, projects)
+        if counted is None:
+            counted = select(func.count()).select_from(Report).where(*filters, *matching)
+        total = db.session.scalar(counted)
+    sort = query["sort"]
+    page_end = query["page"] * query["page_size"]
+    if searched and sort in _INDEXED_SORTS:
+        walk = _walks_sort_index(dialect, total, page_end)
+        search.steer_page(db.session, dialect, walk)
+        if walk:
+            matching = [search.condition(searched, dialect, lead=False)]
+    column = _SORT_COLUMNS[sort.lstrip("-")]
+    order = [column.desc() if sort.startswith("-") else column.asc()]
+    # Ties: newest first, then id, so that pages are stable. No term twice: the ORDER BY must
+    # be exactly the columns of an index (see Report) for the database to walk it.
+    if column is not Report.created_at:
+        order.append(Report.created_at.desc())
+    order.append(Report.id)
+    if sort == "severity" and not matching:
+        chosen = Report.id.in_(_least_severe_first(filters, order[1:], page_end))
+    else:
+        chosen = and_(*filters, *matching)
+    items = db.session.scalars(
+        select(Report)
+        # Projects in a second query: joined to each report, they led SQLite's planner to fetch
+        # every report of the user's projects and sort them, instead of walking the sort index.
+        .options(selectinload(Report.project))
+        .where(chosen)
+        .order_by(*order)
+        .limit(query["page_size"])
+        .offset(page_end - query["page_size"])
+    ).all()
+    return Page(items=list(items), total=total, page=query["page"], page_size=query["page_size"])
+
+
+def _least_severe_first(filters: list, ties: list, page_end: int):
+    """The ids of the first page_end reports least severe first (ties in the order given): the
+    first page_end of each severity, in the order the sort index holds them. No index holds
+    that order whole (its ties run the other way), and both databases sorted every report of
+    the least severe kind to find a page: 160 ms at 100,000 reports on SQLite."""
+    arms = [
+        select(Report.id)
+        .where(*filters, Report.severity_rank == rank)
+        .order_by(*ties)
+        .limit(page_end)
+        .subquery()
+        for rank in SEVERITY_RANK.values()
+    ]
+    return union_all(*(select(arm.c.id) for arm in arms))
+
+
+def _walks_sort_index(dialect: str, matches: int, page_end: int) -> bool:
+    """Whether the page of a search should be read by walking the index of its sort: neither
+    planner can tell how many reports a search matches (SQLite always starts from the FTS
+    matches; PostgreSQL guesses), and the service has just counted them."""
+    reports = db.session.scalar(select(func.coalesce(func.sum(Project.report_count), 0)))
+    return search.walk_sort_index(dialect, matches, page_end, reports)
+
+
+def projects_of(user: User, project_id: uuid.UUID | None):
+    """The ids of the user's projects, or of the one given if it is one of them."""
+    projects = select(Membership.project_id).where(Membership.user_id == user.id)
+    if project_id is not None:
+        projects = projects.where(Membership.project_id == project_id)
+    return projects
+
+
+def _report_count(projects) -> int:
+    """How many reports the given projects hold, from their counters rather than a count over
+    every report."""
+    return db.session.scalar(
+        select(func.coalesce(func.sum(Project.report_count), 0)).where(Project.id.in_(projects))
+    )
