@@ -1,6 +1,8 @@
 """Every error the service answers is JSON `{"detail": ...}`; this module is the one place that
-decides how. Code anywhere raises `APIError` (or a marshmallow `ValidationError`); the handlers
-registered here turn it, and everything Flask/Werkzeug/SQLAlchemy raise, into a response.
+decides how. Services, storage and auth raise a `DomainError` (not found, conflict, invalid…),
+whose class says its status; the API layer may raise `APIError` with a status of its own (or a
+marshmallow `ValidationError`). The handlers registered here turn them, and everything
+Flask/Werkzeug/SQLAlchemy raise, into a response.
 """
 
 import logging
@@ -49,23 +51,75 @@ class APIError(Exception):
         self.headers = headers or {}
 
 
-class HoneypotHit(APIError):
+class DomainError(APIError):
+    """What the services, storage and auth raise: the kind of failure, never a status. Which
+    status each kind is, is decided here, by its class."""
+
+    status_code: int = 400
+
+    def __init__(self, detail: str, **kwargs):
+        super().__init__(self.status_code, detail, **kwargs)
+
+
+class Unauthorized(DomainError):
+    status_code = 401
+
+
+class Forbidden(DomainError):
+    status_code = 403
+
+
+class NotFound(DomainError):
+    status_code = 404
+
+
+class Conflict(DomainError):
+    status_code = 409
+
+
+class TooLarge(DomainError):
+    status_code = 413
+
+
+class UnsupportedMedia(DomainError):
+    status_code = 415
+
+
+class Invalid(DomainError):
+    """Input that passed its schema but breaks a rule of the service; `errors` by field."""
+
+    status_code = 422
+
+    def __init__(self, errors: dict[str, list[str]]):
+        super().__init__("Validation failed", errors=errors)
+
+
+class StorageUnavailable(DomainError):
+    """The upload disk is full or read-only: the client is told to come back."""
+
+    status_code = 503
+
+    def __init__(self, detail: str):
+        super().__init__(detail, headers={"Retry-After": "30"})
+
+
+class HoneypotHit(DomainError):
     """A report whose honeypot field is filled in (contract v3, section 6): nothing is stored."""
 
     def __init__(self):
-        super().__init__(400, "Rejected")
+        super().__init__("Rejected")
 
 
-def unauthorized(detail: str = "Authentication required") -> APIError:
-    return APIError(401, detail)
+def unauthorized(detail: str = "Authentication required") -> Unauthorized:
+    return Unauthorized(detail)
 
 
-def not_found(detail: str = "Not found") -> APIError:
-    return APIError(404, detail)
+def not_found(detail: str = "Not found") -> NotFound:
+    return NotFound(detail)
 
 
-def field_error(field: str, message: str) -> APIError:
-    return APIError(422, "Validation failed", errors={field: [message]})
+def field_error(field: str, message: str) -> Invalid:
+    return Invalid({field: [message]})
 
 
 def flatten_errors(messages: Any, prefix: str = "") -> dict[str, list[str]]:

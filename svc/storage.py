@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from svc.errors import APIError
+from svc.errors import StorageUnavailable, TooLarge, UnsupportedMedia
 
 log = logging.getLogger(__name__)
 
@@ -62,17 +62,15 @@ def path_for(upload_dir: str, key: str) -> Path | None:
     return Path(upload_dir) / key[:2] / key
 
 
-def storage_unavailable() -> APIError:
-    return APIError(
-        503,
-        "Service unavailable: the upload storage is full or not writable; try again shortly",
-        headers={"Retry-After": "30"},
+def storage_unavailable() -> StorageUnavailable:
+    return StorageUnavailable(
+        "Service unavailable: the upload storage is full or not writable; try again shortly"
     )
 
 
 def save_image(stream: BinaryIO, upload_dir: str, max_bytes: int) -> StoredImage:
-    """Copy an uploaded file to disk: 415 unless it is an image, 413 past `max_bytes`,
-    503 when the disk cannot take it."""
+    """Copy an uploaded file to disk: UnsupportedMedia unless it is an image, TooLarge past
+    `max_bytes`, StorageUnavailable when the disk cannot take it."""
     incoming = Path(upload_dir) / ".incoming"
     temporary = None
     try:
@@ -80,7 +78,7 @@ def save_image(stream: BinaryIO, upload_dir: str, max_bytes: int) -> StoredImage
         head = stream.read(CHUNK_BYTES)
         kind = sniff_image(head)
         if kind is None:
-            raise APIError(415, "Only PNG, JPEG, WebP and GIF images are accepted")
+            raise UnsupportedMedia("Only PNG, JPEG, WebP and GIF images are accepted")
         content_type, extension = kind
         fd, temporary = tempfile.mkstemp(dir=incoming)
         size = 0
@@ -89,7 +87,7 @@ def save_image(stream: BinaryIO, upload_dir: str, max_bytes: int) -> StoredImage
             while chunk:
                 size += len(chunk)
                 if size > max_bytes:
-                    raise APIError(413, f"Screenshot larger than {max_bytes} bytes")
+                    raise TooLarge(f"Screenshot larger than {max_bytes} bytes")
                 target.write(chunk)
                 chunk = stream.read(CHUNK_BYTES)
             target.flush()

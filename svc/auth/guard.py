@@ -18,7 +18,7 @@ from flask import current_app, g, request
 from svc import database
 from svc.auth import api_keys, pats, sessions, tokens
 from svc.auth.cookies import ACCESS_COOKIE, CSRF_COOKIE, CSRF_HEADER
-from svc.errors import APIError, unauthorized
+from svc.errors import Forbidden, unauthorized
 from svc.extensions import db
 from svc.models import Project, User
 
@@ -56,10 +56,9 @@ def _check_csrf(session_id: uuid.UUID) -> None:
     header_ok = tokens.same_secret(header, expected)
     cookie_ok = tokens.same_secret(cookie, expected)
     if not (header and header_ok and cookie_ok):
-        raise APIError(
-            403,
+        raise Forbidden(
             "Missing or invalid CSRF token: send the svc_csrf_token cookie's "
-            "value in the X-CSRF-Token header",
+            "value in the X-CSRF-Token header"
         )
 
 
@@ -109,8 +108,8 @@ def session_required(view: Callable) -> Callable:
     def wrapper(*args, **kwargs):
         g.caller = authenticate_user()
         if g.caller.kind != "session":
-            raise APIError(
-                403, "This needs a signed-in browser session; a personal access token cannot"
+            raise Forbidden(
+                "This needs a signed-in browser session; a personal access token cannot"
             )
         _end_transaction()
         return view(*args, **kwargs)
@@ -134,7 +133,7 @@ def authenticate_project() -> Project:
         raise unauthorized("Invalid API key")
     origin = request.headers.get("Origin")
     if not api_keys.origin_allowed(project, origin):
-        raise APIError(403, f"Origin {origin} is not allowed to send reports to this project")
+        raise Forbidden(f"Origin {origin} is not allowed to send reports to this project")
     return project
 
 

@@ -1,6 +1,5 @@
 """The conventions every schema shares (contract section 1)."""
 
-from datetime import UTC
 from urllib.parse import urlsplit
 
 from marshmallow import (
@@ -15,19 +14,9 @@ from marshmallow import (
 )
 
 from svc import json_codec
+from svc.wire import camelcase, iso_timestamp
 
 MAX_QUERY_INT = 2_147_483_647
-
-
-def camelcase(name: str) -> str:
-    first, *rest = name.split("_")
-    return first + "".join(part.title() for part in rest)
-
-
-def iso_timestamp(value) -> str:
-    """ISO 8601 UTC with millisecond precision and a Z: 2026-11-22T10:00:00.123Z."""
-    value = value.astimezone(UTC)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
 
 
 def check_absolute_url(value: str, schemes: tuple[str, ...]) -> None:

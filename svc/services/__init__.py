@@ -1,2 +1,3 @@
 """Business rules as plain functions. They take what they need as arguments (never the request),
-commit their own transactions, and raise `svc.errors.APIError` for rule violations."""
+commit their own transactions, and raise the domain errors of `svc.errors` (not found,
+conflict, invalid…) for rule violations, never an HTTP status: `svc.errors` maps them."""

@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from svc.auth import tokens
-from svc.errors import APIError, field_error, not_found
+from svc.errors import Conflict, Forbidden, field_error, not_found
 from svc.extensions import db
 from svc.models import MEMBER, OWNER, Membership, Project, Report, User
 from svc.models.base import utcnow
@@ -75,8 +75,8 @@ def _prefix_taken(prefix: str, except_project: uuid.UUID | None = None) -> bool:
     return db.session.scalar(statement) is not None
 
 
-def _prefix_conflict(prefix: str) -> APIError:
-    return APIError(409, f"Tracking prefix {prefix} is already taken")
+def _prefix_conflict(prefix: str) -> Conflict:
+    return Conflict(f"Tracking prefix {prefix} is already taken")
 
 
 # --- access --------------------------------------------------------------------------------------
@@ -89,7 +89,7 @@ def access(user: User, project_id: uuid.UUID, *, owner_only: bool = False) -> Pr
     if membership is None:
         raise not_found("Project not found")
     if owner_only and membership.role != OWNER:
-        raise APIError(403, "Only the project's owner can do this")
+        raise Forbidden("Only the project's owner can do this")
     return ProjectAccess(membership.project, membership.role)
 
 
@@ -118,7 +118,7 @@ def create(user: User, name: str, tracking_prefix: str | None = None) -> Project
             db.session.rollback()
             if tracking_prefix is not None:
                 raise _prefix_conflict(tracking_prefix) from None
-    raise APIError(409, "Could not find a free tracking prefix; give one explicitly")
+    raise Conflict("Could not find a free tracking prefix; give one explicitly")
 
 
 def list_for(user: User) -> list[ProjectAccess]:
@@ -142,7 +142,7 @@ def update(user: User, project_id: uuid.UUID, changes: dict) -> ProjectAccess:
     prefix = new_values.get("tracking_prefix")
     if prefix is not None and prefix != project.tracking_prefix:
         if has_reports(project):
-            raise APIError(409, "The tracking prefix cannot change once the project has reports")
+            raise Conflict("The tracking prefix cannot change once the project has reports")
         if _prefix_taken(prefix, except_project=project.id):
             raise _prefix_conflict(prefix)
     changed = False
@@ -214,14 +214,14 @@ def add_member(user: User, project_id: uuid.UUID, email: str, role: str = MEMBER
     if new_member is None:
         raise field_error("email", "No registered user has this e-mail address.")
     if db.session.get(Membership, (project_id, new_member.id)) is not None:
-        raise APIError(409, "This user is already a member of the project")
+        raise Conflict("This user is already a member of the project")
     membership = Membership(project_id=project_id, user_id=new_member.id, role=role)
     db.session.add(membership)
     try:
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
-        raise APIError(409, "This user is already a member of the project") from None
+        raise Conflict("This user is already a member of the project") from None
     return membership
 
 

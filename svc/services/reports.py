@@ -11,7 +11,7 @@ from sqlalchemy import bindparam, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from svc.config import setting
-from svc.errors import APIError, field_error, not_found
+from svc.errors import Invalid, field_error, not_found
 from svc.extensions import db
 from svc.models import (
     SEVERITY_RANK,
@@ -24,9 +24,9 @@ from svc.models import (
     User,
 )
 from svc.models.base import utcnow
-from svc.schemas.base import camelcase
 from svc.services import listing, redaction, screenshots
 from svc.webhooks import delivery, payloads
+from svc.wire import camelcase
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -184,7 +184,7 @@ def _attach_screenshots(project: Project, report: Report) -> None:
             ]
     if errors:
         db.session.rollback()
-        raise APIError(422, "Validation failed", errors=errors)
+        raise Invalid(errors)
 
 
 # --- read ----------------------------------------------------------------------------------------

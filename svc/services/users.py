@@ -5,7 +5,7 @@ from sqlalchemy.exc import IntegrityError
 
 from svc.auth import passwords, sessions
 from svc.config import setting
-from svc.errors import APIError, field_error, unauthorized
+from svc.errors import Conflict, Forbidden, field_error, unauthorized
 from svc.extensions import db
 from svc.models import User
 
@@ -27,20 +27,20 @@ def create_user(name: str, email: str, password: str) -> User:
     """Create an account; 409 when the e-mail is taken. Used by register and the CLI."""
     email = normalize_email(email)
     if db.session.scalar(select(User.id).where(User.email == email)) is not None:
-        raise APIError(409, "Email already registered")
+        raise Conflict("Email already registered")
     user = User(name=name.strip(), email=email, password_hash=passwords.hash_password(password))
     db.session.add(user)
     try:
         db.session.commit()
     except IntegrityError:  # registered by a concurrent request between the check and the insert
         db.session.rollback()
-        raise APIError(409, "Email already registered") from None
+        raise Conflict("Email already registered") from None
     return user
 
 
 def register(name: str, email: str, password: str) -> User:
     if not registration_allowed():
-        raise APIError(403, "Registration is closed; ask an administrator for an account")
+        raise Forbidden("Registration is closed; ask an administrator for an account")
     return create_user(name, email, password)
 
 

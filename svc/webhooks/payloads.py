@@ -5,8 +5,8 @@ import re
 import uuid
 from collections.abc import Callable
 
-from svc.schemas.base import iso_timestamp
 from svc.webhooks.formats import DISCORD, SLACK
+from svc.wire import iso_timestamp
 
 CREATED = "report.created"
 UPDATED = "report.updated"
