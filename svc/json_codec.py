@@ -1,7 +1,7 @@
-"""JSON of request bodies, stored JSON columns and responses: orjson, which writes a 20 KB
-report about 6x and reads it 2x faster than the standard library (docs/performance.md), with the
-standard library wherever orjson would answer differently, so that every value comes out as it
-did before.
+"""JSON of request bodies, stored JSON columns and responses: orjson, which writes and reads a
+report several times faster than the standard library (figures in docs/performance.md), with
+the standard library wherever orjson would answer differently, so that every value comes out as
+it did before.
 
 Imports nothing of svc.
 """
@@ -12,7 +12,7 @@ import orjson
 from flask.json.provider import DefaultJSONProvider
 
 # orjson reads an integer past 64 bits (19 digits or more) as a float; the standard library keeps
-# it exact. Digits mapped to one digit, then a plain substring search: 10x faster than a regex.
+# it exact. Digits mapped to one digit, then a plain substring search: far faster than a regex.
 _ONE_DIGIT = bytes.maketrans(b"0123456789", b"0000000000")
 _LONG_NUMBER = b"0" * 19
 # Flask's own encoding of dates (HTTP dates) and dataclasses, not orjson's.

@@ -113,14 +113,14 @@ def test_no_op_patch_changes_nothing(user_client, report):
 def test_changes_are_recorded(app, user_client, report):
     with app.test_request_context():
         user = db.session.get(User, uuid.UUID(user_client.user["id"]))
-        _, changes = reports.update_report(
+        _, changes = reports.update(
             user, "WS-1", {"status": "resolved", "severity": "high", "assignee_id": user.id}
         )
         assert changes == {
             "status": {"from": "new", "to": "resolved"},
             "assigneeId": {"from": None, "to": user.id},
         }
-        _, none = reports.update_report(user, "WS-1", {"status": "resolved"})
+        _, none = reports.update(user, "WS-1", {"status": "resolved"})
         assert none == {}
 
 

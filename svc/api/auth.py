@@ -37,7 +37,7 @@ def _clear_cookies(site_data: bool = False) -> None:
 
 @bp.post("/register")
 @rate_limited("SVC_RATE_LIMIT_AUTH")
-@body(RegisterIn)
+@body(RegisterIn())
 @response(UserOut(), 201, errors=(403, 409))
 def register(data):
     """Create an account and sign it in."""
@@ -48,7 +48,7 @@ def register(data):
 
 @bp.post("/login")
 @rate_limited("SVC_RATE_LIMIT_AUTH")
-@body(LoginIn)
+@body(LoginIn())
 @response(UserOut(), errors=(401,))
 def login(data):
     """Sign in: a new session with new cookies."""
@@ -93,7 +93,7 @@ def logout():
 @bp.post("/password")
 @session_required
 @rate_limited("SVC_RATE_LIMIT_PASSWORD", key_func=signed_in_user)
-@body(PasswordChangeIn)
+@body(PasswordChangeIn())
 @response(None, 204)
 def change_password(data):
     """Change the password; every other session of the user ends."""

@@ -47,9 +47,8 @@ def read_json_object() -> dict:
     return payload
 
 
-def body(schema_class: type[Schema]) -> Callable:
-    """Load the JSON body with `schema_class` and pass the result as the view's first argument."""
-    schema = schema_class()
+def body(schema: Schema) -> Callable:
+    """Load the JSON body with `schema` and pass the result as the view's first argument."""
 
     def decorator(view):
         @wraps(view)
@@ -62,9 +61,8 @@ def body(schema_class: type[Schema]) -> Callable:
     return decorator
 
 
-def query(schema_class: type[Schema]) -> Callable:
-    """Load the query string with `schema_class` and pass the result as the first argument."""
-    schema = schema_class()
+def query(schema: Schema) -> Callable:
+    """Load the query string with `schema` and pass the result as the first argument."""
 
     def decorator(view):
         @wraps(view)

@@ -16,7 +16,7 @@ bp = Blueprint(
 
 @bp.get("")
 @login_required
-@query(DeliveryListQuery)
+@query(DeliveryListQuery())
 @response(DeliveryPageOut())
 def list_deliveries(params, project_id: uuid.UUID):
     """The project's deliveries, newest first."""

@@ -27,7 +27,7 @@ def _user():
 
 @bp.post("")
 @login_required
-@body(ProjectCreateIn)
+@body(ProjectCreateIn())
 @response(ProjectOut(), 201, errors=(409,))
 def create_project(data):
     """Create a project; the caller owns it."""
@@ -53,7 +53,7 @@ def get_project(project_id: uuid.UUID):
 
 @bp.patch("/<uuid:project_id>")
 @login_required
-@body(ProjectUpdateIn)
+@body(ProjectUpdateIn())
 @response(ProjectOut(), errors=(*OWNER_ONLY, 409))
 def update_project(data, project_id: uuid.UUID):
     """Change the name, tracking prefix or settings (merged: keys not sent keep their values)."""
@@ -94,7 +94,7 @@ def list_members(project_id: uuid.UUID):
 
 @bp.post("/<uuid:project_id>/members")
 @login_required
-@body(MemberAddIn)
+@body(MemberAddIn())
 @response(MemberOut(), 201, errors=(*OWNER_ONLY, 409))
 def add_member(data, project_id: uuid.UUID):
     """Add a registered user, by e-mail, as a member."""

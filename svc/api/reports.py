@@ -32,7 +32,7 @@ def _idempotency_key() -> str | None:
 @widget_cors
 @rate_limited("SVC_RATE_LIMIT_INGEST", key_func=api_key_and_address)
 @api_key_required
-@body(ReportCreateIn)
+@body(ReportCreateIn())
 @response(ReportOut(), 201, also=(200,))
 def create_report(data):
     """File a report (the widget). A repeated Idempotency-Key answers 200 with the first report."""
@@ -42,7 +42,7 @@ def create_report(data):
 
 @bp.get("")
 @login_required
-@query(ReportListQuery)
+@query(ReportListQuery())
 @response(ReportPageOut())
 def list_reports(params):
     """The reports of the caller's projects: filtered, searched, sorted and paged."""
@@ -59,11 +59,11 @@ def get_report(report_ref: str):
 
 @bp.patch("/<report_ref>")
 @login_required
-@body(ReportUpdateIn)
+@body(ReportUpdateIn())
 @response(ReportOut())
 def update_report(data, report_ref: str):
     """Change status, severity, category, title, description or assignee."""
-    report, _changes = reports.update_report(current_caller().user, report_ref, data)
+    report, _changes = reports.update(current_caller().user, report_ref, data)
     return report
 
 
@@ -72,4 +72,4 @@ def update_report(data, report_ref: str):
 @response(None, 204)
 def delete_report(report_ref: str):
     """Delete a report and its screenshots."""
-    reports.delete_report(current_caller().user, report_ref)
+    reports.delete(current_caller().user, report_ref)

@@ -14,7 +14,7 @@ bp = Blueprint("tokens", __name__, url_prefix="/api/v1/tokens")
 
 @bp.post("")
 @session_required
-@body(TokenCreateIn)
+@body(TokenCreateIn())
 @response(TokenCreatedOut(), 201)
 def create_token(data):
     """Create a token; its value is shown in this answer only."""

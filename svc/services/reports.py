@@ -7,7 +7,8 @@ import re
 import uuid
 from datetime import timedelta
 
-from sqlalchemy import bindparam, insert, or_, select, update
+from sqlalchemy import bindparam, insert, or_, select
+from sqlalchemy import update as update_rows  # `update` is this module's verb
 from sqlalchemy.exc import IntegrityError
 
 from svc.config import setting
@@ -68,7 +69,7 @@ _projects, _reports, _report_details = Project.__table__, Report.__table__, Repo
 # One conditional increment in the report's own transaction: it locks the project's row until
 # commit (PostgreSQL) or runs under the write lock (SQLite), and rolls back with the report.
 _NEXT_NUMBER = (
-    update(_projects)
+    update_rows(_projects)
     .where(_projects.c.id == bindparam("project_id"))
     .values(
         last_report_number=_projects.c.last_report_number + 1,
@@ -168,7 +169,7 @@ def _attach_screenshots(project: Project, report: Report) -> None:
         if key is None:
             continue
         claimed = db.session.execute(
-            update(Screenshot)
+            update_rows(Screenshot)
             .where(
                 Screenshot.key == key,
                 Screenshot.project_id == project.id,
@@ -212,7 +213,7 @@ def get_for(user: User, reference: str) -> Report:
 # --- change --------------------------------------------------------------------------------------
 
 
-def update_report(user: User, reference: str, changes: dict) -> tuple[Report, dict]:
+def update(user: User, reference: str, changes: dict) -> tuple[Report, dict]:
     """Apply a PATCH; returns the report and what changed, as
     {"<camelCaseField>": {"from": old, "to": new}} (empty when nothing did)."""
     report = get_for(user, reference)
@@ -233,12 +234,12 @@ def update_report(user: User, reference: str, changes: dict) -> tuple[Report, di
     return report, changed
 
 
-def delete_report(user: User, reference: str) -> None:
+def delete(user: User, reference: str) -> None:
     report = get_for(user, reference)
     keys = screenshots.keys_of_report(report.id)
     db.session.delete(report)
     db.session.execute(
-        update(Project)
+        update_rows(Project)
         .where(Project.id == report.project_id)
         .values(report_count=Project.report_count - 1)
         .execution_options(synchronize_session=False)

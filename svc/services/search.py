@@ -14,8 +14,9 @@ search does not read every report:
   lower(title || '\n' || description), with a pg_trgm GIN index (migration e2b7c4a1f9d3).
   `search_text LIKE lower('%term%')` is what ILIKE on title or description answers (in a UTF-8
   database ILIKE lowers both sides; a term holds no white space, so no match spans the line
-  break), without lowering every candidate's text again: a one-word count at 1,000,000
-  reports, with its rows in shared buffers, went from 75 to 23 ms.
+  break), without lowering every candidate's text again.
+
+The measurements behind each choice here: docs/performance.md, "What made it fast".
 """
 
 from sqlalchemy import (
@@ -36,8 +37,7 @@ from svc.models import Report
 
 TRIGRAM = 3
 # What reading a candidate report and sorting it costs, in steps over one entry of a sort index:
-# on SQLite ten (a step looks the entry up among the FTS rows; measured at 100,000 reports); on
-# PostgreSQL one (a step reads the report to check it, as a candidate is read).
+# on SQLite a step only looks the entry up among the FTS rows, on PostgreSQL it reads the report.
 CANDIDATE_TO_INDEX_ENTRY_COST = {"sqlite": 10, "postgresql": 1}
 _FTS_ROWIDS = "SELECT rowid FROM reports_fts WHERE reports_fts MATCH :fts_query"
 _SEARCH_ROWS = table(
@@ -51,9 +51,8 @@ _SEARCH_ROWS = table(
 _SEARCH_TEXT = literal_column("reports.search_text", Text)
 _FTS_CANDIDATES = text(f"SELECT report_id FROM report_search_rows WHERE rowid IN ({_FTS_ROWIDS})")
 # Each report walked past is looked up among the FTS rows (one index seek), rather than every FTS
-# row being mapped to its report before the walk starts: 30 ms to 11 ms for a one-word search of
-# 14,000 matches at 1,000,000 reports. SQLite does not start a query from a correlated EXISTS
-# (a test checks the plan), so this also keeps its planner walking the sort index.
+# row being mapped to its report before the walk starts. SQLite does not start a query from a
+# correlated EXISTS (a test checks the plan), so this also keeps it walking the sort index.
 _FTS_HOLDS_REPORT = text(
     "EXISTS (SELECT 1 FROM report_search_rows WHERE report_id = reports.id "
     f"AND rowid IN ({_FTS_ROWIDS}))"
@@ -80,9 +79,8 @@ def count_in_projects(search: str, dialect: str, projects):
     """A count of the reports of the given projects (a SELECT of their ids) that match, read
     from report_search_rows alone; None where reports are the better place to count: on
     PostgreSQL, and for a search with no term long enough for the FTS index (report_search_rows
-    has no index by project). Counted from reports, each of a one-word search's 14,000 matches
-    at 1,000,000 reports was mapped to its report id, found through the UUID index of reports
-    and read there for the LIKE: 105 ms, against 47 here (the FTS match itself takes 7)."""
+    has no index by project). Counted from reports, each match would be mapped to its report
+    id and read there for the LIKE: twice the time."""
     terms = search.split()
     query = _fts_query_for(terms, dialect)
     if query is None:
@@ -102,13 +100,12 @@ def count_in_projects(search: str, dialect: str, projects):
 
 def steer_planner(session, search: str, dialect: str) -> None:
     """On PostgreSQL, keep a search of trigram-sized terms off a sequential scan for the rest of
-    the transaction. Its planner prices ILIKE as cheap as =, so at 10,000 reports it read every
-    row: a one-word search (total and page) took 127 ms, 20 ms with the trigram indexes.
-    Shorter terms are left alone: no trigram index can serve them.
+    the transaction. Its planner prices ILIKE as cheap as =, so it read every row rather than
+    use the trigram indexes. Shorter terms are left alone: no trigram index can serve them.
 
     JIT compilation goes off with it: a scan that is switched off is priced at 10^10, so any
-    query of the transaction that still scans (the sum of ten projects' report counts) looked
-    costly enough to compile, and took 90 ms instead of 0.1."""
+    query of the transaction that still scans (the sum of the projects' report counts) looked
+    costly enough to compile, and compiling took far longer than the query."""
     if dialect == "postgresql" and all(len(term) >= TRIGRAM for term in search.split()):
         _set_for_the_transaction(session, enable_seqscan="off", jit="off")
 
@@ -124,10 +121,10 @@ def walk_sort_index(dialect: str, matches: int, page_end: int, reports: int) -> 
 def steer_page(session, dialect: str, walk: bool) -> None:
     """Hold PostgreSQL's planner to walk_sort_index's choice for the page query, for the rest of
     the transaction. It guesses how many reports a trigram search matches from a sample of a
-    hundred texts, so a word that no sampled text held was read as rare: every one of its
-    14,000 matches at 1,000,000 reports read and sorted for a page of 20 (56 ms), where walking
-    the sort index reads some 1,400 reports (4 ms); and a word that one of them held was read as
-    common, whatever its count. SQLite is steered by the search condition (see condition)."""
+    hundred texts, so a word that no sampled text held was read as rare (every match read and
+    sorted for a page of 20, where walking the sort index reads a tenth of them), and a word
+    that one of them held as common, whatever its count. SQLite is steered by the search
+    condition (see condition)."""
     if dialect == "postgresql":
         setting = "enable_bitmapscan" if walk else "enable_indexscan"
         _set_for_the_transaction(session, **{setting: "off"})

@@ -212,14 +212,6 @@ def _record_outcome(delivery_id: uuid.UUID, attempt_number: int, outcome: sender
     db.session.commit()
 
 
-def process_due(limit: int = 100) -> int:
-    """Claim and attempt due deliveries one after another (for the CLI and tests)."""
-    claimed = claim_due(limit, per_project=limit)
-    for delivery_id, attempt_number, _project_id in claimed:
-        attempt(delivery_id, attempt_number)
-    return len(claimed)
-
-
 # --- the delivery log ----------------------------------------------------------------------------
 
 
