@@ -61,10 +61,10 @@ load: $(STAMP)
 
 ## bench: every benchmark in bench/ (ingest, SQLite's cost per report, webhooks, scale to
 ## 1,000,000 reports on SQLite and PostgreSQL, the widget's cost to a page in Chromium; about an
-## hour), then one table of figures beside
-## their targets. Load goes to 127.0.0.1 only. Figures in bench/results/, the plot in
-## bench/results/scale.png.
-## `make bench BENCH_ARGS=--quick` stops at 100,000 reports with shorter loads.
+## hour), then one table of figures beside their targets. Load goes to 127.0.0.1 only. Figures
+## in bench/results/, the plot in bench/results/scale.png.
+## `make bench BENCH_ARGS=--quick` stops at 100,000 reports with shorter loads;
+## `make bench BENCH_ARGS=--smoke` runs each benchmark for seconds (make test runs it).
 bench: $(STAMP) $(BENCH_STAMP) $(WRK) $(CHROMIUM)
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
@@ -76,8 +76,8 @@ $(WRK):
 	$(call apt-install,wrk,The ingest benchmark needs wrk)
 
 lint: $(STAMP)
-	$(BIN)/ruff check svc tests bench
-	$(BIN)/ruff format --check svc tests bench
+	$(BIN)/ruff check svc tests bench harness
+	$(BIN)/ruff format --check svc tests bench harness
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,33 +1,62 @@
 """`make bench` (python -m bench): every benchmark in turn, then one table of the figures the
 performance targets are about, each beside its target (docs/performance.md).
 
-    .venv/bin/python -m bench [--quick]
+    .venv/bin/python -m bench [--quick | --smoke] [--database sqlite|postgresql ...]
     .venv/bin/python -m bench --table-only [--markdown]
 
 --quick runs shorter loads and stops the scale benchmark at 100,000 reports.
+--smoke runs every benchmark, bench.load included, for a few seconds on tiny data, its figures
+in a temporary directory: it proves the benchmarks still run (the suite runs it,
+tests/test_bench.py), and its figures mean nothing. A benchmark that fails fails the run.
+--database limits the benchmarks that run on both databases to those named.
 Each benchmark writes its full figures to bench/results/<name>.json.
 """
 
 import argparse
 import os
+import shutil
 import sys
+import tempfile
 
-from bench import ingest, scale, store, webhooks, widget
-from bench.common import print_table, read_result
+from bench import ingest, load, scale, store, webhooks, widget
+from bench.common import DATABASES, print_table, read_result
 
 
-def run_all(quick: bool) -> None:
+def run_all(quick: bool, databases: list[str]) -> None:
     seconds = ["--seconds", "5" if quick else "20"]
     sizes = ["--sizes", "10000", "100000"] if quick else []
-    for module, arguments in (
-        (ingest, seconds),
+    on_each = [argument for database in databases for argument in ("--database", database)]
+    run(
+        (ingest, [*seconds, *on_each]),
         (store, ["--reports", "1000" if quick else "3000"]),
         (webhooks, seconds),
-        (scale, sizes),
+        (scale, [*sizes, *on_each]),
         (widget, ["--rounds", "5"] if quick else []),
-    ):
+    )
+
+
+def run_smoke(databases: list[str]) -> None:
+    on_each = [argument for database in databases for argument in ("--database", database)]
+    run(
+        (ingest, ["--seconds", "1", "--connections", "4", *on_each]),
+        (store, ["--reports", "50"]),
+        (webhooks, ["--reports", "3", "--seconds", "1", "--connections", "4", "--rounds", "1"]),
+        (scale, ["--sizes", "2000", *on_each]),
+        (widget, ["--rounds", "2", "--calls", "200", "--blocks", "1"]),
+        *(
+            (load, ["--database", database, "--clients", "4", "--seconds", "2"])
+            for database in databases
+        ),
+    )
+
+
+def run(*benchmarks) -> None:
+    """Each (module, its command-line arguments) in turn; stops at the first that fails."""
+    for module, arguments in benchmarks:
         sys.argv = [module.__name__, *arguments]
-        module.main()
+        status = module.main()
+        if status:
+            raise SystemExit(f"{module.__name__} {' '.join(arguments)} exited {status}")
 
 
 def headline() -> list[dict]:
@@ -144,7 +173,10 @@ def headline() -> list[dict]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true")
+    speed = parser.add_mutually_exclusive_group()
+    speed.add_argument("--quick", action="store_true")
+    speed.add_argument("--smoke", action="store_true")
+    parser.add_argument("--database", choices=DATABASES, action="append")
     parser.add_argument(
         "--table-only", action="store_true", help="print the table of the last results"
     )
@@ -154,13 +186,24 @@ def main() -> int:
         help="with --table-only: the table and the scale figures in Markdown, for the docs",
     )
     options = parser.parse_args()
-    if not options.table_only:
-        run_all(options.quick)
+    databases = options.database or list(DATABASES)
+    if options.smoke:
+        os.environ["SVC_BENCH_RESULTS"] = tempfile.mkdtemp(prefix="svc-bench-smoke-")
+        run_smoke(databases)
+    elif not options.table_only:
+        run_all(options.quick, databases)
+    rows = headline()
+    if options.smoke:
+        for row in rows:
+            del row[""]  # no verdicts on figures of tiny data
     print()
-    print_table(headline(), markdown=options.markdown)
+    print_table(rows, markdown=options.markdown)
     if options.markdown:
         print()
         print_table(read_result("scale") or [], markdown=True)
+    if options.smoke:
+        shutil.rmtree(os.environ["SVC_BENCH_RESULTS"])
+        print("\nsmoke run: every benchmark ran (its figures above mean nothing)")
     return 0
 
 

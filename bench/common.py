@@ -11,17 +11,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-import requests
 from sqlalchemy import create_engine, text
 
-from tests.service import start_service
+from harness.service import start_service
 
 RESULTS = Path(__file__).resolve().parent / "results"
 POSTGRES = os.environ.get(
     "SVC_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
 DATABASES = ("sqlite", "postgresql")
-PASSWORD = "correct horse battery"
 
 
 @contextmanager
@@ -64,17 +62,6 @@ def running_service(database_url: str, workdir: Path, **env: str) -> Iterator[st
         service.wait(timeout=60)
 
 
-def sign_up(base_url: str) -> tuple[requests.Session, dict]:
-    """A registered user's cookie session and the CSRF header its writes need."""
-    browser = requests.Session()
-    response = browser.post(
-        f"{base_url}/api/v1/auth/register",
-        json={"name": "Bench", "email": "bench@example.com", "password": PASSWORD},
-    )
-    response.raise_for_status()
-    return browser, {"X-CSRF-Token": browser.cookies["svc_csrf_token"]}
-
-
 def percentile(values: list[float], share: float) -> float:
     if len(values) < 2:
         return values[0] if values else 0.0
@@ -85,15 +72,22 @@ def milliseconds(seconds: float) -> float:
     return round(seconds * 1000, 2)
 
 
+def result_path(name: str) -> Path:
+    """Where a benchmark's output goes: bench/results/, or SVC_BENCH_RESULTS (a smoke run's
+    throw-away figures must not replace the real ones)."""
+    results = Path(os.environ.get("SVC_BENCH_RESULTS", RESULTS))
+    results.mkdir(parents=True, exist_ok=True)
+    return results / name
+
+
 def write_result(name: str, result) -> Path:
-    RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / f"{name}.json"
+    path = result_path(f"{name}.json")
     path.write_text(json.dumps(result, indent=2) + "\n")
     return path
 
 
 def read_result(name: str):
-    path = RESULTS / f"{name}.json"
+    path = result_path(f"{name}.json")
     return json.loads(path.read_text()) if path.exists() else None
 
 

@@ -25,10 +25,9 @@ from bench.common import (
     fresh_database,
     print_table,
     running_service,
-    sign_up,
     write_result,
 )
-from tests.service import ROOT, free_port
+from harness.service import ROOT, free_port, sign_up
 
 LUA = Path(__file__).resolve().parent / "ingest.lua"
 
@@ -118,7 +117,7 @@ def bare_flask(workdir: Path):
 
 
 def new_project(base_url: str, **settings) -> dict:
-    browser, csrf = sign_up(base_url)
+    browser, csrf = sign_up(base_url, "Bench", "bench@example.com")
     project = browser.post(f"{base_url}/api/v1/projects", json={"name": "Shop"}, headers=csrf)
     project = project.json()
     if settings:

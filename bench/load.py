@@ -21,7 +21,7 @@ import requests
 from sqlalchemy import create_engine, text
 
 from bench.common import fresh_database, percentile, running_service, write_result
-from tests.service import set_up_project
+from harness.service import set_up_project
 
 # A widget's report of ordinary size: a few logs, actions and some metadata (about 4 KB).
 REPORT = {

@@ -36,15 +36,15 @@ from sqlalchemy import create_engine, event, text
 
 from bench.common import (
     DATABASES,
-    RESULTS,
     fresh_database,
     milliseconds,
     percentile,
     print_table,
+    result_path,
     running_service,
-    sign_up,
     write_result,
 )
+from harness.service import sign_up
 from svc import create_app
 from svc.database import refresh_planner_statistics
 from svc.extensions import db
@@ -201,7 +201,7 @@ def like_scan(url: str, corpus: Corpus, repeats: int = 5) -> list[float]:
 
 def set_up(base_url: str) -> tuple[list[str], str]:
     """Ten projects and a personal access token for the timed calls."""
-    browser, csrf = sign_up(base_url)
+    browser, csrf = sign_up(base_url, "Bench", "bench@example.com")
     projects = [
         browser.post(
             f"{base_url}/api/v1/projects", json={"name": f"Project {n}"}, headers=csrf
@@ -321,8 +321,7 @@ def main() -> int:
         keep = options.keep / database if options.keep and database == "sqlite" else None
         rows += run(database, sorted(options.sizes), keep)
     write_result("scale", rows)
-    RESULTS.mkdir(exist_ok=True)
-    plot(rows, RESULTS / "scale.png")
+    plot(rows, result_path("scale.png"))
     print_table(rows)
     return 0
 

@@ -31,11 +31,11 @@ from sqlalchemy import event
 
 from bench.common import milliseconds, percentile, print_table, write_result
 from bench.ingest import report_body
+from harness.client import create_project, register, sqlite_app
 from svc import database
 from svc.database import configure_sqlite
 from svc.extensions import db
 from svc.scheduler import CHECKPOINT_SECONDS
-from tests.helpers import create_project, register, sqlite_app
 
 VARIANTS = ("as built", "no search triggers", "no list indexes", "neither")
 _INSERT_COLUMNS = re.compile(r"INSERT INTO \w+ \(([^)]*)\)")

@@ -1,5 +1,5 @@
 """Webhook benchmark, against the service as `make run` starts it (gunicorn and the scheduler
-process) on SQLite, with a real HTTPS receiver on 127.0.0.1 (tests/receiver.py):
+process) on SQLite, with a real HTTPS receiver on 127.0.0.1 (harness/receiver.py):
 
 - latency: reports sent one at a time; for each, the time from its 201 to the first delivery
   attempt arriving at the receiver (p50, p95);
@@ -30,7 +30,7 @@ from bench.common import (
     write_result,
 )
 from bench.ingest import measure_svc, new_project, report_body
-from tests.receiver import Receiver
+from harness.receiver import Receiver
 
 HANG_SECONDS = 3_600
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from bench.common import percentile, write_result
-from tests.conftest import CHROMIUM, CHROMIUM_ARGS
+from harness.browser import launch_chromium
 
 SCRIPT = Path(__file__).resolve().parent.parent / "svc" / "widget" / "widget.js"
 PAGE_URL = "http://bench.invalid/"
@@ -94,7 +94,7 @@ def main() -> int:
 
     inits, evaluations, renders, per_call = [], [], [], []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(playwright)
         for _ in range(options.rounds):
             page = browser.new_page()
             page.route(PAGE_URL, serve)

@@ -17,10 +17,11 @@ from flask_migrate import upgrade
 from sqlalchemy import create_engine, text
 from werkzeug.serving import make_server
 
+from harness.browser import CHROMIUM, launch_chromium
+from harness.client import register
+from harness.service import kill_service, start_service
 from svc import create_app, rate_limits
 from svc.extensions import db
-from tests.helpers import register
-from tests.service import kill_service, start_service
 
 BACKENDS = ["sqlite"] + (["postgresql"] if os.environ.get("SVC_TEST_DATABASE_URL") else [])
 
@@ -157,7 +158,7 @@ def certificate_authority(tmp_path_factory):
 
 @pytest.fixture
 def receiver(certificate_authority):
-    from tests.receiver import Receiver
+    from harness.receiver import Receiver
 
     server = Receiver(certificate_authority[0]).start()
     yield server
@@ -177,21 +178,6 @@ def live_server(app):
 
 # --- a real browser ------------------------------------------------------------------------
 
-CHROMIUM = "/usr/bin/chromium"
-# Without the background-networking flags Chromium keeps dialling Google, which this closed
-# network refuses; --no-sandbox because CI runs as root. The last one accepts the widget's
-# request to capture the current tab, as a person would in the browser's prompt.
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--auto-accept-this-tab-capture",
-]
-
 
 @pytest.fixture(scope="session")
 def browser():
@@ -203,7 +189,7 @@ def browser():
             f"{CHROMIUM} is missing: `make test` installs Debian's chromium when run as root"
         )
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        chromium = launch_chromium(playwright)
         yield chromium
         chromium.close()
 

@@ -1,4 +1,5 @@
-"""Small steps many tests take, through the HTTP API."""
+"""What many tests share beyond the harness: sample bodies and images, the fields of a report,
+the route table."""
 
 import contextlib
 import shutil
@@ -6,34 +7,6 @@ import sqlite3
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-
-PASSWORD = "correct horse battery"
-
-
-def register(client, email="ada@example.com", name="Ada Lovelace", password=PASSWORD):
-    response = client.post(
-        "/api/v1/auth/register", json={"name": name, "email": email, "password": password}
-    )
-    assert response.status_code == 201, response.get_json()
-    return response.get_json()
-
-
-def csrf(client) -> dict:
-    """The header a cookie-authenticated write must carry."""
-    cookie = client.get_cookie("svc_csrf_token")
-    return {"X-CSRF-Token": cookie.value if cookie else ""}
-
-
-def create_pat(client, name="cli", **extra) -> dict:
-    response = client.post("/api/v1/tokens", json={"name": name, **extra}, headers=csrf(client))
-    assert response.status_code == 201, response.get_json()
-    return response.get_json()
-
-
-def create_project(client, name="Web Shop", **extra) -> dict:
-    response = client.post("/api/v1/projects", json={"name": name, **extra}, headers=csrf(client))
-    assert response.status_code == 201, response.get_json()
-    return response.get_json()
 
 
 def png_bytes(width: int = 2, height: int = 2, padding: int = 0) -> bytes:
@@ -122,19 +95,6 @@ SUMMARY_FIELDS = {
     "updatedAt",
 }
 FULL_FIELDS = SUMMARY_FIELDS | {"consoleLogs", "networkLogs", "userActions"}
-
-
-def sqlite_app(tmp_path):
-    """An app on a SQLite file of its own, for what only SQLite has (pragmas, its planner)."""
-    from svc import create_app
-
-    return create_app(
-        {
-            "SVC_DATABASE_URL": f"sqlite:///{tmp_path / 'svc.sqlite3'}",
-            "SVC_INSTANCE_PATH": str(tmp_path / "instance"),
-            "SVC_SECRET_KEY": "test",
-        }
-    )
 
 
 def reports_in_file_alone(database: Path, copy: Path) -> int | None:

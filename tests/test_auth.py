@@ -6,11 +6,11 @@ from http.cookies import SimpleCookie
 import pytest
 from sqlalchemy import select, update
 
+from harness.client import PASSWORD, create_pat, csrf, register
 from svc.auth import tokens
 from svc.extensions import db
 from svc.models import AuthSession, User
 from svc.models.base import utcnow
-from tests.helpers import PASSWORD, create_pat, csrf, register
 
 REFRESH_PATH = "/api/v1/auth"
 

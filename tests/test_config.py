@@ -8,6 +8,7 @@ from flask_migrate import upgrade
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
 
+from harness.client import create_project, register, sqlite_app
 from svc import create_app
 from svc.config import SETTINGS, ConfigError, load_settings
 from svc.database import (
@@ -17,14 +18,7 @@ from svc.database import (
     checkpoint_sqlite_log,
 )
 from svc.extensions import db
-from tests.helpers import (
-    REPORT,
-    create_project,
-    file_report,
-    register,
-    reports_in_file_alone,
-    sqlite_app,
-)
+from tests.helpers import REPORT, file_report, reports_in_file_alone
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

@@ -11,8 +11,8 @@ import pytest
 import requests
 from playwright.sync_api import Page, expect
 
+from harness.client import register
 from tests.browser import OPEN_SHADOW_ROOTS, save_screenshot
-from tests.helpers import register
 
 PASSWORD = "correct horse battery"
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.helpers import create_project, csrf
+from harness.client import create_project, csrf
 
 
 def assert_error(response, status):

@@ -13,10 +13,11 @@ import pytest
 import requests
 from flask_migrate import upgrade
 
+from harness.client import create_project, register
+from harness.receiver import Receiver
+from harness.service import delivery_log, file, kill_service, set_up_project, wait_until
 from svc.extensions import db
-from tests.helpers import REPORT, create_project, register
-from tests.receiver import Receiver
-from tests.service import delivery_log, file, kill_service, set_up_project, wait_until
+from tests.helpers import REPORT
 
 pytestmark = pytest.mark.server
 

@@ -17,8 +17,9 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
+from harness.client import create_pat, create_project, csrf, register
 from svc.openapi import api_description
-from tests.helpers import collection_app, create_pat, create_project, csrf, file_report, register
+from tests.helpers import collection_app, file_report
 
 CHECKS = [
     not_a_server_error,

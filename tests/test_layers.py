@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-SVC = Path(__file__).resolve().parent.parent / "svc"
+ROOT = Path(__file__).resolve().parent.parent
+SVC = ROOT / "svc"
 
 # What each part may import of svc (besides itself). A part is a package of svc or a module at
 # its top. Parts not listed are not restricted here.
@@ -30,6 +31,16 @@ MAY_IMPORT = {
 }
 
 
+# The repository's own packages: the service, the harness that runs it for the tests and the
+# benchmarks, and those two. What each may import of the others.
+PACKAGE_MAY_IMPORT = {
+    "svc": set(),
+    "harness": {"svc"},
+    "bench": {"svc", "harness"},
+    "tests": {"svc", "harness"},
+}
+
+
 def _part(module: str) -> str:
     parts = module.split(".")
     return ".".join(parts[:2]) if len(parts) > 1 else module
@@ -40,23 +51,37 @@ def _module_name(path: Path) -> str:
     return name.removesuffix(".__init__")
 
 
+def _imported_names(path: Path) -> list[str]:
+    """The modules a file imports, absolute imports only (`from svc import x` imports svc.x)."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names += [f"{node.module}.{alias.name}" for alias in node.names]
+    return names
+
+
 def imports_by_part() -> dict[str, set[str]]:
     """{part: the other parts of svc its modules import}."""
     graph = defaultdict(set)
     for path in SVC.rglob("*.py"):
         source = _part(_module_name(path))
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                # `from svc import x` imports the module svc.x.
-                names = [f"{node.module}.{alias.name}" for alias in node.names]
-            else:
-                continue
-            for name in names:
-                if name.startswith("svc.") and _part(name) != source:
-                    graph[source].add(_part(name))
+        for name in _imported_names(path):
+            if name.startswith("svc.") and _part(name) != source:
+                graph[source].add(_part(name))
     return graph
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGE_MAY_IMPORT))
+def test_each_package_imports_only_the_packages_it_may(package):
+    others = set(PACKAGE_MAY_IMPORT) - {package}
+    imported = {
+        name.split(".")[0]
+        for path in (ROOT / package).rglob("*.py")
+        for name in _imported_names(path)
+    }
+    assert imported & others <= PACKAGE_MAY_IMPORT[package]
 
 
 def test_no_relative_imports():

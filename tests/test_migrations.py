@@ -6,9 +6,10 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from flask_migrate import downgrade, upgrade
 
+from harness.client import create_project
 from svc.extensions import db
 from svc.models import declared_by_models
-from tests.helpers import create_project, file_report
+from tests.helpers import file_report
 
 
 def test_models_and_migrations_agree(app):

@@ -8,10 +8,11 @@ import uuid
 import pytest
 from sqlalchemy import func, select
 
+from harness.client import create_project, csrf, register
 from svc.extensions import db
 from svc.models import Membership, Project
 from svc.services.projects import derive_tracking_prefix
-from tests.helpers import WIDGET_DEFAULTS, create_project, csrf, register
+from tests.helpers import WIDGET_DEFAULTS
 
 API_KEY = re.compile(r"^svc_pub_[0-9A-Za-z]{32,}$")
 PROJECT_FIELDS = {

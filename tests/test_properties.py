@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from standardwebhooks import Webhook
 
+from harness.client import csrf
 from svc.auth import tokens
 from svc.webhooks.signing import standard_signature, svc_signature
-from tests.helpers import csrf
 
 BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 WITH_FIXTURES = settings(

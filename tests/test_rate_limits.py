@@ -6,9 +6,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
+from harness.client import PASSWORD
 from svc import rate_limits
 from svc.extensions import limiter
-from tests.helpers import PASSWORD
 
 
 def test_login_is_limited_per_client_address(make_app):
@@ -39,7 +39,8 @@ def test_limits_can_be_switched_off(make_app):
 
 
 def test_ingest_is_limited_per_api_key_and_address(make_app):
-    from tests.helpers import create_project, file_report, png_bytes, register, upload
+    from harness.client import create_project, register
+    from tests.helpers import file_report, png_bytes, upload
 
     app = make_app(SVC_RATE_LIMIT_INGEST="2/minute")
     client = app.test_client()

@@ -7,9 +7,10 @@ import threading
 import pytest
 from sqlalchemy import func, select
 
+from harness.client import create_project, csrf, register
 from svc.extensions import db
 from svc.models import Report, ReportDetail
-from tests.helpers import FULL_FIELDS, REPORT, create_project, csrf, file_report, register
+from tests.helpers import FULL_FIELDS, REPORT, file_report
 
 
 @pytest.fixture
@@ -77,8 +78,8 @@ def test_the_api_key_check_does_not_wait_for_a_writer(tmp_path):
 
     from flask_migrate import upgrade
 
+    from harness.client import sqlite_app
     from svc.auth import api_keys
-    from tests.helpers import sqlite_app
 
     app = sqlite_app(tmp_path)
     with app.app_context():
@@ -549,7 +550,7 @@ def test_missing_or_wrong_api_key_is_401(app, client, api_key):
 
 
 def test_session_or_pat_cannot_file_reports(user_client):
-    from tests.helpers import create_pat
+    from harness.client import create_pat
 
     pat = create_pat(user_client)["token"]
     assert (

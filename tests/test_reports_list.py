@@ -8,20 +8,13 @@ import pytest
 from flask_migrate import upgrade
 from sqlalchemy import event, func, insert, select, text, update
 
+from harness.client import create_pat, create_project, csrf, register, sqlite_app
 from svc import database
 from svc.extensions import db
 from svc.models import SEVERITIES, SEVERITY_RANK, Project, Report
 from svc.services import projects, search, users
 from svc.services.listing import list_for
-from tests.helpers import (
-    SUMMARY_FIELDS,
-    create_pat,
-    create_project,
-    csrf,
-    file_report,
-    register,
-    sqlite_app,
-)
+from tests.helpers import SUMMARY_FIELDS, file_report
 
 
 def listing(client, **params):

@@ -5,10 +5,11 @@ import uuid
 
 import pytest
 
+from harness.client import create_pat, create_project, csrf, register
 from svc.extensions import db
 from svc.models import User
 from svc.services import reports
-from tests.helpers import create_pat, create_project, csrf, file_report, register
+from tests.helpers import file_report
 
 
 @pytest.fixture

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select, update
 
+from harness.client import create_project, csrf, register
 from svc.extensions import db
 from svc.models import Screenshot
 from svc.models.base import utcnow
 from svc.services import screenshots
-from tests.helpers import create_project, csrf, file_report, png_bytes, register, upload
+from tests.helpers import file_report, png_bytes, upload
 
 KEY = re.compile(r"^[A-Za-z0-9._/-]+$")
 IMAGES = {

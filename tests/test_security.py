@@ -11,18 +11,8 @@ import re
 import pytest
 import requests
 
-from tests.helpers import (
-    PASSWORD,
-    WRITE_METHODS,
-    api_routes,
-    create_pat,
-    create_project,
-    csrf,
-    file_report,
-    png_bytes,
-    register,
-    upload,
-)
+from harness.client import PASSWORD, create_pat, create_project, csrf, register
+from tests.helpers import WRITE_METHODS, api_routes, file_report, png_bytes, upload
 
 ROUTES = api_routes()
 CREDENTIAL_KINDS = ("session", "pat", "api_key")

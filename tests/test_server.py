@@ -11,11 +11,8 @@ import pytest
 import requests
 from sqlalchemy import update
 
-from svc.extensions import db
-from svc.models import Screenshot
-from svc.models.base import utcnow
-from tests.helpers import create_project, png_bytes, register, reports_in_file_alone, upload
-from tests.service import (
+from harness.client import create_project, register
+from harness.service import (
     delivery_log,
     descendants,
     file,
@@ -23,6 +20,10 @@ from tests.service import (
     set_up_project,
     wait_until,
 )
+from svc.extensions import db
+from svc.models import Screenshot
+from svc.models.base import utcnow
+from tests.helpers import png_bytes, reports_in_file_alone, upload
 
 pytestmark = pytest.mark.server
 

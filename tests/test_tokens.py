@@ -6,10 +6,10 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
+from harness.client import create_pat, csrf
 from svc.extensions import db
 from svc.models import PersonalAccessToken
 from svc.models.base import utcnow
-from tests.helpers import create_pat, csrf
 
 PAT_FORMAT = re.compile(r"^svc_pat_[0-9A-Za-z]{42}$")
 

@@ -13,11 +13,12 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select
 from standardwebhooks import Webhook
 
+from harness.client import create_project, csrf, register
 from svc.extensions import db
 from svc.models import WebhookDelivery
 from svc.models.base import utcnow
 from svc.webhooks import delivery, sender
-from tests.helpers import SUMMARY_FIELDS, create_project, csrf, file_report, register
+from tests.helpers import SUMMARY_FIELDS, file_report
 
 # The webhook's report: the report object without screenshots, metadata and assignee.
 CREATED_FIELDS = SUMMARY_FIELDS - {

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.client import create_project, csrf
 from svc.widget import SCRIPT
-from tests.helpers import REPORT, WIDGET_DEFAULTS, create_project, csrf, file_report
+from tests.helpers import REPORT, WIDGET_DEFAULTS, file_report
 
 ORIGIN = {"Origin": "https://shop.example.com"}
 DEFAULTS = WIDGET_DEFAULTS

@@ -16,10 +16,10 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Page, expect
 
+from harness.client import create_project, csrf, register
+from harness.service import wait_until
 from tests.browser import OPEN_SHADOW_ROOTS, save_screenshot
-from tests.helpers import create_project, csrf, register
 from tests.host_site import HostSite
-from tests.service import wait_until
 
 pytestmark = pytest.mark.browser
 

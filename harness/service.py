@@ -1,5 +1,5 @@
-"""The service as `make run` starts it, in a subprocess of the tests: start it, watch its
-output, kill every process of it; and the few HTTP steps the tests against it take."""
+"""The service as `make run` starts it, in a subprocess of the tests or a benchmark: start it,
+watch its output, kill every process of it; and the few HTTP steps taken against it."""
 
 import contextlib
 import os
@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 
 import requests
+
+from harness.client import PASSWORD
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -110,16 +112,19 @@ def kill_service(service: Service) -> None:
         process.wait()
 
 
-def set_up_project(base_url: str, webhook_url: str) -> tuple[requests.Session, dict]:
+def sign_up(base_url: str, name: str = "Ada", email: str = "ada@example.com"):
+    """A newly registered user's cookie session, and the CSRF header its writes need."""
     browser = requests.Session()
-    assert (
-        browser.post(
-            f"{base_url}/api/v1/auth/register",
-            json={"name": "Ada", "email": "ada@example.com", "password": "correct horse battery"},
-        ).status_code
-        == 201
+    response = browser.post(
+        f"{base_url}/api/v1/auth/register",
+        json={"name": name, "email": email, "password": PASSWORD},
     )
-    csrf = {"X-CSRF-Token": browser.cookies["svc_csrf_token"]}
+    assert response.status_code == 201, response.text
+    return browser, {"X-CSRF-Token": browser.cookies["svc_csrf_token"]}
+
+
+def set_up_project(base_url: str, webhook_url: str) -> tuple[requests.Session, dict]:
+    browser, csrf = sign_up(base_url)
     project = browser.post(
         f"{base_url}/api/v1/projects", json={"name": "Web Shop"}, headers=csrf
     ).json()

@@ -1,4 +1,4 @@
-"""A real HTTPS webhook receiver on 127.0.0.1 for tests, with a certificate from trustme.
+"""A real HTTPS webhook receiver on 127.0.0.1, with a certificate from trustme.
 
 It records every request and answers from a script of behaviours (then 200 once the script is
 used up): `Receiver.script(500, 500, 200)`, `("sleep", 2)`, `("redirect", "/elsewhere")`,
