@@ -65,7 +65,7 @@ def _error_statuses(view, method: str, has_path_parameters: bool) -> set[int]:
     credentials = getattr(view, "accepted_credentials", ())
     if credentials:
         statuses.add(401)
-    if "session" in credentials and method != "GET":
+    if ("session" in credentials and method != "GET") or hasattr(view, "needs_role"):
         statuses.add(403)
     if hasattr(view, "body_schema"):
         statuses.update({400, 413, 415, 422})

@@ -318,7 +318,7 @@ def test_members_assignees_webhook_secret_and_delivery_log(page, base_url, app):
     expect(page.locator("ul.members li")).to_have_count(2)
     page.get_by_label("Add a member by e-mail").fill("nobody@example.com")
     page.get_by_role("button", name="Add member").click()
-    expect(page.locator("section[aria-label=Members] .field-error")).to_contain_text("user")
+    expect(page.locator("section[aria-label=Members] .field-error:visible")).to_contain_text("user")
 
     page.get_by_label("Webhook URL").fill("https://hooks.slack.com/services/T0/B0/x")
     page.get_by_role("button", name="Save settings").click()
@@ -348,6 +348,50 @@ def test_members_assignees_webhook_secret_and_delivery_log(page, base_url, app):
     expect(page.get_by_text("Changes saved.")).to_be_visible()
     page.reload()
     expect(page.locator(".facts")).to_contain_text("Grace Hopper")
+
+
+def test_roles_are_changed_and_a_viewer_cannot_triage(page, browser, base_url):
+    requests.post(
+        f"{base_url}/api/v1/auth/register",
+        json={"name": "Grace Hopper", "email": "grace@example.com", "password": PASSWORD},
+    ).raise_for_status()
+    sign_up(page)
+    api_key = create_project(page)
+    page.get_by_label("Add a member by e-mail").fill("grace@example.com")
+    page.get_by_label("Role", exact=True).select_option("viewer")
+    page.get_by_role("button", name="Add member").click()
+    grace_role = page.get_by_label("Role of Grace Hopper")
+    expect(grace_role).to_have_value("viewer")
+    # The last owner cannot step down: the API's answer is shown, the choice undone.
+    page.get_by_label("Role of Ada Lovelace").select_option("member")
+    expect(page.locator("section[aria-label=Members] > .form-error")).to_contain_text("owner")
+    expect(page.get_by_label("Role of Ada Lovelace")).to_have_value("owner")
+    report = file_report(base_url, api_key, title="Cart empties itself", severity="medium")
+
+    graces = browser.new_context(base_url=base_url)
+    grace = graces.new_page()
+    grace.goto("/login")
+    grace.get_by_label("E-mail").fill("grace@example.com")
+    grace.get_by_label("Password").fill(PASSWORD)
+    grace.get_by_role("button", name="Sign in").click()
+    expect(grace.get_by_role("heading", name="Reports")).to_be_visible()
+    grace.goto(f"/reports/{report['trackingId']}")
+    expect(grace.get_by_role("heading", level=1)).to_contain_text("Cart empties itself")
+    expect(grace.get_by_role("button", name="Save changes")).to_have_count(0)
+
+    grace_role.select_option("member")
+    expect(grace_role).to_have_value("member")
+    page.reload()
+    expect(page.get_by_label("Role of Grace Hopper")).to_have_value("member")
+    grace.reload()
+    expect(grace.get_by_role("button", name="Save changes")).to_be_visible()
+
+    grace.goto(page.url.removeprefix(base_url))
+    grace.get_by_role("button", name="Leave project").click()
+    grace.get_by_role("dialog").get_by_role("button", name="Leave").click()
+    expect(grace.get_by_role("heading", name="Projects")).to_be_visible()
+    expect(grace.get_by_text("Web Shop")).to_have_count(0)
+    graces.close()
 
 
 def test_deleting_a_report_asks_first_and_works_by_keyboard(page, base_url):

@@ -12,7 +12,7 @@ from harness.client import create_project, csrf, register
 from svc.extensions import db
 from svc.models import Membership, Project
 from svc.services.projects import derive_tracking_prefix
-from tests.helpers import WIDGET_DEFAULTS
+from tests.helpers import VALID_BODIES, WIDGET_DEFAULTS
 
 API_KEY = re.compile(r"^svc_pub_[0-9A-Za-z]{32,}$")
 PROJECT_FIELDS = {
@@ -426,12 +426,12 @@ def test_add_existing_member_or_owner_is_409(team):
     assert add_member(owner, project["id"], "ada@example.com").status_code == 409
 
 
-def test_member_role_must_be_member(user_client, other_client):
+def test_member_role_must_be_a_role(user_client, other_client):
     project = create_project(user_client, "Shop")
     response = user_client.post(
         f"/api/v1/projects/{project['id']}/members",
         headers=csrf(user_client),
-        json={"email": "grace@example.com", "role": "owner"},
+        json={"email": "grace@example.com", "role": "admin"},
     )
     assert response.status_code == 422 and "role" in response.get_json()["errors"]
 
@@ -446,13 +446,13 @@ def test_remove_member_ends_their_access(team):
     assert member.get("/api/v1/projects").get_json() == []
 
 
-def test_owner_cannot_be_removed(team):
+def test_the_last_owner_can_neither_leave_nor_be_removed(team):
     project, owner, _, _ = team
     response = owner.delete(
         f"/api/v1/projects/{project['id']}/members/{owner.user['id']}", headers=csrf(owner)
     )
-    assert response.status_code == 422
-    assert owner.get(f"/api/v1/projects/{project['id']}").status_code == 200
+    assert response.status_code == 409 and "owner" in response.get_json()["detail"]
+    assert owner.get(f"/api/v1/projects/{project['id']}").get_json()["role"] == "owner"
 
 
 def test_remove_someone_who_is_not_a_member_is_404(team):
@@ -466,7 +466,7 @@ def test_remove_someone_who_is_not_a_member_is_404(team):
 # --- who may do what ----------------------------------------------------------------------------
 
 
-def owner_only_requests(project_id, member_id):
+def owner_only_requests(project_id, owner_id):
     base = f"/api/v1/projects/{project_id}"
     return [
         ("PATCH", base, {"name": "Mine now"}),
@@ -474,13 +474,14 @@ def owner_only_requests(project_id, member_id):
         ("POST", f"{base}/rotate-api-key", None),
         ("POST", f"{base}/rotate-webhook-secret", None),
         ("POST", f"{base}/members", {"email": "mallory@example.com"}),
-        ("DELETE", f"{base}/members/{member_id}", None),
+        ("PATCH", f"{base}/members/{owner_id}", {"role": "member"}),
+        ("DELETE", f"{base}/members/{owner_id}", None),
     ]
 
 
 def test_member_gets_403_on_every_owner_only_action(team):
     project, owner, member, _ = team
-    for method, path, body in owner_only_requests(project["id"], member.user["id"]):
+    for method, path, body in owner_only_requests(project["id"], owner.user["id"]):
         response = member.open(path, method=method, json=body, headers=csrf(member))
         assert response.status_code == 403, (method, path)
         assert response.get_json()["detail"]
@@ -514,9 +515,7 @@ def test_outsider_gets_404_on_every_project_endpoint(app, team):
             },
             append_unknown=False,
         )[1]
-        body = {"email": "mallory@example.com"} if method in ("POST", "PATCH") else None
-        if rule.rule.endswith("<uuid:project_id>") and method == "PATCH":
-            body = {"name": "Mine now"}
+        body = VALID_BODIES.get((rule.rule, method))
         response = outsider.open(path, method=method, json=body, headers=csrf(outsider))
         assert response.status_code == 404, (method, path, response.get_json())
         assert response.get_json() == {"detail": "Project not found"}

@@ -6,35 +6,24 @@ delivery and a token. Mallory has an account of her own and nothing else.
 """
 
 import logging
-import re
 
 import pytest
 import requests
 
 from harness.client import PASSWORD, create_pat, create_project, csrf, register
-from tests.helpers import WRITE_METHODS, api_routes, file_report, png_bytes, upload
+from tests.helpers import (
+    VALID_BODIES,
+    WRITE_METHODS,
+    api_routes,
+    file_report,
+    png_bytes,
+    route_id,
+    upload,
+    url_for_route,
+)
 
 ROUTES = api_routes()
 CREDENTIAL_KINDS = ("session", "pat", "api_key")
-# A body that passes validation, so that what answers is the check under test (the order of
-# checks puts validation before ids). A new write endpoint that needs a body fails
-# test_other_users_ids_are_404 until it is given one here.
-VALID_BODIES = {
-    ("/api/v1/projects/<uuid:project_id>", "PATCH"): {"name": "Renamed"},
-    ("/api/v1/projects/<uuid:project_id>/members", "POST"): {"email": "mallory@example.com"},
-    ("/api/v1/reports/<report_ref>", "PATCH"): {"status": "closed"},
-    ("/api/v1/tokens", "POST"): {"name": "t"},
-    ("/api/v1/projects", "POST"): {"name": "Another"},
-    ("/api/v1/auth/password", "POST"): {
-        "current_password": PASSWORD,
-        "new_password": "another long password",
-    },
-}
-
-
-def route_id(route) -> str:
-    rule, method, _ = route
-    return f"{method} {rule}"
 
 
 @pytest.fixture
@@ -76,11 +65,6 @@ def world(app, make_app):
             "key": key,
         },
     }
-
-
-def url_for_route(rule: str, values: dict) -> str:
-    """The rule with Ada's ids filled in. A new path parameter is a KeyError here: give it one."""
-    return re.sub(r"<(?:\w+:)?(\w+)>", lambda match: str(values[match.group(1)]), rule)
 
 
 def assert_world_intact(world):

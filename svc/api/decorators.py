@@ -123,6 +123,19 @@ def signed_in_user() -> str:
     return f"user|{current_caller().user.id}"
 
 
+def needs_role(role: str) -> Callable:
+    """Record the least project role (contract section 12) the endpoint needs. The service
+    enforces it, as only it knows the project (a report's is known once the report is read);
+    this is what the API description says and what the role tests, generated from the route
+    table, hold the service to. Endpoints without it are open to every role."""
+
+    def decorator(view):
+        view.needs_role = role
+        return view
+
+    return decorator
+
+
 def described(**openapi) -> Callable:
     """Extra OpenAPI fields for what the other decorators cannot tell, e.g. a multipart body
     (`requestBody=...`) or a binary answer (`responses=...`); merged into the operation."""

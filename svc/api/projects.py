@@ -4,11 +4,13 @@ import uuid
 
 from flask import Blueprint
 
-from svc.api.decorators import body, response
+from svc.api.decorators import body, needs_role, response
 from svc.auth.guard import current_caller, login_required
+from svc.models import OWNER
 from svc.schemas.projects import (
     MemberAddIn,
     MemberOut,
+    MemberRoleIn,
     ProjectCreateIn,
     ProjectOut,
     ProjectSummaryOut,
@@ -17,8 +19,6 @@ from svc.schemas.projects import (
 from svc.services import projects
 
 bp = Blueprint("projects", __name__, url_prefix="/api/v1/projects")
-
-OWNER_ONLY = (403,)
 
 
 def _user():
@@ -54,7 +54,8 @@ def get_project(project_id: uuid.UUID):
 @bp.patch("/<uuid:project_id>")
 @login_required
 @body(ProjectUpdateIn())
-@response(ProjectOut(), errors=(*OWNER_ONLY, 409))
+@needs_role(OWNER)
+@response(ProjectOut(), errors=(409,))
 def update_project(data, project_id: uuid.UUID):
     """Change the name, tracking prefix or settings (merged: keys not sent keep their values)."""
     return projects.update(_user(), project_id, data)
@@ -62,7 +63,8 @@ def update_project(data, project_id: uuid.UUID):
 
 @bp.delete("/<uuid:project_id>")
 @login_required
-@response(None, 204, errors=OWNER_ONLY)
+@needs_role(OWNER)
+@response(None, 204)
 def delete_project(project_id: uuid.UUID):
     """Delete the project with everything that belongs to it."""
     projects.delete(_user(), project_id)
@@ -70,7 +72,8 @@ def delete_project(project_id: uuid.UUID):
 
 @bp.post("/<uuid:project_id>/rotate-api-key")
 @login_required
-@response(ProjectOut(), errors=OWNER_ONLY)
+@needs_role(OWNER)
+@response(ProjectOut())
 def rotate_api_key(project_id: uuid.UUID):
     """Replace the API key; the old one stops working at once."""
     return projects.rotate_api_key(_user(), project_id)
@@ -78,7 +81,8 @@ def rotate_api_key(project_id: uuid.UUID):
 
 @bp.post("/<uuid:project_id>/rotate-webhook-secret")
 @login_required
-@response(ProjectOut(), errors=OWNER_ONLY)
+@needs_role(OWNER)
+@response(ProjectOut())
 def rotate_webhook_secret(project_id: uuid.UUID):
     """Replace the secret that keys the Standard Webhooks signature."""
     return projects.rotate_webhook_secret(_user(), project_id)
@@ -95,15 +99,28 @@ def list_members(project_id: uuid.UUID):
 @bp.post("/<uuid:project_id>/members")
 @login_required
 @body(MemberAddIn())
-@response(MemberOut(), 201, errors=(*OWNER_ONLY, 409))
+@needs_role(OWNER)
+@response(MemberOut(), 201, errors=(409,))
 def add_member(data, project_id: uuid.UUID):
     """Add a registered user, by e-mail, as a member."""
     return projects.add_member(_user(), project_id, data["email"], data["role"])
 
 
+@bp.patch("/<uuid:project_id>/members/<uuid:user_id>")
+@login_required
+@needs_role(OWNER)
+@body(MemberRoleIn())
+@response(MemberOut(), errors=(409,))
+def change_member_role(data, project_id: uuid.UUID, user_id: uuid.UUID):
+    """Set a member's role; the last owner cannot be demoted (409)."""
+    return projects.change_role(_user(), project_id, user_id, data["role"])
+
+
 @bp.delete("/<uuid:project_id>/members/<uuid:user_id>")
 @login_required
-@response(None, 204, errors=(*OWNER_ONLY, 422))
+@needs_role(OWNER)
+@response(None, 204, errors=(409,))
 def remove_member(project_id: uuid.UUID, user_id: uuid.UUID):
-    """Remove a member; the owner cannot be removed."""
+    """Remove a member (owners), or leave the project (anyone, with their own id); the last
+    owner can do neither (409)."""
     projects.remove_member(_user(), project_id, user_id)

@@ -4,9 +4,17 @@ lists, reads, updates and deletes them with a session or a PAT."""
 from flask import Blueprint, request
 
 from svc.api.cors import widget_cors
-from svc.api.decorators import api_key_and_address, body, query, rate_limited, response
+from svc.api.decorators import (
+    api_key_and_address,
+    body,
+    needs_role,
+    query,
+    rate_limited,
+    response,
+)
 from svc.auth.guard import api_key_required, current_caller, current_project, login_required
 from svc.errors import field_error
+from svc.models import MEMBER
 from svc.schemas.reports import (
     ReportCreateIn,
     ReportListQuery,
@@ -59,6 +67,7 @@ def get_report(report_ref: str):
 
 @bp.patch("/<report_ref>")
 @login_required
+@needs_role(MEMBER)
 @body(ReportUpdateIn())
 @response(ReportOut())
 def update_report(data, report_ref: str):
@@ -69,6 +78,7 @@ def update_report(data, report_ref: str):
 
 @bp.delete("/<report_ref>")
 @login_required
+@needs_role(MEMBER)
 @response(None, 204)
 def delete_report(report_ref: str):
     """Delete a report and its screenshots."""

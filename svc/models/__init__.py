@@ -1,7 +1,15 @@
 """SQLAlchemy models only: columns, relationships, indexes. No commits, no HTTP."""
 
 from svc.models.limits import RateLimitCounter
-from svc.models.projects import MEMBER, OWNER, Membership, Project
+from svc.models.projects import (
+    MEMBER,
+    OWNER,
+    ROLES,
+    VIEWER,
+    Membership,
+    Project,
+    role_at_least,
+)
 from svc.models.reports import (
     CATEGORIES,
     SEVERITIES,
@@ -49,9 +57,11 @@ __all__ = [
     "JOBSTORE_TABLE",
     "MEMBER",
     "OWNER",
+    "ROLES",
     "SEVERITIES",
     "SEVERITY_RANK",
     "STATUSES",
+    "VIEWER",
     "AuthSession",
     "IdempotencyKey",
     "Membership",
@@ -64,4 +74,5 @@ __all__ = [
     "User",
     "WebhookDelivery",
     "declared_by_models",
+    "role_at_least",
 ]

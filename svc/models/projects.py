@@ -10,6 +10,13 @@ from svc.models.users import User
 
 OWNER = "owner"
 MEMBER = "member"
+VIEWER = "viewer"
+# Least to most: each role may do everything the ones before it may (contract section 12).
+ROLES = (VIEWER, MEMBER, OWNER)
+
+
+def role_at_least(role: str, least: str) -> bool:
+    return ROLES.index(role) >= ROLES.index(least)
 
 
 class Project(db.Model):
@@ -44,7 +51,7 @@ class Project(db.Model):
 
 
 class Membership(db.Model):
-    """A user's place in a project: its one `owner`, or a `member`."""
+    """A user's place in a project: `owner`, `member` or `viewer` (ROLES)."""
 
     __tablename__ = "project_members"
 

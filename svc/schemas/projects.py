@@ -4,7 +4,7 @@ from flask import current_app
 from marshmallow import ValidationError, fields, post_load, pre_dump, validate
 
 from svc.auth.api_keys import normalize_origin
-from svc.models import MEMBER
+from svc.models import MEMBER, OWNER, ROLES
 from svc.schemas.base import (
     EmailAddress,
     InSchema,
@@ -123,7 +123,7 @@ class ProjectOut(OutSchema):
     api_key = fields.String(required=True)
     # Present for the owner only, and never in the list.
     webhook_secret = fields.String()
-    role = fields.String(required=True, validate=validate.OneOf(("owner", MEMBER)))
+    role = fields.String(required=True, validate=validate.OneOf(ROLES))
     settings = fields.Nested(ProjectSettingsOut, required=True)
     created_at = Timestamp(required=True)
     updated_at = Timestamp(required=True)
@@ -139,7 +139,7 @@ class ProjectOut(OutSchema):
             "role": access.role,
             "settings": {
                 # For Slack and Discord the address is itself the credential: owners only.
-                "webhook_url": project.webhook_url if access.role == "owner" else None,
+                "webhook_url": project.webhook_url if access.role == OWNER else None,
                 "webhook_format": format_in_force(project.webhook_format, project.webhook_url),
                 "allowed_origins": list(project.allowed_origins or []),
                 "widget": settings_in_force(project),
@@ -147,21 +147,25 @@ class ProjectOut(OutSchema):
             "created_at": project.created_at,
             "updated_at": project.updated_at,
         }
-        if access.role == "owner":
+        if access.role == OWNER:
             data["webhook_secret"] = project.webhook_secret
         return data
 
 
 class MemberAddIn(InSchema):
     email = EmailAddress(required=True)
-    role = fields.String(load_default=MEMBER, validate=validate.OneOf((MEMBER,)))
+    role = fields.String(load_default=MEMBER, validate=validate.OneOf(ROLES))
+
+
+class MemberRoleIn(InSchema):
+    role = fields.String(required=True, validate=validate.OneOf(ROLES))
 
 
 class MemberOut(OutSchema):
     user_id = fields.UUID(required=True)
     name = fields.String(required=True, attribute="user.name")
     email = fields.String(required=True, attribute="user.email")
-    role = fields.String(required=True)
+    role = fields.String(required=True, validate=validate.OneOf(ROLES))
     added_at = Timestamp(required=True)
 
 

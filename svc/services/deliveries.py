@@ -1,9 +1,9 @@
-"""A project's webhook delivery log and redelivery, for its owner and members (contract
-section 8). The delivery itself: svc.webhooks.delivery."""
+"""A project's webhook delivery log (every role) and redelivery (members and owners; contract
+sections 8 and 12). The delivery itself: svc.webhooks.delivery."""
 
 import uuid
 
-from svc.models import User, WebhookDelivery
+from svc.models import MEMBER, User, WebhookDelivery
 from svc.services import projects
 from svc.services.listing import Page
 from svc.webhooks import delivery
@@ -17,6 +17,6 @@ def page_for(user: User, project_id: uuid.UUID, page: int, page_size: int) -> Pa
 
 
 def redeliver(user: User, project_id: uuid.UUID, delivery_id: uuid.UUID) -> WebhookDelivery:
-    """A new cycle of attempts for the same delivery id, due now."""
-    projects.access(user, project_id)
+    """A new cycle of attempts for the same delivery id, due now (members and owners)."""
+    projects.access(user, project_id, at_least=MEMBER)
     return delivery.redeliver(project_id, delivery_id)

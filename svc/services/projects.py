@@ -5,13 +5,13 @@ import unicodedata
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 from sqlalchemy.exc import IntegrityError
 
 from svc.auth import tokens
 from svc.errors import Conflict, Forbidden, field_error, not_found
 from svc.extensions import db
-from svc.models import MEMBER, OWNER, Membership, Project, Report, User
+from svc.models import MEMBER, OWNER, VIEWER, Membership, Project, Report, User, role_at_least
 from svc.models.base import utcnow
 from svc.services import screenshots, widget
 from svc.services.users import normalize_email
@@ -82,15 +82,21 @@ def _prefix_conflict(prefix: str) -> Conflict:
 # --- access --------------------------------------------------------------------------------------
 
 
-def access(user: User, project_id: uuid.UUID, *, owner_only: bool = False) -> ProjectAccess:
-    """The project if the user owns it or is a member: 404 for anyone else (existence is not
-    leaked), 403 for a member where only the owner may act."""
+def access(user: User, project_id: uuid.UUID, *, at_least: str = VIEWER) -> ProjectAccess:
+    """The project if the user has a role in it: 404 for anyone else (existence is not leaked),
+    403 for a role below `at_least` (contract section 12)."""
     membership = db.session.get(Membership, (project_id, user.id))
     if membership is None:
         raise not_found("Project not found")
-    if owner_only and membership.role != OWNER:
-        raise Forbidden("Only the project's owner can do this")
+    if not role_at_least(membership.role, at_least):
+        raise Forbidden(_NEEDS[at_least])
     return ProjectAccess(membership.project, membership.role)
+
+
+_NEEDS = {
+    MEMBER: "Viewers can only read this project",
+    OWNER: "Only the project's owners can do this",
+}
 
 
 # --- projects ------------------------------------------------------------------------------------
@@ -133,7 +139,7 @@ def list_for(user: User) -> list[ProjectAccess]:
 
 def update(user: User, project_id: uuid.UUID, changes: dict) -> ProjectAccess:
     """Apply a PATCH: `settings` is merged, keys not sent keep their values."""
-    project_access = access(user, project_id, owner_only=True)
+    project_access = access(user, project_id, at_least=OWNER)
     project = project_access.project
     new_values = {key: value for key, value in changes.items() if key != "settings"}
     new_values.update(changes.get("settings", {}))
@@ -169,7 +175,7 @@ def has_reports(project: Project) -> bool:
 
 def delete(user: User, project_id: uuid.UUID) -> None:
     """The project goes with its members, reports, screenshots (rows, then files) and keys."""
-    project = access(user, project_id, owner_only=True).project
+    project = access(user, project_id, at_least=OWNER).project
     keys = screenshots.keys_of_project(project.id)
     db.session.delete(project)
     db.session.commit()
@@ -177,7 +183,7 @@ def delete(user: User, project_id: uuid.UUID) -> None:
 
 
 def rotate_api_key(user: User, project_id: uuid.UUID) -> ProjectAccess:
-    project_access = access(user, project_id, owner_only=True)
+    project_access = access(user, project_id, at_least=OWNER)
     project_access.project.api_key = tokens.new_api_key()
     project_access.project.updated_at = utcnow()
     db.session.commit()
@@ -185,7 +191,7 @@ def rotate_api_key(user: User, project_id: uuid.UUID) -> ProjectAccess:
 
 
 def rotate_webhook_secret(user: User, project_id: uuid.UUID) -> ProjectAccess:
-    project_access = access(user, project_id, owner_only=True)
+    project_access = access(user, project_id, at_least=OWNER)
     project_access.project.webhook_secret = signing.new_webhook_secret()
     project_access.project.updated_at = utcnow()
     db.session.commit()
@@ -202,14 +208,18 @@ def list_members(user: User, project_id: uuid.UUID) -> list[Membership]:
             select(Membership)
             .join(Membership.user)
             .where(Membership.project_id == project_id)
-            # The owner first, then members in the order they joined.
-            .order_by((Membership.role != OWNER), Membership.added_at, User.email)
+            # Owners first, then members, then viewers, each in the order they joined.
+            .order_by(
+                case({OWNER: 0, MEMBER: 1}, value=Membership.role, else_=2),
+                Membership.added_at,
+                User.email,
+            )
         )
     )
 
 
 def add_member(user: User, project_id: uuid.UUID, email: str, role: str = MEMBER) -> Membership:
-    access(user, project_id, owner_only=True)
+    access(user, project_id, at_least=OWNER)
     new_member = db.session.scalar(select(User).where(User.email == normalize_email(email)))
     if new_member is None:
         raise field_error("email", "No registered user has this e-mail address.")
@@ -225,12 +235,47 @@ def add_member(user: User, project_id: uuid.UUID, email: str, role: str = MEMBER
     return membership
 
 
+def change_role(user: User, project_id: uuid.UUID, member_id: uuid.UUID, role: str) -> Membership:
+    """An owner sets a member's role; the last owner cannot be demoted."""
+    access(user, project_id, at_least=OWNER)
+    membership, other_owners = _membership_and_other_owners(project_id, member_id)
+    if membership.role == OWNER and role != OWNER and not other_owners:
+        raise Conflict(LAST_OWNER)
+    membership.role = role
+    db.session.commit()
+    return membership
+
+
 def remove_member(user: User, project_id: uuid.UUID, member_id: uuid.UUID) -> None:
-    access(user, project_id, owner_only=True)
-    membership = db.session.get(Membership, (project_id, member_id))
-    if membership is None:
-        raise not_found("Member not found")
-    if membership.role == OWNER:
-        raise field_error("user_id", "The project's owner cannot be removed.")
+    """An owner removes anyone; anyone may leave. The last owner can do neither."""
+    access(user, project_id, at_least=VIEWER if member_id == user.id else OWNER)
+    membership, other_owners = _membership_and_other_owners(project_id, member_id)
+    if membership.role == OWNER and not other_owners:
+        raise Conflict(LAST_OWNER)
     db.session.delete(membership)
     db.session.commit()
+
+
+LAST_OWNER = "A project needs an owner: make someone else an owner first"
+
+
+def _membership_and_other_owners(
+    project_id: uuid.UUID, member_id: uuid.UUID
+) -> tuple[Membership, int]:
+    """The membership and how many other owners the project has, read while the project's row
+    is locked, so two owners demoting each other at once cannot leave it with none (PostgreSQL;
+    SQLite's writes are serial already)."""
+    db.session.execute(select(Project.id).where(Project.id == project_id).with_for_update())
+    membership = db.session.get(Membership, (project_id, member_id), populate_existing=True)
+    if membership is None:
+        raise not_found("Member not found")
+    other_owners = db.session.scalar(
+        select(func.count())
+        .select_from(Membership)
+        .where(
+            Membership.project_id == project_id,
+            Membership.role == OWNER,
+            Membership.user_id != member_id,
+        )
+    )
+    return membership, other_owners

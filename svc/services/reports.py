@@ -15,6 +15,7 @@ from svc.config import setting
 from svc.errors import Invalid, field_error, not_found
 from svc.extensions import db
 from svc.models import (
+    MEMBER,
     SEVERITY_RANK,
     IdempotencyKey,
     Membership,
@@ -23,9 +24,10 @@ from svc.models import (
     ReportDetail,
     Screenshot,
     User,
+    role_at_least,
 )
 from svc.models.base import utcnow
-from svc.services import listing, redaction, screenshots
+from svc.services import listing, projects, redaction, screenshots
 from svc.webhooks import delivery, payloads
 from svc.wire import camelcase
 
@@ -213,13 +215,26 @@ def get_for(user: User, reference: str) -> Report:
 # --- change --------------------------------------------------------------------------------------
 
 
+def _workable_for(user: User, reference: str) -> Report:
+    """The report, if the user may change it: a member or owner of its project (403 for a
+    viewer, who may read it)."""
+    report = get_for(user, reference)
+    projects.access(user, report.project_id, at_least=MEMBER)
+    return report
+
+
+def _can_work(project_id: uuid.UUID, user_id: uuid.UUID) -> bool:
+    membership = db.session.get(Membership, (project_id, user_id))
+    return membership is not None and role_at_least(membership.role, MEMBER)
+
+
 def update(user: User, reference: str, changes: dict) -> tuple[Report, dict]:
     """Apply a PATCH; returns the report and what changed, as
     {"<camelCaseField>": {"from": old, "to": new}} (empty when nothing did)."""
-    report = get_for(user, reference)
+    report = _workable_for(user, reference)
     assignee = changes.get("assignee_id")
-    if assignee is not None and db.session.get(Membership, (report.project_id, assignee)) is None:
-        raise field_error("assignee_id", "Not the owner or a member of the report's project.")
+    if assignee is not None and not _can_work(report.project_id, assignee):
+        raise field_error("assignee_id", "Not an owner or member of the report's project.")
     changed = {}
     for field, value in changes.items():
         old = getattr(report, field)
@@ -235,7 +250,7 @@ def update(user: User, reference: str, changes: dict) -> tuple[Report, dict]:
 
 
 def delete(user: User, reference: str) -> None:
-    report = get_for(user, reference)
+    report = _workable_for(user, reference)
     keys = screenshots.keys_of_report(report.id)
     db.session.delete(report)
     db.session.execute(

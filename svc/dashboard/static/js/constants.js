@@ -3,6 +3,7 @@
 export const STATUSES = ["new", "in_progress", "resolved", "closed"];
 export const SEVERITIES = ["low", "medium", "high", "critical"];
 export const CATEGORIES = ["bug", "ui", "performance", "crash", "other"];
+export const ROLES = ["owner", "member", "viewer"];
 export const SORTS = [
   ["-created_at", "Newest first"],
   ["created_at", "Oldest first"],

@@ -1,11 +1,12 @@
 // A project's settings page: settings, API key and embed snippet, members, webhook secret and
-// the webhook delivery log. Members see it all but the secret, and change nothing owner-only.
+// the webhook delivery log. Members and viewers see it all but the secret, change nothing
+// owner-only, and may leave.
 
 import { api, query } from "../api.js";
 import {
   actionButton, badge, confirmDialog, copyButton, field, form, formatTime, h, notice, replaceContent, select,
 } from "../dom.js";
-import { WEBHOOK_FORMATS, WIDGET_POSITIONS, WIDGET_SWITCHES } from "../constants.js";
+import { ROLES, WEBHOOK_FORMATS, WIDGET_POSITIONS, WIDGET_SWITCHES } from "../constants.js";
 import { snippetBlock } from "./snippet.js";
 
 const DELIVERY_PAGE_SIZE = 10;
@@ -45,7 +46,7 @@ export async function projectView(main, context) {
     keyPanel,
     snippetPanel,
     widgetForm(project, owner),
-    membersPanel(project, members, owner),
+    membersPanel(project, members, owner, context),
     owner ? secretPanel(project) : null,
     deliveryPanel(project),
     owner ? deletePanel(project, context) : null);
@@ -131,28 +132,59 @@ function widgetForm(project, owner) {
   });
 }
 
-function membersPanel(project, members, owner) {
+function membersPanel(project, members, owner, context) {
   const panel = h("section", { class: "panel", "aria-label": "Members" });
+  const problem = h("p", { class: "form-error", role: "alert", hidden: true });
   const show = () => replaceContent(panel,
     h("h2", {}, "Members"),
+    h("p", {}, "Owners change everything; members triage reports; viewers only read."),
     h("ul", { class: "members" }, members.map((member) => h("li", {},
-      h("span", {}, member.name, " ", h("small", {}, `<${member.email}>`), " · ", member.role),
-      owner && member.role !== "owner"
-        ? actionButton("Remove", () => remove(member), { "aria-label": `Remove ${member.name}` })
-        : null))),
+      h("span", {}, member.name, " ", h("small", {}, `<${member.email}>`), " · "),
+      owner
+        ? select("role", ROLES.map((role) => [role, role]), member.role,
+          { "aria-label": `Role of ${member.name}`, onchange: (event) => changeRole(member, event.target) })
+        : h("span", {}, member.role),
+      member.userId === context.user.id
+        ? actionButton("Leave project", leave)
+        : owner ? actionButton("Remove", () => remove(member), { "aria-label": `Remove ${member.name}` }) : null))),
+    problem,
     owner ? addForm : null);
+  const changeRole = async (member, input) => {
+    problem.hidden = true;
+    try {
+      Object.assign(member, await api.patch(`/projects/${project.id}/members/${member.userId}`, { role: input.value }));
+    } catch (error) {
+      input.value = member.role;
+      problem.textContent = error.message;
+      problem.hidden = false;
+      return;
+    }
+    if (member.userId === context.user.id) context.navigate(`/projects/${project.id}`, { replace: true });
+  };
   const remove = async (member) => {
     if (!await confirmDialog(`Remove ${member.name} from ${project.name}?`, "Remove")) return;
     await api.delete(`/projects/${project.id}/members/${member.userId}`);
     members.splice(members.indexOf(member), 1);
     show();
   };
+  const leave = async () => {
+    if (!await confirmDialog(`Leave ${project.name}? You lose access to its reports.`, "Leave")) return;
+    try {
+      await api.delete(`/projects/${project.id}/members/${context.user.id}`);
+    } catch (error) {
+      problem.textContent = error.message;
+      problem.hidden = false;
+      return;
+    }
+    context.navigate("/projects");
+  };
   const addForm = form({ "aria-label": "Add a member", class: "inline" }, [
     field("Add a member by e-mail", h("input", { name: "email", type: "email", required: true }),
       "They need an account on this service first."),
+    field("Role", select("role", ROLES.map((role) => [role, role]), "member")),
     h("button", { type: "submit" }, "Add member"),
   ], async (values, element) => {
-    members.push(await api.post(`/projects/${project.id}/members`, { email: values.email }));
+    members.push(await api.post(`/projects/${project.id}/members`, { email: values.email, role: values.role }));
     element.reset();
     show();
   });

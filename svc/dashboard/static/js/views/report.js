@@ -1,5 +1,5 @@
 // One report: what the widget captured, and the team's controls (status, severity, category,
-// assignee, delete).
+// assignee, delete), which viewers do not get.
 
 import { api, screenshotSource } from "../api.js";
 import {
@@ -31,9 +31,9 @@ export async function reportView(main, context) {
         section("User actions", actionTimeline(report.userActions)),
         section("Metadata", metadataTable(report.metadata))),
       h("aside", { class: "report-side" },
-        editForm(report, members),
+        project.role === "viewer" ? null : editForm(report, members),
         facts(report, project, members),
-        deleteButton(report, context))));
+        project.role === "viewer" ? null : deleteButton(report, context))));
 }
 
 function section(title, content) {
@@ -43,7 +43,8 @@ function section(title, content) {
 function editForm(report, members) {
   const saved = notice("");
   saved.hidden = true;
-  const assignees = [["", "Nobody"], ...members.map((member) => [member.userId, member.name])];
+  const workers = members.filter((member) => member.role !== "viewer");
+  const assignees = [["", "Nobody"], ...workers.map((member) => [member.userId, member.name])];
   const edit = form({ class: "panel", "aria-label": "Triage" }, [
     h("h2", {}, "Triage"),
     field("Status", select("status", STATUSES.map((v) => [v, label(v)]), report.status)),

@@ -1,0 +1,240 @@
+"""Roles per project (contract section 12): owner, member, viewer.
+
+The rule for every endpoint is generated from the route table: an endpoint that declares the
+least role it needs (svc.api.decorators.needs_role) refuses every role below it with 403 and
+changes nothing; every other endpoint of a project is open to every role. A new endpoint is
+covered without anyone remembering to add it.
+"""
+
+import pytest
+
+from harness.client import create_pat, create_project, csrf, register
+from svc.models import ROLES, VIEWER, role_at_least
+from tests.helpers import (
+    VALID_BODIES,
+    WRITE_METHODS,
+    api_routes,
+    file_report,
+    needed_roles,
+    png_bytes,
+    upload,
+    url_for_route,
+)
+
+NEEDED = needed_roles()
+# The routes of one project's things: the project, its members and deliveries, its reports and
+# their screenshots. The project list and the report list are covered by the tests below.
+PROJECT_SCOPED = [
+    (rule, method)
+    for rule, method, credentials in api_routes()
+    if "pat" in credentials
+    and any(name in rule for name in ("<uuid:project_id>", "<report_ref>", "/screenshots/"))
+]
+
+
+def add_member(owner, project_id, email, role):
+    response = owner.post(
+        f"/api/v1/projects/{project_id}/members",
+        json={"email": email, "role": role},
+        headers=csrf(owner),
+    )
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()
+
+
+def set_role(client, project_id, user_id, role):
+    return client.patch(
+        f"/api/v1/projects/{project_id}/members/{user_id}",
+        json={"role": role},
+        headers=csrf(client),
+    )
+
+
+@pytest.fixture
+def team(app):
+    """Ada owns Web Shop; Grace is a member, Vera a viewer, Mia a member no test signs in as
+    (the one whose membership the member endpoints change). Mallory has an account and no
+    project (the one to add). One report with a screenshot, one webhook delivery."""
+    ada = app.test_client()
+    ada.user = register(ada)
+    register(app.test_client(), email="mallory@example.com", name="Mallory")
+    project = create_project(ada)
+    people = {"owner": ada}
+    for role, email, name in (
+        ("member", "grace@example.com", "Grace Hopper"),
+        ("viewer", "vera@example.com", "Vera Rubin"),
+        ("other", "mia@example.com", "Mia Hamm"),
+    ):
+        client = app.test_client()
+        client.user = register(client, email=email, name=name)
+        add_member(ada, project["id"], email, "viewer" if role == "viewer" else "member")
+        people[role] = client
+    ada.patch(
+        f"/api/v1/projects/{project['id']}",
+        json={"settings": {"webhook_url": "https://hooks.example.com/svc"}},
+        headers=csrf(ada),
+    )
+    key = upload(ada, project["apiKey"], png_bytes()).get_json()["key"]
+    report = file_report(ada, project["apiKey"], screenshot_url=key).get_json()
+    delivery = ada.get(f"/api/v1/projects/{project['id']}/webhook-deliveries").get_json()
+    return {
+        "people": people,
+        "project": project,
+        "report": report,
+        "path_values": {
+            "project_id": project["id"],
+            "report_ref": report["trackingId"],
+            "user_id": people["other"].user["id"],
+            "delivery_id": delivery["items"][0]["id"],
+            "key": key,
+        },
+    }
+
+
+def state(team) -> dict:
+    """What a refused request could have changed, as the owner sees it."""
+    ada, values = team["people"]["owner"], team["path_values"]
+    project = ada.get(f"/api/v1/projects/{values['project_id']}").get_json()
+    members = ada.get(f"/api/v1/projects/{values['project_id']}/members").get_json()
+    report = ada.get(f"/api/v1/reports/{values['report_ref']}").get_json()
+    deliveries = ada.get(f"/api/v1/projects/{values['project_id']}/webhook-deliveries")
+    return {
+        "project": project,
+        "members": [(m["userId"], m["role"]) for m in members],
+        "report": report,
+        "deliveries": [(d["id"], d["status"]) for d in deliveries.get_json()["items"]],
+    }
+
+
+CASES = [(rule, method, role) for rule, method in PROJECT_SCOPED for role in ROLES]
+
+
+@pytest.mark.parametrize(
+    ("rule", "method", "role"), CASES, ids=[f"{m} {r} as {role}" for r, m, role in CASES]
+)
+def test_each_endpoint_lets_in_exactly_the_roles_it_declares(team, rule, method, role):
+    needed = NEEDED.get((rule, method), VIEWER)
+    client = team["people"][role]
+    url = url_for_route(rule, team["path_values"])
+    body = VALID_BODIES.get((rule, method), {}) if method in WRITE_METHODS else None
+    before = state(team)
+    response = client.open(url, method=method, json=body, headers=csrf(client))
+    if role_at_least(role, needed):
+        assert response.status_code < 400, response.get_json()
+    else:
+        assert response.status_code == 403, response.get_json()
+        assert response.get_json()["detail"]
+        assert state(team) == before
+
+
+def test_the_routes_that_need_a_role_are_the_expected_ones():
+    """The declaration the test above holds the service to, read once by a person."""
+    assert {key: role for key, role in NEEDED.items()} == {
+        ("/api/v1/projects/<uuid:project_id>", "PATCH"): "owner",
+        ("/api/v1/projects/<uuid:project_id>", "DELETE"): "owner",
+        ("/api/v1/projects/<uuid:project_id>/rotate-api-key", "POST"): "owner",
+        ("/api/v1/projects/<uuid:project_id>/rotate-webhook-secret", "POST"): "owner",
+        ("/api/v1/projects/<uuid:project_id>/members", "POST"): "owner",
+        ("/api/v1/projects/<uuid:project_id>/members/<uuid:user_id>", "PATCH"): "owner",
+        ("/api/v1/projects/<uuid:project_id>/members/<uuid:user_id>", "DELETE"): "owner",
+        ("/api/v1/reports/<report_ref>", "PATCH"): "member",
+        ("/api/v1/reports/<report_ref>", "DELETE"): "member",
+        (
+            "/api/v1/projects/<uuid:project_id>/webhook-deliveries/<uuid:delivery_id>/redeliver",
+            "POST",
+        ): "member",
+    }
+
+
+def test_a_viewer_reads_the_project_and_its_reports(team):
+    vera, project = team["people"]["viewer"], team["project"]
+    assert [p["role"] for p in vera.get("/api/v1/projects").get_json()] == ["viewer"]
+    seen = vera.get(f"/api/v1/projects/{project['id']}").get_json()
+    assert seen["role"] == "viewer" and "webhookSecret" not in seen
+    assert seen["settings"]["webhookUrl"] is None
+    listing = vera.get("/api/v1/reports").get_json()
+    assert [r["trackingId"] for r in listing["items"]] == [team["report"]["trackingId"]]
+
+
+def test_a_viewer_using_a_token_is_still_a_viewer(team):
+    vera = team["people"]["viewer"]
+    token = create_pat(vera)["token"]
+    response = vera.application.test_client().patch(
+        f"/api/v1/reports/{team['report']['trackingId']}",
+        json={"status": "closed"},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert response.status_code == 403
+
+
+def test_an_owner_changes_roles_and_makes_a_co_owner(team):
+    ada, grace, project = team["people"]["owner"], team["people"]["member"], team["project"]
+    response = set_role(ada, project["id"], grace.user["id"], "owner")
+    assert response.status_code == 200 and response.get_json()["role"] == "owner"
+    assert grace.get(f"/api/v1/projects/{project['id']}").get_json()["webhookSecret"]
+    # The co-owner may now demote the first owner, who is no longer the last.
+    assert set_role(grace, project["id"], ada.user["id"], "viewer").status_code == 200
+    assert ada.get(f"/api/v1/projects/{project['id']}").get_json()["role"] == "viewer"
+    members = grace.get(f"/api/v1/projects/{project['id']}/members").get_json()
+    # Owners first, then members, then viewers, each in the order they joined.
+    assert [(m["email"], m["role"]) for m in members] == [
+        ("grace@example.com", "owner"),
+        ("mia@example.com", "member"),
+        ("ada@example.com", "viewer"),
+        ("vera@example.com", "viewer"),
+    ]
+
+
+def test_the_last_owner_can_be_neither_demoted_nor_leave(team):
+    ada, project = team["people"]["owner"], team["project"]
+    response = set_role(ada, project["id"], ada.user["id"], "member")
+    assert response.status_code == 409 and "owner" in response.get_json()["detail"]
+    leave = ada.delete(
+        f"/api/v1/projects/{project['id']}/members/{ada.user['id']}", headers=csrf(ada)
+    )
+    assert leave.status_code == 409
+    assert ada.get(f"/api/v1/projects/{project['id']}").get_json()["role"] == "owner"
+
+
+def test_one_of_two_owners_may_leave(team):
+    ada, grace, project = team["people"]["owner"], team["people"]["member"], team["project"]
+    assert set_role(ada, project["id"], grace.user["id"], "owner").status_code == 200
+    leave = ada.delete(
+        f"/api/v1/projects/{project['id']}/members/{ada.user['id']}", headers=csrf(ada)
+    )
+    assert leave.status_code == 204
+    assert ada.get(f"/api/v1/projects/{project['id']}").status_code == 404
+
+
+@pytest.mark.parametrize("role", ["member", "viewer"])
+def test_anyone_may_leave_a_project(team, role):
+    client, project = team["people"][role], team["project"]
+    response = client.delete(
+        f"/api/v1/projects/{project['id']}/members/{client.user['id']}", headers=csrf(client)
+    )
+    assert response.status_code == 204
+    assert client.get("/api/v1/projects").get_json() == []
+    assert client.get(f"/api/v1/reports/{team['report']['trackingId']}").status_code == 404
+
+
+def test_a_report_is_assigned_to_members_and_owners_only(team):
+    ada = team["people"]["owner"]
+    ref = team["report"]["trackingId"]
+
+    def assign(person):
+        return ada.patch(
+            f"/api/v1/reports/{ref}",
+            json={"assignee_id": team["people"][person].user["id"]},
+            headers=csrf(ada),
+        )
+
+    assert assign("member").status_code == 200
+    assert assign("owner").status_code == 200
+    refused = assign("viewer")
+    assert refused.status_code == 422 and "assignee_id" in refused.get_json()["errors"]
+
+
+def test_an_unknown_role_is_422(team):
+    ada, project = team["people"]["owner"], team["project"]
+    response = set_role(ada, project["id"], team["path_values"]["user_id"], "admin")
+    assert response.status_code == 422 and "role" in response.get_json()["errors"]
