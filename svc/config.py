@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import current_app
 
@@ -61,6 +62,15 @@ def _choice(*allowed: str) -> Callable[[str], str]:
 
 def _optional_text(raw: str) -> str | None:
     return raw.strip() or None
+
+
+def _smtp_url(raw: str) -> str | None:
+    parts = urlsplit(raw.strip())
+    if not raw.strip():
+        return None
+    if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
+        raise ValueError("expected smtp://[user:password@]host[:port] or smtps://...")
+    return raw.strip()
 
 
 def _name_list(raw: str) -> tuple[str, ...]:
@@ -219,7 +229,39 @@ SETTINGS: tuple[Setting, ...] = (
         "SVC_PUBLIC_URL",
         None,
         _optional_text,
-        "the address users reach the service at; used for links in chat messages",
+        "the address users reach the service at, for links in chat messages and mails; "
+        "required once `SVC_SMTP_URL` is set",
+    ),
+    Setting(
+        "SVC_SMTP_URL",
+        None,
+        _smtp_url,
+        "`smtp://user:pass@host:587` (STARTTLS, required) or `smtps://user:pass@host:465`; "
+        "none: mails are written to the scheduler's log",
+    ),
+    Setting(
+        "SVC_MAIL_FROM",
+        None,
+        _optional_text,
+        "the mails' From address; default `svc@<host of SVC_PUBLIC_URL>`",
+    ),
+    Setting(
+        "SVC_MAIL_TIMEOUT",
+        "30",
+        _positive_float,
+        "seconds per attempt to hand a mail to the SMTP server, in all",
+    ),
+    Setting(
+        "SVC_MAIL_RETRY_DELAYS",
+        "30,120,600,1800,7200",
+        _delays,
+        "seconds before each retry of a mail the SMTP server did not take",
+    ),
+    Setting(
+        "SVC_SMTP_CA_BUNDLE",
+        None,
+        _optional_text,
+        "extra CA certificates (PEM file) trusted for the SMTP server; default: the system store",
     ),
 )
 
@@ -251,6 +293,11 @@ def load_settings(
         except ValueError as exc:
             raise ConfigError(f"{setting.name}={raw!r}: {exc}") from None
     values.update(overrides)
+    if values.get("SVC_SMTP_URL") and not values.get("SVC_PUBLIC_URL"):
+        raise ConfigError(
+            "SVC_SMTP_URL is set but SVC_PUBLIC_URL is not: mails carry links to the service, "
+            "so set SVC_PUBLIC_URL to the address users reach it at (https://bugs.example.com)"
+        )
     return values
 
 

@@ -61,6 +61,12 @@ class DomainError(APIError):
         super().__init__(self.status_code, detail, **kwargs)
 
 
+class BadRequest(DomainError):
+    """A request the service cannot act on, e.g. a used or expired reset link."""
+
+    status_code = 400
+
+
 class Unauthorized(DomainError):
     status_code = 401
 

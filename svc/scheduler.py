@@ -17,6 +17,7 @@ from flask import Flask
 
 from svc import database, rate_limits
 from svc.extensions import db
+from svc.mail import outbox
 from svc.models import JOBSTORE_TABLE
 from svc.services import screenshots
 from svc.webhooks import delivery
@@ -26,21 +27,25 @@ HOURLY_JOBS_INTERVAL_HOURS = 1
 DELIVERY_POLL_SECONDS = 1
 CHECKPOINT_SECONDS = 1
 DELIVERY_THREADS = 8
+MAIL_THREADS = 2
 
 _app: Flask | None = None
 
 
-class DeliveryRunner:
-    """Attempts run on a small thread pool, so one slow receiver does not hold up the others.
-    It claims no more deliveries than it has free threads, never one whose attempt is still
-    under way, and at most two of one project at a time (svc.webhooks.delivery.claim_due); each
-    attempt ends at its deadline (svc.webhooks.sender)."""
+class OutboxRunner:
+    """The attempts of one outbox (webhook deliveries, mails) on a small thread pool, so that
+    one slow receiver does not hold up the others. It claims no more than it has free threads,
+    never one whose attempt is still under way (for webhooks, also at most two of one project
+    at a time: svc.webhooks.delivery.claim_due); each attempt ends at its deadline."""
 
-    def __init__(self, app: Flask, threads: int = DELIVERY_THREADS):
+    def __init__(self, app: Flask, name: str, claim, attempt, threads: int):
         self._app = app
-        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="webhook")
+        self._name = name
+        self._claim = claim  # (limit, running=...) -> [(id, attempt number, group)]
+        self._attempt = attempt  # (id, attempt number)
+        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=name)
         self._threads = threads
-        self._running: dict = {}  # delivery id -> project id, of the attempts under way
+        self._running: dict = {}  # id -> group, of the attempts under way
         self._lock = threading.Lock()
 
     def tick(self) -> None:
@@ -50,31 +55,38 @@ class DeliveryRunner:
         if not slots:
             return
         with self._app.app_context():
-            claimed = delivery.claim_due(slots, running=running)
+            claimed = self._claim(slots, running=running)
         with self._lock:
-            self._running.update((delivery_id, project) for delivery_id, _, project in claimed)
-        for delivery_id, attempt_number, _project in claimed:
-            self._pool.submit(self._attempt, delivery_id, attempt_number)
+            self._running.update((item_id, group) for item_id, _, group in claimed)
+        for item_id, attempt_number, _group in claimed:
+            self._pool.submit(self._run, item_id, attempt_number)
 
-    def _attempt(self, delivery_id, attempt_number) -> None:
+    def _run(self, item_id, attempt_number) -> None:
         try:
             with self._app.app_context():
-                delivery.attempt(delivery_id, attempt_number)
+                self._attempt(item_id, attempt_number)
         except Exception:
-            log.exception("webhook %s attempt %d failed unexpectedly", delivery_id, attempt_number)
+            log.exception(
+                "%s %s attempt %d failed unexpectedly", self._name, item_id, attempt_number
+            )
         finally:
             with self._lock:
-                del self._running[delivery_id]
+                del self._running[item_id]
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=True)
 
 
-_runner: DeliveryRunner | None = None
+_webhooks: OutboxRunner | None = None
+_mails: OutboxRunner | None = None
 
 
 def deliver_webhooks() -> None:
-    _runner.tick()
+    _webhooks.tick()
+
+
+def send_mails() -> None:
+    _mails.tick()
 
 
 def sweep_uploads() -> None:
@@ -109,10 +121,11 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
         # down would be dropped. Run it once, late, instead.
         job_defaults={"misfire_grace_time": None, "coalesce": True, "max_instances": 1},
     )
-    # Often: the deliveries table says what is due, and the job only looks; SQLite's write-ahead
+    # Often: the outboxes say what is due, and the jobs only look; SQLite's write-ahead
     # log is copied back here rather than in a request (a no-op on PostgreSQL).
     for job, job_id, seconds in (
         (deliver_webhooks, "deliver-webhooks", DELIVERY_POLL_SECONDS),
+        (send_mails, "send-mails", DELIVERY_POLL_SECONDS),
         (checkpoint_database, "checkpoint-database", CHECKPOINT_SECONDS),
     ):
         scheduler.add_job(job, "interval", seconds=seconds, id=job_id, replace_existing=True)
@@ -135,9 +148,12 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
 
 def run(app: Flask) -> None:
     """Run the scheduler in the foreground until SIGTERM or SIGINT."""
-    global _app, _runner
+    global _app, _webhooks, _mails
     _app = app
-    _runner = DeliveryRunner(app)
+    _webhooks = OutboxRunner(
+        app, "webhook", delivery.claim_due, delivery.attempt, threads=DELIVERY_THREADS
+    )
+    _mails = OutboxRunner(app, "mail", outbox.claim_due, outbox.attempt, threads=MAIL_THREADS)
     scheduler = build_scheduler(app)
 
     def stop(signum, _frame):
@@ -148,5 +164,6 @@ def run(app: Flask) -> None:
     signal.signal(signal.SIGINT, stop)
     log.info("scheduler: started")
     scheduler.start()
-    _runner.shutdown()
+    _webhooks.shutdown()
+    _mails.shutdown()
     log.info("scheduler: stopped")

@@ -166,6 +166,27 @@ def receiver(certificate_authority):
 
 
 @pytest.fixture
+def smtp_server(certificate_authority):
+    """A real SMTP server on loopback: STARTTLS (the test CA), AUTH, every message kept."""
+    from harness.smtp import SmtpServer
+
+    server = SmtpServer(certificate_authority[0]).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def mail_app(make_app, smtp_server, certificate_authority):
+    """An app that mails through `smtp_server`."""
+    return make_app(
+        SVC_SMTP_URL=smtp_server.url,
+        SVC_SMTP_CA_BUNDLE=certificate_authority[1],
+        SVC_PUBLIC_URL="https://bugs.example.com",
+        SVC_MAIL_TIMEOUT=5.0,
+    )
+
+
+@pytest.fixture
 def live_server(app):
     """The test app on a real HTTP server in a thread; its base URL."""
     server = make_server("127.0.0.1", 0, app, threaded=True)

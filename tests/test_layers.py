@@ -21,13 +21,16 @@ MAY_IMPORT = {
     "svc.config": set(),
     "svc.json_codec": set(),
     "svc.wire": set(),
+    "svc.deadline": set(),
     "svc.webhooks": {
         "svc.config",
+        "svc.deadline",
         "svc.errors",
         "svc.extensions",
         "svc.models",
         "svc.wire",
     },
+    "svc.mail": {"svc.config", "svc.deadline", "svc.extensions", "svc.models"},
 }
 
 

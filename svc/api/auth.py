@@ -12,8 +12,15 @@ from svc.auth.cookies import (
 )
 from svc.auth.guard import current_caller, login_required, session_required
 from svc.errors import APIError
-from svc.schemas.users import LoginIn, PasswordChangeIn, RegisterIn, UserOut
-from svc.services import users
+from svc.schemas.users import (
+    ForgotPasswordIn,
+    LoginIn,
+    PasswordChangeIn,
+    RegisterIn,
+    ResetPasswordIn,
+    UserOut,
+)
+from svc.services import password_resets, users
 
 bp = Blueprint("auth", __name__, url_prefix="/api/v1/auth")
 
@@ -101,3 +108,21 @@ def change_password(data):
     users.change_password(
         caller.user, data["current_password"], data["new_password"], keep_session=caller.session_id
     )
+
+
+@bp.post("/forgot-password")
+@rate_limited("SVC_RATE_LIMIT_AUTH")
+@body(ForgotPasswordIn())
+@response(None, 202)
+def forgot_password(data):
+    """Mail a reset link; the same answer whether or not the address has an account."""
+    password_resets.request_reset(data["email"])
+
+
+@bp.post("/reset-password")
+@rate_limited("SVC_RATE_LIMIT_AUTH")
+@body(ResetPasswordIn())
+@response(None, 204, errors=(400,))
+def reset_password(data):
+    """Set a new password with a reset link's token: every session and token of the user ends."""
+    password_resets.reset(data["token"], data["password"])

@@ -50,6 +50,11 @@ def revoke(user: User, token_id: uuid.UUID) -> None:
     db.session.commit()
 
 
+def revoke_all_of(user_id: uuid.UUID) -> None:
+    """In the caller's transaction: every token of the user stops working at its commit."""
+    db.session.execute(delete(PersonalAccessToken).where(PersonalAccessToken.user_id == user_id))
+
+
 def authenticate(value: str) -> User:
     """The creator of a live token; 401 for a malformed, unknown, revoked or expired one."""
     if not tokens.is_well_formed_pat(value):

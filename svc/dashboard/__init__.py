@@ -19,6 +19,8 @@ PAGES = (
     "/",
     "/login",
     "/signup",
+    "/forgot-password",
+    "/reset-password/<token>",
     "/reports",
     "/reports/<ref>",
     "/projects",

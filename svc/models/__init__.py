@@ -1,6 +1,7 @@
 """SQLAlchemy models only: columns, relationships, indexes. No commits, no HTTP."""
 
 from svc.models.limits import RateLimitCounter
+from svc.models.mail import OutgoingMail
 from svc.models.projects import (
     MEMBER,
     OWNER,
@@ -20,7 +21,7 @@ from svc.models.reports import (
     ReportDetail,
     Screenshot,
 )
-from svc.models.users import AuthSession, PersonalAccessToken, User
+from svc.models.users import AuthSession, PasswordReset, PersonalAccessToken, User
 from svc.models.webhooks import WebhookDelivery
 
 # Tables and indexes in the database that no model declares: APScheduler creates and owns its job
@@ -65,6 +66,8 @@ __all__ = [
     "AuthSession",
     "IdempotencyKey",
     "Membership",
+    "OutgoingMail",
+    "PasswordReset",
     "PersonalAccessToken",
     "Project",
     "RateLimitCounter",

@@ -63,3 +63,19 @@ class PersonalAccessToken(db.Model):
     # The full value, set only on the instance that `svc.auth.pats.issue` returns, so that
     # creation can show it once. Not a column: it is never stored.
     value = None
+
+
+class PasswordReset(db.Model):
+    """A "forgot password" link: single use, valid for an hour. Only a hash of its token is
+    stored, as for personal access tokens."""
+
+    __tablename__ = "password_resets"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    user_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

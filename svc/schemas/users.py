@@ -22,6 +22,15 @@ class PasswordChangeIn(InSchema):
     new_password = fields.String(required=True, validate=PASSWORD)
 
 
+class ForgotPasswordIn(InSchema):
+    email = fields.String(required=True, validate=validate.Length(min=1, max=320))
+
+
+class ResetPasswordIn(InSchema):
+    token = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    password = fields.String(required=True, validate=PASSWORD)
+
+
 class UserOut(OutSchema):
     id = fields.UUID(required=True)
     name = fields.String(required=True)

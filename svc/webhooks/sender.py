@@ -7,14 +7,14 @@ host name (with SNI), redirects are not followed, at most 64 KiB of the answer i
 whole attempt ends at a wall-clock deadline.
 """
 
-import contextlib
 import http.client
 import ipaddress
 import socket
 import ssl
-import threading
 from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from svc.deadline import Deadline
 
 MAX_RESPONSE_BYTES = 64 * 1024
 _CLOUD_METADATA = {ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254")}
@@ -72,49 +72,11 @@ def resolve(host: str, port: int, allow_private: bool) -> str:
     return usable[0]
 
 
-class _Deadline:
-    """The attempt's wall-clock limit. A socket timeout bounds each recv only: a receiver that
-    sends a byte every few seconds would hold a delivery thread for ever. At the deadline a
-    timer shuts the attempt's socket down, which ends whatever read or write is waiting on it."""
-
-    def __init__(self, seconds: float):
-        self._lock = threading.Lock()
-        self._socket: socket.socket | None = None
-        self.expired = False
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
-
-    def __enter__(self) -> "_Deadline":
-        self._timer.start()
-        return self
-
-    def __exit__(self, *_exc) -> None:
-        self._timer.cancel()
-
-    def watch(self, sock: socket.socket) -> None:
-        with self._lock:
-            self._socket = sock
-            if self.expired:
-                _shut(sock)
-
-    def _expire(self) -> None:
-        with self._lock:
-            self.expired = True
-            if self._socket is not None:
-                _shut(self._socket)
-
-
-def _shut(sock: socket.socket) -> None:
-    # socket.socket's own shutdown: an SSLSocket's would drop its TLS state under the reader.
-    with contextlib.suppress(OSError):
-        socket.socket.shutdown(sock, socket.SHUT_RDWR)
-
-
 class _PinnedConnection(http.client.HTTPSConnection):
     """HTTP or HTTPS to an address resolved and checked beforehand; TLS verified against the
     URL's host name (with SNI). Every socket it opens is handed to the deadline."""
 
-    def __init__(self, address, port, *, host, tls, deadline: _Deadline, timeout, ca_bundle):
+    def __init__(self, address, port, *, host, tls, deadline: Deadline, timeout, ca_bundle):
         context = None
         if tls:
             context = ssl.create_default_context()
@@ -159,7 +121,7 @@ def post(
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     host_header = host if parts.port is None else f"{host}:{port}"
     timed_out = Outcome(None, f"Timed out after {timeout:g} s")
-    with _Deadline(timeout) as deadline:
+    with Deadline(timeout) as deadline:
         connection = _PinnedConnection(
             address,
             port,

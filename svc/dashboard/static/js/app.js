@@ -3,7 +3,7 @@
 
 import { api, whenSignedOut } from "./api.js";
 import { h, replaceContent } from "./dom.js";
-import { signInView, signUpView } from "./views/auth.js";
+import { forgotPasswordView, resetPasswordView, signInView, signUpView } from "./views/auth.js";
 import { reportListView } from "./views/reports.js";
 import { reportView } from "./views/report.js";
 import { projectListView } from "./views/projects.js";
@@ -14,6 +14,8 @@ import { tryWidgetView } from "./views/try-widget.js";
 const ROUTES = [
   { pattern: /^\/login$/, view: signInView, public: true, title: "Sign in" },
   { pattern: /^\/signup$/, view: signUpView, public: true, title: "Sign up" },
+  { pattern: /^\/forgot-password$/, view: forgotPasswordView, public: true, title: "Forgot password" },
+  { pattern: /^\/reset-password\/([^/]+)$/, view: resetPasswordView, public: true, title: "New password" },
   { pattern: /^\/reports$/, view: reportListView, nav: "reports", title: "Reports" },
   { pattern: /^\/reports\/([^/]+)$/, view: reportView, nav: "reports", title: "Report" },
   { pattern: /^\/projects$/, view: projectListView, nav: "projects", title: "Projects" },

@@ -1,0 +1,2 @@
+"""Mail (contract section 12): messages composed with the standard library's `email` package,
+kept in a durable outbox in the database and sent by the scheduler over SMTP."""

@@ -1,0 +1,149 @@
+"""The durable mail outbox, with the webhook outbox's rules (svc.webhooks.delivery):
+
+- `queue` writes the mail in the caller's transaction, beside what it tells of;
+- `claim_due` takes due mails with a conditional update, pushing `next_attempt_at` past the
+  attempt's deadline (a lease), so no two processes send one mail at once and a mail whose
+  sender died is sent again once its lease ends: a restart or SIGKILL loses none;
+- `attempt` sends with no transaction open, then records `sent`, or the next retry, or
+  `failed` after the last. The record follows the server's answer at once; the mail keeps one
+  Message-ID on every attempt, so in the rare crash between the two a receiver sees the same
+  message again, not a new one.
+
+With no SMTP server configured, a mail is written to the log (the scheduler's) and counts as
+sent: development installs see their links there.
+"""
+
+import logging
+import smtplib
+import ssl
+import uuid
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+from sqlalchemy import select, update
+
+from svc.config import setting
+from svc.extensions import db
+from svc.mail import compose, smtp
+from svc.models.base import utcnow
+from svc.models.mail import FAILED, PENDING, SENT, OutgoingMail
+
+log = logging.getLogger(__name__)
+LEASE_MARGIN = timedelta(seconds=60)
+
+
+def queue(to: str, subject: str, text: str, headers: dict[str, str] | None = None) -> None:
+    """Add a mail to the current transaction; the caller commits it with its change."""
+    db.session.add(
+        OutgoingMail(
+            id=uuid.uuid4(),
+            to_address=to,
+            subject=subject,
+            text_body=text,
+            html_body=compose.html_of(text),
+            headers=headers or {},
+            status=PENDING,
+            attempts=0,
+            next_attempt_at=utcnow(),
+        )
+    )
+
+
+def claim_due(limit: int, running=(), now: datetime | None = None) -> list[tuple]:
+    """Claim up to `limit` due mails: [(id, number of the attempt now to be made, None)], none
+    of those in `running` (attempts still under way)."""
+    now = now or utcnow()
+    lease_until = now + timedelta(seconds=setting("SVC_MAIL_TIMEOUT")) + LEASE_MARGIN
+    due = (
+        select(OutgoingMail.id, OutgoingMail.attempts)
+        .where(OutgoingMail.status == PENDING, OutgoingMail.next_attempt_at <= now)
+        .order_by(OutgoingMail.next_attempt_at, OutgoingMail.id)
+        .limit(limit + len(running))
+    )
+    claimed = []
+    for mail_id, attempts in db.session.execute(due).all():
+        if len(claimed) == limit or mail_id in running:
+            continue
+        taken = db.session.execute(
+            update(OutgoingMail)
+            .where(
+                OutgoingMail.id == mail_id,
+                OutgoingMail.status == PENDING,
+                OutgoingMail.attempts == attempts,
+            )
+            .values(attempts=attempts + 1, next_attempt_at=lease_until)
+            .execution_options(synchronize_session=False)
+        ).rowcount
+        if taken:
+            claimed.append((mail_id, attempts + 1, None))
+    db.session.commit()
+    return claimed
+
+
+def sender_address() -> str:
+    configured = setting("SVC_MAIL_FROM")
+    if configured:
+        return configured
+    host = urlsplit(setting("SVC_PUBLIC_URL") or "http://localhost").hostname or "localhost"
+    return f"svc@{host}"
+
+
+def attempt(mail_id: uuid.UUID, attempt_number: int) -> str | None:
+    """Make one claimed attempt and record it; the error, or None when the mail went."""
+    mail = db.session.get(OutgoingMail, mail_id)
+    if mail is None:
+        db.session.rollback()
+        return None
+    sender = sender_address()
+    message = compose.message(
+        sender=sender,
+        to=mail.to_address,
+        subject=mail.subject,
+        text=mail.text_body,
+        html_body=mail.html_body,
+        headers=mail.headers,
+        message_id=compose.message_id_for(mail.id, sender.rpartition("@")[2]),
+    )
+    db.session.commit()  # no transaction stays open while the server takes its time
+    error = _send(message)
+    _record(mail_id, attempt_number, error)
+    log.info("mail %s attempt %d: %s", mail_id, attempt_number, error or "sent")
+    return error
+
+
+def _send(message) -> str | None:
+    url = setting("SVC_SMTP_URL")
+    if not url:
+        log.info("mail is off (no SVC_SMTP_URL); this mail would have gone:\n%s", message)
+        return None
+    try:
+        smtp.send(
+            message,
+            smtp.parse_url(url),
+            timeout=setting("SVC_MAIL_TIMEOUT"),
+            ca_bundle=setting("SVC_SMTP_CA_BUNDLE"),
+        )
+    except (OSError, smtplib.SMTPException, ssl.SSLError) as exc:
+        return f"{type(exc).__name__}: {exc}"[:500]
+    return None
+
+
+def _record(mail_id: uuid.UUID, attempt_number: int, error: str | None) -> None:
+    now = utcnow()
+    delays = setting("SVC_MAIL_RETRY_DELAYS")
+    if error is None:
+        values = {"status": SENT, "sent_at": now, "next_attempt_at": None, "last_error": None}
+    elif attempt_number <= len(delays):
+        values = {
+            "last_error": error,
+            "next_attempt_at": now + timedelta(seconds=delays[attempt_number - 1]),
+        }
+    else:
+        values = {"status": FAILED, "last_error": error, "next_attempt_at": None}
+    db.session.execute(
+        update(OutgoingMail)
+        .where(OutgoingMail.id == mail_id, OutgoingMail.attempts == attempt_number)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    db.session.commit()

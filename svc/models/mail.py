@@ -1,0 +1,34 @@
+import uuid
+from datetime import datetime
+
+from sqlalchemy import JSON, Index, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from svc.extensions import db
+from svc.models.base import UTCDateTime, new_id, utcnow
+
+PENDING = "pending"
+SENT = "sent"
+FAILED = "failed"
+
+
+class OutgoingMail(db.Model):
+    """One mail to send: written in the same transaction as what it tells of (a reset link, an
+    invitation), claimed and sent by the scheduler like a webhook delivery (svc.mail.outbox)."""
+
+    __tablename__ = "mail_outbox"
+    __table_args__ = (Index("ix_mail_outbox_due", "status", "next_attempt_at"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    to_address: Mapped[str] = mapped_column(String(320))
+    subject: Mapped[str] = mapped_column(String(200))
+    text_body: Mapped[str] = mapped_column(Text)
+    html_body: Mapped[str] = mapped_column(Text)
+    # Headers beyond From, To, Subject, Date and Message-ID (List-Unsubscribe, ...).
+    headers: Mapped[dict] = mapped_column(JSON, default=dict)
+    status: Mapped[str] = mapped_column(String(16), default=PENDING)
+    attempts: Mapped[int] = mapped_column(default=0)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_error: Mapped[str | None] = mapped_column(String(500))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -1,0 +1,81 @@
+"""Password reset by e-mail (contract section 12): a single-use link valid for an hour, whose
+token is stored hashed. Asking answers the same whether or not the address has an account;
+using it ends every session and revokes every personal access token of the user."""
+
+from datetime import timedelta
+
+from sqlalchemy import select, update
+
+from svc.auth import passwords, pats, sessions, tokens
+from svc.config import setting
+from svc.errors import BadRequest
+from svc.extensions import db
+from svc.mail import outbox
+from svc.models import PasswordReset, User
+from svc.models.base import utcnow
+from svc.services.users import normalize_email
+
+LIFETIME = timedelta(hours=1)
+TOKEN_LENGTH = 43  # base62: 256 bits
+INVALID_LINK = "This reset link is invalid, used or expired: ask for a new one"
+
+
+def public_url(path: str) -> str:
+    """A link into the dashboard; without SVC_PUBLIC_URL (mail off, development) the address
+    `make run` serves on."""
+    base = setting("SVC_PUBLIC_URL") or f"http://{setting('SVC_BIND')}"
+    return f"{base.rstrip('/')}{path}"
+
+
+def request_reset(email: str) -> None:
+    user = db.session.scalar(select(User).where(User.email == normalize_email(email)))
+    if user is None:
+        return
+    send_reset_link(user)
+
+
+def send_reset_link(user: User) -> None:
+    """A new link, mailed; earlier links of the user keep working until they expire."""
+    value = tokens.random_base62(TOKEN_LENGTH)
+    db.session.add(
+        PasswordReset(
+            user_id=user.id,
+            token_hash=tokens.sha256_hex(value),
+            expires_at=utcnow() + LIFETIME,
+        )
+    )
+    link = public_url(f"/reset-password/{value}")
+    outbox.queue(
+        user.email,
+        "Reset your svc password",
+        f"Hello {user.name},\n\n"
+        f"someone (we hope you) asked to reset the password of your svc account. Choose a new "
+        f"password here, within the hour:\n\n{link}\n\n"
+        "The link works once. If you did not ask, ignore this mail: your password stays as "
+        "it is.",
+    )
+    db.session.commit()
+
+
+def reset(value: str, new_password: str) -> User:
+    """Set the password through a live link; 400 for an unknown, used or expired one."""
+    now = utcnow()
+    used = db.session.execute(
+        update(PasswordReset)
+        .where(
+            PasswordReset.token_hash == tokens.sha256_hex(value),
+            PasswordReset.used_at.is_(None),
+            PasswordReset.expires_at > now,
+        )
+        .values(used_at=now)
+        .returning(PasswordReset.user_id)
+    ).first()
+    if used is None:
+        db.session.rollback()
+        raise BadRequest(INVALID_LINK)
+    user = db.session.get(User, used.user_id)
+    user.password_hash = passwords.hash_password(new_password)
+    pats.revoke_all_of(user.id)
+    db.session.commit()
+    sessions.end_sessions_of(user.id)
+    return user

@@ -1,0 +1,233 @@
+"""Mail: the outbox and its SMTP sender against a real server on loopback (aiosmtpd, STARTTLS,
+AUTH), and password reset end to end (contract section 12)."""
+
+import re
+
+import pytest
+
+from harness.client import PASSWORD, create_pat, csrf, register
+from svc.config import ConfigError, load_settings
+from svc.extensions import db
+from svc.mail import outbox
+from svc.models import OutgoingMail
+from svc.models.mail import FAILED, PENDING, SENT
+
+RESET_LINK = re.compile(r"https://bugs\.example\.com/reset-password/(\w+)")
+
+
+def send_due(app) -> list:
+    """What the scheduler's mail job does once: claim what is due and attempt each."""
+    with app.app_context():
+        claimed = outbox.claim_due(10, running={})
+        errors = [outbox.attempt(mail_id, number) for mail_id, number, _ in claimed]
+        return errors
+
+
+def queue_one(app, to="ada@example.com", subject="Hello", text="See https://example.com/x"):
+    with app.app_context():
+        outbox.queue(to, subject, text, {"List-Unsubscribe": "<https://example.com/u>"})
+        db.session.commit()
+
+
+def mails(app) -> list[OutgoingMail]:
+    with app.app_context():
+        rows = db.session.query(OutgoingMail).order_by(OutgoingMail.created_at).all()
+        db.session.expunge_all()
+        return rows
+
+
+def test_a_queued_mail_reaches_the_server_with_text_html_and_headers(mail_app, smtp_server):
+    queue_one(mail_app, text="Open <this> at https://example.com/x?a=1&b=2")
+    assert send_due(mail_app) == [None]
+    [message] = smtp_server.wait_for(1)
+    assert message["To"] == "ada@example.com" and message["Subject"] == "Hello"
+    assert message["From"] == "svc@bugs.example.com"
+    assert message["List-Unsubscribe"] == "<https://example.com/u>"
+    text = message.get_body(("plain",)).get_content()
+    html = message.get_body(("html",)).get_content()
+    assert "Open <this> at https://example.com/x?a=1&b=2" in text
+    assert "Open &lt;this&gt;" in html
+    assert '<a href="https://example.com/x?a=1&amp;b=2">' in html
+    [row] = mails(mail_app)
+    assert (row.status, row.attempts) == (SENT, 1)
+    assert message["Message-ID"] == f"<{row.id}@bugs.example.com>"
+
+
+def test_a_mail_is_claimed_once(mail_app, smtp_server):
+    queue_one(mail_app)
+    with mail_app.app_context():
+        first = outbox.claim_due(10, running={})
+        second = outbox.claim_due(10, running={})
+    assert len(first) == 1 and second == []
+
+
+def test_a_server_that_is_down_gets_the_mail_later_exactly_once(mail_app, smtp_server):
+    smtp_server.stop()
+    queue_one(mail_app)
+    [error] = send_due(mail_app)
+    assert "Connection refused" in error or "ConnectionRefused" in error
+    [row] = mails(mail_app)
+    assert (row.status, row.attempts) == (PENDING, 1) and row.last_error
+    # Its retry is due later, not now.
+    assert send_due(mail_app) == []
+    smtp_server.start()
+    with mail_app.app_context():
+        db.session.query(OutgoingMail).update({"next_attempt_at": row.created_at})
+        db.session.commit()
+    assert send_due(mail_app) == [None]
+    assert len(smtp_server.wait_for(1)) == 1
+    assert send_due(mail_app) == []
+    assert len(smtp_server.messages) == 1
+
+
+def test_a_mail_fails_after_its_last_retry(make_app, smtp_server, certificate_authority):
+    app = make_app(
+        SVC_SMTP_URL=smtp_server.url,
+        SVC_SMTP_CA_BUNDLE=certificate_authority[1],
+        SVC_PUBLIC_URL="https://bugs.example.com",
+        SVC_MAIL_RETRY_DELAYS=(0.0,),
+    )
+    smtp_server.stop()
+    queue_one(app)
+    assert send_due(app)[0]
+    assert send_due(app)[0]
+    [row] = mails(app)
+    assert (row.status, row.attempts) == (FAILED, 2) and row.last_error
+    assert send_due(app) == []
+
+
+def test_a_server_certificate_not_trusted_is_refused(make_app, smtp_server):
+    app = make_app(SVC_SMTP_URL=smtp_server.url, SVC_PUBLIC_URL="https://bugs.example.com")
+    queue_one(app)
+    [error] = send_due(app)
+    assert "CERTIFICATE_VERIFY_FAILED" in error
+    assert smtp_server.messages == []
+
+
+def test_with_mail_off_the_mail_is_logged_and_counts_as_sent(app, caplog):
+    caplog.set_level("INFO", logger="svc.mail.outbox")
+    queue_one(app, text="Your link: https://example.com/reset")
+    assert send_due(app) == [None]
+    assert "https://example.com/reset" in caplog.text
+    assert [row.status for row in mails(app)] == [SENT]
+
+
+def test_smtp_without_a_public_url_stops_the_start():
+    with pytest.raises(ConfigError, match="SVC_PUBLIC_URL"):
+        load_settings(environ={"SVC_SMTP_URL": "smtp://mail.example.com"})
+    with pytest.raises(ConfigError, match="SVC_SMTP_URL"):
+        load_settings(environ={"SVC_SMTP_URL": "http://mail.example.com"})
+
+
+# --- password reset -----------------------------------------------------------------------------
+
+
+def forgot(client, email):
+    return client.post("/api/v1/auth/forgot-password", json={"email": email})
+
+
+def reset(client, token, password="a brand new password"):
+    return client.post("/api/v1/auth/reset-password", json={"token": token, "password": password})
+
+
+def test_password_reset_end_to_end(mail_app, smtp_server):
+    ada = mail_app.test_client()
+    register(ada)
+    pat = create_pat(ada)["token"]
+    other_browser = mail_app.test_client()
+    other_browser.post(
+        "/api/v1/auth/login", json={"email": "ada@example.com", "password": PASSWORD}
+    )
+
+    anonymous = mail_app.test_client()
+    assert forgot(anonymous, "  ADA@example.com ").status_code == 202
+    send_due(mail_app)
+    [message] = smtp_server.wait_for(1)
+    assert message["To"] == "ada@example.com"
+    token = RESET_LINK.search(message.get_body(("plain",)).get_content())[1]
+
+    assert reset(anonymous, token).status_code == 204
+    # The new password works, the old one does not; every session and token has ended.
+    login = anonymous.post(
+        "/api/v1/auth/login", json={"email": "ada@example.com", "password": "a brand new password"}
+    )
+    assert login.status_code == 200
+    old = mail_app.test_client().post(
+        "/api/v1/auth/login", json={"email": "ada@example.com", "password": PASSWORD}
+    )
+    assert old.status_code == 401
+    assert ada.get("/api/v1/auth/me").status_code == 401
+    assert other_browser.get("/api/v1/auth/me").status_code == 401
+    bearer = {"Authorization": f"Bearer {pat}"}
+    assert mail_app.test_client().get("/api/v1/auth/me", headers=bearer).status_code == 401
+    # The link works once.
+    again = reset(anonymous, token, "yet another password")
+    assert again.status_code == 400 and again.get_json()["detail"]
+
+
+def test_an_unknown_address_gets_the_same_answer_and_no_mail(mail_app, smtp_server):
+    response = forgot(mail_app.test_client(), "nobody@example.com")
+    assert response.status_code == 202 and response.get_data() == b""
+    assert send_due(mail_app) == []
+    assert mails(mail_app) == []
+
+
+def test_an_expired_or_unknown_link_is_400(mail_app, smtp_server):
+    client = mail_app.test_client()
+    register(client)
+    forgot(client, "ada@example.com")
+    send_due(mail_app)
+    token = RESET_LINK.search(smtp_server.wait_for(1)[0].get_body(("plain",)).get_content())[1]
+    with mail_app.app_context():
+        db.session.execute(db.text("UPDATE password_resets SET expires_at = created_at"))
+        db.session.commit()
+    assert reset(client, token).status_code == 400
+    assert reset(client, "not-a-token").status_code == 400
+    assert client.get("/api/v1/auth/me").status_code == 200  # nothing ended
+
+
+def test_a_reset_password_follows_the_password_rules(mail_app):
+    response = reset(mail_app.test_client(), "whatever", "short")
+    assert response.status_code == 422 and "password" in response.get_json()["errors"]
+
+
+def test_a_signed_in_user_can_still_ask(mail_app, smtp_server):
+    client = mail_app.test_client()
+    register(client)
+    assert forgot(client, "ada@example.com").status_code == 202
+    assert csrf(client)  # public: no CSRF header needed, as for login
+
+
+@pytest.mark.browser
+def test_a_password_is_reset_from_the_sign_in_page(mail_app, smtp_server, browser):
+    import threading
+
+    from playwright.sync_api import expect
+    from werkzeug.serving import make_server
+
+    register(mail_app.test_client())
+    server = make_server("127.0.0.1", 0, mail_app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base_url = f"http://127.0.0.1:{server.port}"
+    context = browser.new_context(base_url=base_url)
+    try:
+        page = context.new_page()
+        page.goto("/login")
+        page.get_by_role("link", name="Forgot password?").click()
+        page.get_by_label("E-mail").fill("ada@example.com")
+        page.get_by_role("button", name="Send reset link").click()
+        expect(page.get_by_role("status")).to_contain_text("on its way")
+        send_due(mail_app)
+        text = smtp_server.wait_for(1)[0].get_body(("plain",)).get_content()
+        page.goto(f"/reset-password/{RESET_LINK.search(text)[1]}")
+        page.get_by_role("textbox", name="New password").fill("a brand new password")
+        page.get_by_role("button", name="Set password").click()
+        expect(page.get_by_role("status")).to_contain_text("Your password is changed")
+        page.get_by_role("link", name="Sign in").click()
+        page.get_by_label("E-mail").fill("ada@example.com")
+        page.get_by_label("Password").fill("a brand new password")
+        page.get_by_role("button", name="Sign in").click()
+        expect(page.get_by_role("heading", name="Reports")).to_be_visible()
+    finally:
+        context.close()
+        server.shutdown()
