@@ -9,7 +9,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness.client import PASSWORD
+from harness.client import PASSWORD, csrf
 
 
 def png_bytes(width: int = 2, height: int = 2, padding: int = 0) -> bytes:
@@ -51,6 +51,25 @@ def file_report(client, api_key: str, headers: dict | None = None, **fields):
         json={**REPORT, **fields},
         headers={"X-API-Key": api_key, **(headers or {})},
     )
+
+
+def furnish(owner, project: dict) -> dict:
+    """Give a project something of each kind the access tests reach for: a webhook, a report
+    with a screenshot and the report's delivery. The path values naming them."""
+    owner.patch(
+        f"/api/v1/projects/{project['id']}",
+        json={"settings": {"webhook_url": "https://hooks.example.com/svc"}},
+        headers=csrf(owner),
+    )
+    key = upload(owner, project["apiKey"], png_bytes()).get_json()["key"]
+    report = file_report(owner, project["apiKey"], screenshot_url=key).get_json()
+    deliveries = owner.get(f"/api/v1/projects/{project['id']}/webhook-deliveries").get_json()
+    return {
+        "project_id": project["id"],
+        "report_ref": report["trackingId"],
+        "delivery_id": deliveries["items"][0]["id"],
+        "key": key,
+    }
 
 
 def upload(client, api_key: str, data: bytes, filename: str = "shot.png"):

@@ -12,6 +12,7 @@ import requests
 from playwright.sync_api import Page, expect
 
 from harness.client import register
+from harness.service import sign_up as register_over_http
 from tests.browser import OPEN_SHADOW_ROOTS, save_screenshot
 
 PASSWORD = "correct horse battery"
@@ -306,10 +307,7 @@ def test_api_errors_are_shown_beside_their_fields(page):
 
 
 def test_members_assignees_webhook_secret_and_delivery_log(page, base_url, app):
-    requests.post(
-        f"{base_url}/api/v1/auth/register",
-        json={"name": "Grace Hopper", "email": "grace@example.com", "password": PASSWORD},
-    ).raise_for_status()
+    register_over_http(base_url, "Grace Hopper", "grace@example.com")
     sign_up(page)
     api_key = create_project(page)
 
@@ -351,10 +349,7 @@ def test_members_assignees_webhook_secret_and_delivery_log(page, base_url, app):
 
 
 def test_roles_are_changed_and_a_viewer_cannot_triage(page, browser, base_url):
-    requests.post(
-        f"{base_url}/api/v1/auth/register",
-        json={"name": "Grace Hopper", "email": "grace@example.com", "password": PASSWORD},
-    ).raise_for_status()
+    register_over_http(base_url, "Grace Hopper", "grace@example.com")
     sign_up(page)
     api_key = create_project(page)
     page.get_by_label("Add a member by e-mail").fill("grace@example.com")

@@ -14,10 +14,8 @@ from tests.helpers import (
     VALID_BODIES,
     WRITE_METHODS,
     api_routes,
-    file_report,
+    furnish,
     needed_roles,
-    png_bytes,
-    upload,
     url_for_route,
 )
 
@@ -69,25 +67,12 @@ def team(app):
         client.user = register(client, email=email, name=name)
         add_member(ada, project["id"], email, "viewer" if role == "viewer" else "member")
         people[role] = client
-    ada.patch(
-        f"/api/v1/projects/{project['id']}",
-        json={"settings": {"webhook_url": "https://hooks.example.com/svc"}},
-        headers=csrf(ada),
-    )
-    key = upload(ada, project["apiKey"], png_bytes()).get_json()["key"]
-    report = file_report(ada, project["apiKey"], screenshot_url=key).get_json()
-    delivery = ada.get(f"/api/v1/projects/{project['id']}/webhook-deliveries").get_json()
+    furnished = furnish(ada, project)
     return {
         "people": people,
         "project": project,
-        "report": report,
-        "path_values": {
-            "project_id": project["id"],
-            "report_ref": report["trackingId"],
-            "user_id": people["other"].user["id"],
-            "delivery_id": delivery["items"][0]["id"],
-            "key": key,
-        },
+        "report": ada.get(f"/api/v1/reports/{furnished['report_ref']}").get_json(),
+        "path_values": {**furnished, "user_id": people["other"].user["id"]},
     }
 
 

@@ -15,7 +15,7 @@ from tests.helpers import (
     VALID_BODIES,
     WRITE_METHODS,
     api_routes,
-    file_report,
+    furnish,
     png_bytes,
     route_id,
     upload,
@@ -41,14 +41,7 @@ def world(app, make_app):
         json={"email": "grace@example.com"},
         headers=csrf(ada),
     )
-    ada.patch(
-        f"/api/v1/projects/{project['id']}",
-        json={"settings": {"webhook_url": "https://hooks.example.com/svc"}},
-        headers=csrf(ada),
-    )
-    key = upload(ada, project["apiKey"], png_bytes()).get_json()["key"]
-    report = file_report(ada, project["apiKey"], screenshot_url=key).get_json()
-    delivery = ada.get(f"/api/v1/projects/{project['id']}/webhook-deliveries").get_json()
+    furnished = furnish(ada, project)
     token = create_pat(ada)
     return {
         "ada": ada,
@@ -56,14 +49,7 @@ def world(app, make_app):
         "ada_pat": token["token"],
         "mallory_pat": create_pat(mallory)["token"],
         "api_key": project["apiKey"],
-        "path_values": {
-            "project_id": project["id"],
-            "report_ref": report["trackingId"],
-            "token_id": token["id"],
-            "user_id": grace_user["id"],
-            "delivery_id": delivery["items"][0]["id"],
-            "key": key,
-        },
+        "path_values": {**furnished, "token_id": token["id"], "user_id": grace_user["id"]},
     }
 
 
