@@ -65,12 +65,13 @@ def _optional_text(raw: str) -> str | None:
 
 
 def _smtp_url(raw: str) -> str | None:
-    parts = urlsplit(raw.strip())
-    if not raw.strip():
+    url = raw.strip()
+    if not url:
         return None
+    parts = urlsplit(url)
     if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
         raise ValueError("expected smtp://[user:password@]host[:port] or smtps://...")
-    return raw.strip()
+    return url
 
 
 def _name_list(raw: str) -> tuple[str, ...]:

@@ -25,10 +25,8 @@ class SmtpServer:
 
 
 def parse_url(url: str) -> SmtpServer:
-    """ValueError when it is not a usable smtp:// or smtps:// URL."""
+    """The parts of SVC_SMTP_URL, which svc.config has checked at start-up."""
     parts = urlsplit(url)
-    if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
-        raise ValueError("expected smtp://[user:password@]host[:port] or smtps://...")
     implicit_tls = parts.scheme == "smtps"
     return SmtpServer(
         host=parts.hostname,
@@ -71,8 +69,8 @@ class _SMTPS(smtplib.SMTP_SSL):
 
 
 def send(message: EmailMessage, server: SmtpServer, *, timeout: float, ca_bundle: str | None):
-    """Send; an exception (OSError, smtplib.SMTPException, ssl.SSLError) when the server did
-    not take it within `timeout` seconds in all."""
+    """Send; an OSError (smtplib's and ssl's errors are ones) when the server did not take it
+    within `timeout` seconds in all."""
     context = ssl.create_default_context()
     if ca_bundle:
         context.load_verify_locations(cafile=ca_bundle)
@@ -96,5 +94,5 @@ def send(message: EmailMessage, server: SmtpServer, *, timeout: float, ca_bundle
             if connection is not None:
                 try:
                     connection.quit()
-                except (OSError, smtplib.SMTPException):
+                except OSError:
                     connection.close()

@@ -93,6 +93,12 @@ def access(user: User, project_id: uuid.UUID, *, at_least: str = VIEWER) -> Proj
     return ProjectAccess(membership.project, membership.role)
 
 
+def has_role(project_id: uuid.UUID, user_id: uuid.UUID, at_least: str) -> bool:
+    """Whether someone else (an assignee, say) holds at least that role in the project."""
+    membership = db.session.get(Membership, (project_id, user_id))
+    return membership is not None and role_at_least(membership.role, at_least)
+
+
 _NEEDS = {
     MEMBER: "Viewers can only read this project",
     OWNER: "Only the project's owners can do this",

@@ -18,13 +18,11 @@ from svc.models import (
     MEMBER,
     SEVERITY_RANK,
     IdempotencyKey,
-    Membership,
     Project,
     Report,
     ReportDetail,
     Screenshot,
     User,
-    role_at_least,
 )
 from svc.models.base import utcnow
 from svc.services import listing, projects, redaction, screenshots
@@ -223,17 +221,12 @@ def _workable_for(user: User, reference: str) -> Report:
     return report
 
 
-def _can_work(project_id: uuid.UUID, user_id: uuid.UUID) -> bool:
-    membership = db.session.get(Membership, (project_id, user_id))
-    return membership is not None and role_at_least(membership.role, MEMBER)
-
-
 def update(user: User, reference: str, changes: dict) -> tuple[Report, dict]:
     """Apply a PATCH; returns the report and what changed, as
     {"<camelCaseField>": {"from": old, "to": new}} (empty when nothing did)."""
     report = _workable_for(user, reference)
     assignee = changes.get("assignee_id")
-    if assignee is not None and not _can_work(report.project_id, assignee):
+    if assignee is not None and not projects.has_role(report.project_id, assignee, MEMBER):
         raise field_error("assignee_id", "Not an owner or member of the report's project.")
     changed = {}
     for field, value in changes.items():

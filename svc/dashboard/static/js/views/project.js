@@ -133,6 +133,7 @@ function widgetForm(project, owner) {
 }
 
 function membersPanel(project, members, owner, context) {
+  const roleOptions = ROLES.map((role) => [role, role]);
   const panel = h("section", { class: "panel", "aria-label": "Members" });
   const problem = h("p", { class: "form-error", role: "alert", hidden: true });
   const show = () => replaceContent(panel,
@@ -141,7 +142,7 @@ function membersPanel(project, members, owner, context) {
     h("ul", { class: "members" }, members.map((member) => h("li", {},
       h("span", {}, member.name, " ", h("small", {}, `<${member.email}>`), " · "),
       owner
-        ? select("role", ROLES.map((role) => [role, role]), member.role,
+        ? select("role", roleOptions, member.role,
           { "aria-label": `Role of ${member.name}`, onchange: (event) => changeRole(member, event.target) })
         : h("span", {}, member.role),
       member.userId === context.user.id
@@ -181,7 +182,7 @@ function membersPanel(project, members, owner, context) {
   const addForm = form({ "aria-label": "Add a member", class: "inline" }, [
     field("Add a member by e-mail", h("input", { name: "email", type: "email", required: true }),
       "They need an account on this service first."),
-    field("Role", select("role", ROLES.map((role) => [role, role]), "member")),
+    field("Role", select("role", roleOptions, "member")),
     h("button", { type: "submit" }, "Add member"),
   ], async (values, element) => {
     members.push(await api.post(`/projects/${project.id}/members`, { email: values.email, role: values.role }));
