@@ -134,6 +134,19 @@ def headline() -> list[dict]:
                 "< 100 ms and < 0.1x the scan",
                 p50 < 100 and p50 < scan / 10,
             )
+        if "stats_all_p50_ms" in large:  # figures of a run from before the overview lack it
+            for name in ("stats_all", "stats_project"):
+                p50 = large[f"{name}_p50_ms"]
+                add(f"scale {database}", f"{name} p50 at {max(mine):,}", f"{p50} ms", "< 200 ms",
+                    p50 < 200)  # fmt: skip
+            add(
+                f"scale {database}",
+                f"export NDJSON of {max(mine):,}",
+                f"{large['export_s']} s, {large['export_mb']} MB; private memory grew "
+                f"{large['export_memory_growth_mb']} MB",
+                "constant memory",
+                large["export_memory_growth_mb"] < 64,
+            )
 
     hooks = read_result("webhooks")
     if hooks:

@@ -1,10 +1,12 @@
 """What the benchmarks share: fresh databases, the service as `make run` starts it, percentiles,
 and results written to bench/results/ and printed as a table."""
 
+import contextlib
 import json
 import os
 import signal
 import statistics
+import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,7 +15,7 @@ from urllib.parse import quote
 
 from sqlalchemy import create_engine, text
 
-from harness.service import start_service
+from harness.service import descendants, start_service
 
 RESULTS = Path(__file__).resolve().parent / "results"
 POSTGRES = os.environ.get(
@@ -55,11 +57,59 @@ def running_service(database_url: str, workdir: Path, **env: str) -> Iterator[st
         **env,
     }
     base_url, service = start_service(settings)
+    _SERVICES[base_url] = service
     try:
         yield base_url
     finally:
+        del _SERVICES[base_url]
         os.killpg(service.process.pid, signal.SIGTERM)
         service.wait(timeout=60)
+
+
+_SERVICES = {}
+
+
+class PrivateMemory:
+    """The most private memory (RssAnon: what the process itself holds, not the file pages
+    SQLite maps) each process of the service at base_url reached while the block ran, sampled
+    ten times a second; `growth_mb`, the largest rise over where a process started."""
+
+    def __init__(self, base_url: str):
+        self.pids = descendants(_SERVICES[base_url].process.pid)
+        self.start = self._sample()
+        self.peak = dict(self.start)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _sample(self) -> dict[int, float]:
+        found = {}
+        for pid in self.pids:
+            with contextlib.suppress(OSError):
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                    if line.startswith("RssAnon:"):
+                        found[pid] = int(line.split()[1]) / 1024
+        return found
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.1):
+            for pid, megabytes in self._sample().items():
+                self.peak[pid] = max(self.peak.get(pid, 0), megabytes)
+
+    def __enter__(self) -> "PrivateMemory":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def growth_mb(self) -> float:
+        return max(self.peak[pid] - self.start.get(pid, self.peak[pid]) for pid in self.peak)
+
+    @property
+    def peak_mb(self) -> float:
+        return max(self.peak.values())
 
 
 def percentile(values: list[float], share: float) -> float:

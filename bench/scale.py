@@ -12,6 +12,11 @@ each size times calls through the HTTP API of the service as `make run` starts i
     count_status   ?status=&page_size=1                      (the total of a broad filter)
     search_one     ?search=<word>
     search_two     ?search=<word> <word>
+    stats_all      GET /api/v1/stats                         (the overview, 30 days)
+    stats_project  GET /api/v1/stats?project_id=&days=90
+
+then exports every report as NDJSON (GET /api/v1/reports/export), timing it and reading the
+service's private memory (RssAnon, sampled) meanwhile: a streamed export leaves it where it was
 
 and, directly in SQL, a plain LIKE scan for one word (no index), to compare search with.
 
@@ -36,6 +41,7 @@ from sqlalchemy import create_engine, event, text
 
 from bench.common import (
     DATABASES,
+    PrivateMemory,
     fresh_database,
     milliseconds,
     percentile,
@@ -49,11 +55,12 @@ from svc import create_app
 from svc.database import refresh_planner_statistics
 from svc.extensions import db
 from svc.models import CATEGORIES, SEVERITIES, SEVERITY_RANK, STATUSES, Report
+from svc.services import stats
 
 SIZES = (10_000, 100_000, 1_000_000)
 PROJECTS = 10
 REPEATS = 25
-BATCH = 2_000  # 11 columns x 2,000 rows stays under SQLite's 32,766 parameters
+BATCH = 2_000  # 12 columns x 2,000 rows stays under SQLite's 32,766 parameters
 SPAN = timedelta(days=730)  # the reports arrived over two years
 STATUS_WEIGHTS = (40, 20, 25, 15)
 SEVERITY_WEIGHTS = (30, 40, 20, 10)
@@ -64,6 +71,7 @@ PLOTTED = (
     "list_least_severe",
     "search_one",
     "search_two",
+    "stats_all",
 )
 
 
@@ -107,8 +115,11 @@ def fill(engine, project_ids: list[uuid.UUID], start: int, stop: int, corpus: Co
                     "status": rng.choices(STATUSES, STATUS_WEIGHTS)[0],
                     "created_at": created,
                     "updated_at": created,
+                    "resolved_at": None,
                 }
             )
+            if rows[-1]["status"] in ("resolved", "closed"):
+                rows[-1]["resolved_at"] = created + timedelta(hours=rng.uniform(0.5, 240))
         with engine.begin() as connection:
             # One multi-row INSERT per batch, not executemany: SQLite's FTS5 flushes its pending
             # index data at every statement of a transaction that fires its triggers, so a
@@ -125,6 +136,7 @@ def fill(engine, project_ids: list[uuid.UUID], start: int, stop: int, corpus: Co
                 "  WHERE r.project_id = projects.id)"
             )
         )
+        stats.recount_all(connection)
 
 
 def bulk_load_engine(url: str):
@@ -229,6 +241,37 @@ def timed_calls(projects: list[str], corpus: Corpus) -> dict:
     }
 
 
+def stats_calls(projects: list[str], corpus: Corpus) -> dict:
+    return {
+        "stats_all": dict,
+        "stats_project": lambda: {"project_id": corpus.rng.choice(projects), "days": 90},
+    }
+
+
+def time_export(api, base_url: str, size: int) -> dict:
+    """Every report as NDJSON, read as it streams, while the service's private memory is
+    watched: a streamed export leaves it where it was, whatever the number of reports."""
+    lines = received = 0
+    url = f"{base_url}/api/v1/reports/export"
+    with PrivateMemory(base_url) as memory:
+        started = time.perf_counter()
+        with api.get(url, params={"format": "ndjson"}, stream=True) as answer:
+            answer.raise_for_status()
+            for chunk in answer.iter_content(chunk_size=1 << 16):
+                received += len(chunk)
+                lines += chunk.count(b"\n")
+        seconds = time.perf_counter() - started
+    if lines != size:
+        raise SystemExit(f"export gave {lines} reports of {size}")
+    return {
+        "export_s": round(seconds, 1),
+        "export_mb": round(received / 2**20, 1),
+        "export_reports_per_s": round(lines / seconds),
+        "export_memory_growth_mb": round(memory.growth_mb, 1),
+        "worker_private_mb": round(memory.peak_mb, 1),
+    }
+
+
 def run(database: str, sizes: list[int], keep: Path | None = None) -> list[dict]:
     """The bulk loads run while the service is stopped; it starts again for the timed calls,
     with connections that see the new statistics (as a running install's do within the hour,
@@ -256,6 +299,11 @@ def run(database: str, sizes: list[int], keep: Path | None = None) -> list[dict]
                         times = time_calls(api, f"{base_url}/api/v1/reports", make_params)
                         row[f"{name}_p50_ms"] = milliseconds(percentile(times, 0.50))
                         row[f"{name}_p95_ms"] = milliseconds(percentile(times, 0.95))
+                    for name, make_params in stats_calls(projects, corpus).items():
+                        times = time_calls(api, f"{base_url}/api/v1/stats", make_params)
+                        row[f"{name}_p50_ms"] = milliseconds(percentile(times, 0.50))
+                        row[f"{name}_p95_ms"] = milliseconds(percentile(times, 0.95))
+                    row.update(time_export(api, base_url, size))
                 scan = like_scan(url, corpus)
                 row["like_scan_p50_ms"] = milliseconds(percentile(scan, 0.50))
                 row["database_mb"] = round(database_bytes(engine, url) / 2**20, 1)

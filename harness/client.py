@@ -41,3 +41,37 @@ def sqlite_app(tmp_path):
             "SVC_SECRET_KEY": "test",
         }
     )
+
+
+def invite(owner, project_id, email, role="member") -> dict:
+    response = owner.post(
+        f"/api/v1/projects/{project_id}/invitations",
+        json={"email": email, "role": role},
+        headers=csrf(owner),
+    )
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()
+
+
+def token_of(invitation: dict) -> str:
+    """The token at the end of an invitation's link."""
+    return invitation["url"].rsplit("/", 1)[1]
+
+
+def add_to_project(owner, project_id, invitee, email, role="member") -> dict:
+    """Bring a signed-in account into a project the way people join: invited, then accepting."""
+    response = invitee.post(
+        "/api/v1/invitations/accept",
+        json={"token": token_of(invite(owner, project_id, email, role))},
+        headers=csrf(invitee),
+    )
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()
+
+
+def new_member(app, owner, project_id, email, name, role="member"):
+    """A client signed in as a new account (`.user`) that has joined the owner's project."""
+    client = app.test_client()
+    client.user = register(client, email=email, name=name)
+    add_to_project(owner, project_id, client, email, role)
+    return client

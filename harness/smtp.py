@@ -2,8 +2,10 @@
 trustme, AUTH required, every message kept. `stop()` and `start()` again on the same port play
 a server that is down for a while."""
 
+import contextlib
 import email
 import email.policy
+import socket
 import ssl
 import threading
 import time
@@ -75,3 +77,31 @@ class SmtpServer:
                     return list(self.messages)
             time.sleep(0.05)
         raise AssertionError(f"expected {count} mails, got {len(self.messages)}")
+
+
+class Tarpit:
+    """A port that takes connections and never says a word: an SMTP server that hangs, so
+    that a sender's attempts are caught in the middle."""
+
+    def __init__(self, port: int):
+        self._listener = socket.create_server(("127.0.0.1", port))
+        self._held: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    @property
+    def connections(self) -> int:
+        return len(self._held)
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):  # closed
+            while True:
+                self._held.append(self._listener.accept()[0])
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)  # wakes the accept() under way (Linux)
+        self._listener.close()
+        for connection in self._held:
+            connection.close()
+        self._thread.join(timeout=5)

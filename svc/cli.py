@@ -8,12 +8,15 @@ from flask.cli import with_appcontext
 from marshmallow import ValidationError
 
 from svc.errors import APIError
+from svc.schemas.users import PASSWORD as PASSWORD_RULE
 from svc.schemas.users import RegisterIn
-from svc.services import screenshots, users
+from svc.services import admin, password_resets, screenshots, users
 
 
 def register_commands(app: Flask) -> None:
     app.cli.add_command(create_user)
+    app.cli.add_command(set_password)
+    app.cli.add_command(make_admin)
     app.cli.add_command(sweep)
     app.cli.add_command(run_scheduler)
 
@@ -33,6 +36,35 @@ def create_user(name: str, email: str, password: str) -> None:
     except APIError as exc:
         raise click.ClickException(exc.detail) from None
     click.echo(f"created user {user.email} ({user.id})")
+
+
+@click.command("set-password")
+@click.argument("email")
+@click.password_option(help="The new password (asked for when not given).")
+@with_appcontext
+def set_password(email: str, password: str) -> None:
+    """Set an account's password; its sessions end and its tokens are revoked."""
+    try:
+        PASSWORD_RULE(password)
+        user = admin.by_email(email)
+    except ValidationError as exc:
+        raise click.ClickException(f"invalid input: {exc.messages}") from None
+    except APIError as exc:
+        raise click.ClickException(exc.detail) from None
+    password_resets.set_password(user, password)
+    click.echo(f"password of {user.email} set; its sessions ended and its tokens revoked")
+
+
+@click.command("make-admin")
+@click.argument("email")
+@with_appcontext
+def make_admin(email: str) -> None:
+    """Make an account an administrator of this svc (and active, if it was deactivated)."""
+    try:
+        user = admin.make_admin(email)
+    except APIError as exc:
+        raise click.ClickException(exc.detail) from None
+    click.echo(f"{user.email} is an administrator")
 
 
 @click.command("sweep")

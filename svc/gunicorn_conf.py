@@ -3,6 +3,10 @@
 Used as `gunicorn --config python:svc.gunicorn_conf wsgi:app`.
 """
 
+import re
+
+from gunicorn.glogging import Logger
+
 from svc.config import load_settings
 
 _settings = load_settings()
@@ -13,6 +17,20 @@ accesslog = "-"
 # The path without its query string (which may hold a search, or a token someone put there),
 # no Referer and no Basic-auth user: address, time, request, status, size, duration, agent.
 access_log_format = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s %(M)sms "%(a)s"'
+# Dashboard pages whose last path segment is a credential (contract section 12's links).
+_TOKEN_PAGES = re.compile(r"^/(invite|reset-password|unsubscribe)/[^/]+")
+
+
+class AccessLogWithoutTokens(Logger):
+    """The access log shows which link page was opened, never the token in it."""
+
+    def atoms(self, resp, req, environ, request_time):
+        atoms = super().atoms(resp, req, environ, request_time)
+        atoms["U"] = _TOKEN_PAGES.sub(r"/\1/[token]", atoms["U"])
+        return atoms
+
+
+logger_class = AccessLogWithoutTokens
 # Workers are killed and replaced rather than left hanging on a stuck request.
 timeout = 60
 graceful_timeout = 20

@@ -65,7 +65,11 @@ def _error_statuses(view, method: str, has_path_parameters: bool) -> set[int]:
     credentials = getattr(view, "accepted_credentials", ())
     if credentials:
         statuses.add(401)
-    if ("session" in credentials and method != "GET") or hasattr(view, "needs_role"):
+    if (
+        ("session" in credentials and method != "GET")
+        or hasattr(view, "needs_role")
+        or hasattr(view, "needs_admin")
+    ):
         statuses.add(403)
     if hasattr(view, "body_schema"):
         statuses.update({400, 413, 415, 422})
@@ -118,7 +122,8 @@ def _operation(view, method: str, parameters: list[dict]) -> dict:
             "content": {"application/json": {"schema": view.body_schema}},
         }
     credentials = getattr(view, "accepted_credentials", ())
-    operation["security"] = [{name: []} for name in credentials]
+    # "public" among others: credentials are optional, which OpenAPI writes as {}.
+    operation["security"] = [{name: []} if name != "public" else {} for name in credentials]
     extra = getattr(view, "openapi_extra", {})
     for key, value in extra.items():
         if isinstance(value, dict) and isinstance(operation.get(key), dict):

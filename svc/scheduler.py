@@ -19,7 +19,7 @@ from svc import database, rate_limits
 from svc.extensions import db
 from svc.mail import outbox
 from svc.models import JOBSTORE_TABLE
-from svc.services import screenshots
+from svc.services import notifications, screenshots
 from svc.webhooks import delivery
 
 log = logging.getLogger(__name__)
@@ -89,6 +89,16 @@ def send_mails() -> None:
     _mails.tick()
 
 
+def send_notifications() -> None:
+    with _app.app_context():
+        notifications.send_due()
+
+
+def forget_notifications() -> None:
+    with _app.app_context():
+        notifications.forget_mailed()
+
+
 def sweep_uploads() -> None:
     with _app.app_context():
         removed = screenshots.sweep()
@@ -125,6 +135,7 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
     # log is copied back here rather than in a request (a no-op on PostgreSQL).
     for job, job_id, seconds in (
         (deliver_webhooks, "deliver-webhooks", DELIVERY_POLL_SECONDS),
+        (send_notifications, "send-notifications", DELIVERY_POLL_SECONDS),
         (send_mails, "send-mails", DELIVERY_POLL_SECONDS),
         (checkpoint_database, "checkpoint-database", CHECKPOINT_SECONDS),
     ):
@@ -134,6 +145,7 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
         (sweep_uploads, "sweep-uploads"),
         (refresh_statistics, "refresh-statistics"),
         (forget_rate_limits, "forget-rate-limits"),
+        (forget_notifications, "forget-notifications"),
     ):
         scheduler.add_job(
             job,

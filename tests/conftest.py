@@ -176,14 +176,19 @@ def smtp_server(certificate_authority):
 
 
 @pytest.fixture
-def mail_app(make_app, smtp_server, certificate_authority):
+def mail_settings(smtp_server, certificate_authority) -> dict:
+    """The settings that make an app (or `make run`) mail through `smtp_server`."""
+    return {
+        "SVC_SMTP_URL": smtp_server.url,
+        "SVC_SMTP_CA_BUNDLE": certificate_authority[1],
+        "SVC_PUBLIC_URL": "https://bugs.example.com",
+    }
+
+
+@pytest.fixture
+def mail_app(make_app, mail_settings):
     """An app that mails through `smtp_server`."""
-    return make_app(
-        SVC_SMTP_URL=smtp_server.url,
-        SVC_SMTP_CA_BUNDLE=certificate_authority[1],
-        SVC_PUBLIC_URL="https://bugs.example.com",
-        SVC_MAIL_TIMEOUT=5.0,
-    )
+    return make_app(**mail_settings, SVC_MAIL_TIMEOUT=5.0)
 
 
 @pytest.fixture

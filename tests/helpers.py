@@ -9,7 +9,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness.client import PASSWORD, csrf
+from harness.client import PASSWORD, csrf, invite
 
 
 def png_bytes(width: int = 2, height: int = 2, padding: int = 0) -> bytes:
@@ -55,7 +55,8 @@ def file_report(client, api_key: str, headers: dict | None = None, **fields):
 
 def furnish(owner, project: dict) -> dict:
     """Give a project something of each kind the access tests reach for: a webhook, a report
-    with a screenshot and the report's delivery. The path values naming them."""
+    with a screenshot and the report's delivery, a comment, a pending invitation. The path
+    values naming them."""
     owner.patch(
         f"/api/v1/projects/{project['id']}",
         json={"settings": {"webhook_url": "https://hooks.example.com/svc"}},
@@ -64,12 +65,35 @@ def furnish(owner, project: dict) -> dict:
     key = upload(owner, project["apiKey"], png_bytes()).get_json()["key"]
     report = file_report(owner, project["apiKey"], screenshot_url=key).get_json()
     deliveries = owner.get(f"/api/v1/projects/{project['id']}/webhook-deliveries").get_json()
+    invitation = invite(owner, project["id"], "newcomer@example.com", "viewer")
+    comment = owner.post(
+        f"/api/v1/reports/{report['trackingId']}/comments",
+        json={"body": "Seen on iOS too"},
+        headers=csrf(owner),
+    ).get_json()
     return {
+        "invitation_id": invitation["id"],
+        "comment_id": comment["id"],
         "project_id": project["id"],
         "report_ref": report["trackingId"],
         "delivery_id": deliveries["items"][0]["id"],
         "key": key,
     }
+
+
+def send_due(app) -> list:
+    """What the scheduler's mail job does once: claim what is due and attempt each; the
+    attempts' errors (None for a mail that went)."""
+    from svc.mail import outbox
+
+    with app.app_context():
+        claimed = outbox.claim_due(10, running={})
+        return [outbox.attempt(mail_id, number) for mail_id, number, _ in claimed]
+
+
+def text_of(message) -> str:
+    """The plain-text part of a received mail."""
+    return message.get_body(("plain",)).get_content()
 
 
 def upload(client, api_key: str, data: bytes, filename: str = "shot.png"):
@@ -169,10 +193,15 @@ def api_routes() -> list[tuple[str, str, tuple[str, ...]]]:
 # test_other_users_ids_are_404 until it is given one here.
 VALID_BODIES = {
     ("/api/v1/projects/<uuid:project_id>", "PATCH"): {"name": "Renamed"},
-    ("/api/v1/projects/<uuid:project_id>/members", "POST"): {"email": "mallory@example.com"},
+    ("/api/v1/projects/<uuid:project_id>/invitations", "POST"): {"email": "mallory@example.com"},
     ("/api/v1/projects/<uuid:project_id>/members/<uuid:user_id>", "PATCH"): {"role": "viewer"},
     ("/api/v1/reports/<report_ref>", "PATCH"): {"status": "closed"},
+    ("/api/v1/reports", "PATCH"): {"ids": ["WS-1"], "set": {"status": "closed"}},
+    ("/api/v1/reports", "DELETE"): {"ids": ["WS-1"]},
+    ("/api/v1/reports/<report_ref>/comments", "POST"): {"body": "Me too"},
+    ("/api/v1/comments/<uuid:comment_id>", "PATCH"): {"body": "Edited"},
     ("/api/v1/tokens", "POST"): {"name": "t"},
+    ("/api/v1/admin/users/<uuid:user_id>", "PATCH"): {"active": False},
     ("/api/v1/projects", "POST"): {"name": "Another"},
     ("/api/v1/auth/password", "POST"): {
         "current_password": PASSWORD,
@@ -191,6 +220,17 @@ def needed_roles() -> dict[tuple[str, str], str]:
             if hasattr(app.view_functions[rule.endpoint], "needs_role")
             for method in rule.methods - {"HEAD", "OPTIONS"}
         }
+
+
+def admin_routes() -> list[tuple[str, str, tuple[str, ...]]]:
+    """The api_routes() entries of the administrators' endpoints (svc.auth.guard.admin_required)."""
+    with collection_app() as app:
+        admin_only = {
+            rule.rule
+            for rule in app.url_map.iter_rules()
+            if getattr(app.view_functions[rule.endpoint], "needs_admin", False)
+        }
+    return [route for route in api_routes() if route[0] in admin_only]
 
 
 def route_id(route) -> str:

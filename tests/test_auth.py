@@ -47,7 +47,7 @@ def test_register_returns_user_and_sets_three_cookies(client):
     )
     assert response.status_code == 201
     body = response.get_json()
-    assert set(body) == {"id", "name", "email", "createdAt"}
+    assert set(body) == {"id", "name", "email", "isAdmin", "createdAt"}
     assert body["name"] == "Ada Lovelace"
     assert body["email"] == "ada@example.com"
     assert body["createdAt"].endswith("Z") and len(body["createdAt"]) == 24

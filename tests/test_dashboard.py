@@ -4,7 +4,10 @@ against the app served over real HTTP. Widget traffic goes to the same server wi
 The pages it passes through are saved into docs/screenshots/ for the README.
 """
 
+import csv
+import io
 import re
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -13,6 +16,8 @@ from playwright.sync_api import Page, expect
 
 from harness.client import register
 from harness.service import sign_up as register_over_http
+from svc.models import Project, User
+from svc.services import notifications
 from tests.browser import OPEN_SHADOW_ROOTS, save_screenshot
 
 PASSWORD = "correct horse battery"
@@ -127,6 +132,16 @@ CAPTURED = {
 }
 
 
+def invite(page: Page, email: str, role: str = "member") -> str:
+    """Invites through the project page's form; returns the link the page shows."""
+    page.get_by_label("Invite by e-mail").fill(email)
+    page.get_by_label("Role", exact=True).select_option(role)
+    page.get_by_role("button", name="Send invitation").click()
+    link = page.locator("section[aria-label=Invitations] .notice code")
+    expect(link).to_contain_text("/invite/")
+    return link.inner_text()
+
+
 def rows(page: Page):
     return page.locator("table.reports tbody tr")
 
@@ -163,10 +178,10 @@ def test_reports_are_filtered_searched_opened_and_triaged(page, base_url):
     expect(rows(page)).to_have_count(3)
     save_screenshot(page, "reports")
 
-    page.get_by_label("Severity").select_option("critical")
+    page.get_by_label("Severity", exact=True).select_option("critical")
     expect(page).to_have_url(re.compile(r"severity=critical"))
     expect(rows(page)).to_have_count(1)
-    page.get_by_label("Severity").select_option("")
+    page.get_by_label("Severity", exact=True).select_option("")
     expect(rows(page)).to_have_count(3)
 
     page.get_by_label("Search").fill("checkout")
@@ -307,16 +322,28 @@ def test_api_errors_are_shown_beside_their_fields(page):
 
 
 def test_members_assignees_webhook_secret_and_delivery_log(page, base_url, app):
-    register_over_http(base_url, "Grace Hopper", "grace@example.com")
     sign_up(page)
     api_key = create_project(page)
 
-    page.get_by_label("Add a member by e-mail").fill("grace@example.com")
-    page.get_by_role("button", name="Add member").click()
-    expect(page.locator("ul.members li")).to_have_count(2)
-    page.get_by_label("Add a member by e-mail").fill("nobody@example.com")
-    page.get_by_role("button", name="Add member").click()
-    expect(page.locator("section[aria-label=Members] .field-error:visible")).to_contain_text("user")
+    link = invite(page, "grace@example.com")
+    pending = page.locator("section[aria-label=Invitations] ul li")
+    expect(pending).to_have_count(1)
+    expect(pending).to_contain_text("grace@example.com · member")
+    page.get_by_label("Invite by e-mail").fill("grace@example.com")
+    page.get_by_role("button", name="Send invitation").click()
+    expect(page.locator("section[aria-label=Invitations] form .form-error")).to_contain_text(
+        "already invited"
+    )
+    # Grace accepts from elsewhere (the API); the owner's page then lists her as a member.
+    token = link.rsplit("/", 1)[1]
+    accepted = requests.post(
+        f"{base_url}/api/v1/invitations/accept",
+        json={"token": token, "name": "Grace Hopper", "password": PASSWORD},
+    )
+    assert accepted.status_code == 201, accepted.text
+    page.reload()
+    expect(page.locator("section[aria-label=Members] ul.members li")).to_have_count(2)
+    expect(page.locator("section[aria-label=Invitations] ul li")).to_have_count(0)
 
     page.get_by_label("Webhook URL").fill("https://hooks.slack.com/services/T0/B0/x")
     page.get_by_role("button", name="Save settings").click()
@@ -348,28 +375,33 @@ def test_members_assignees_webhook_secret_and_delivery_log(page, base_url, app):
     expect(page.locator(".facts")).to_contain_text("Grace Hopper")
 
 
-def test_roles_are_changed_and_a_viewer_cannot_triage(page, browser, base_url):
-    register_over_http(base_url, "Grace Hopper", "grace@example.com")
+def test_a_colleague_is_invited_joins_and_changes_role(page, browser, base_url):
     sign_up(page)
     api_key = create_project(page)
-    page.get_by_label("Add a member by e-mail").fill("grace@example.com")
-    page.get_by_label("Role", exact=True).select_option("viewer")
-    page.get_by_role("button", name="Add member").click()
+    link = invite(page, "grace@example.com", "viewer")
+    report = file_report(base_url, api_key, title="Cart empties itself", severity="medium")
+
+    # Grace has no account: the link creates it and joins her to the project.
+    graces = browser.new_context(base_url=base_url)
+    grace = graces.new_page()
+    # Without SVC_PUBLIC_URL the link names SVC_BIND's address; this server listens elsewhere.
+    grace.goto("/invite/" + link.rsplit("/", 1)[1])
+    expect(grace.get_by_role("heading", name="Join Web Shop")).to_be_visible()
+    expect(grace.get_by_text("Ada Lovelace invites grace@example.com")).to_be_visible()
+    grace.get_by_label("Name").fill("Grace Hopper")
+    grace.get_by_label("Password").fill(PASSWORD)
+    save_screenshot(grace, "accept-invitation")
+    grace.get_by_role("button", name="Create account and join").click()
+    expect(grace.get_by_role("heading", name="Web Shop", level=1)).to_be_visible()
+
+    page.reload()
     grace_role = page.get_by_label("Role of Grace Hopper")
     expect(grace_role).to_have_value("viewer")
     # The last owner cannot step down: the API's answer is shown, the choice undone.
     page.get_by_label("Role of Ada Lovelace").select_option("member")
     expect(page.locator("section[aria-label=Members] > .form-error")).to_contain_text("owner")
     expect(page.get_by_label("Role of Ada Lovelace")).to_have_value("owner")
-    report = file_report(base_url, api_key, title="Cart empties itself", severity="medium")
 
-    graces = browser.new_context(base_url=base_url)
-    grace = graces.new_page()
-    grace.goto("/login")
-    grace.get_by_label("E-mail").fill("grace@example.com")
-    grace.get_by_label("Password").fill(PASSWORD)
-    grace.get_by_role("button", name="Sign in").click()
-    expect(grace.get_by_role("heading", name="Reports")).to_be_visible()
     grace.goto(f"/reports/{report['trackingId']}")
     expect(grace.get_by_role("heading", level=1)).to_contain_text("Cart empties itself")
     expect(grace.get_by_role("button", name="Save changes")).to_have_count(0)
@@ -486,3 +518,228 @@ def test_the_widget_is_set_up_and_tried_from_the_project_page(page, base_url):
     # Leaving the page took the widget off the dashboard, hooks and all.
     expect(page.locator("[data-svc-widget]")).to_have_count(0)
     assert page.evaluate("String(window.fetch).includes('[native code]')")
+
+
+def test_an_admin_deactivates_a_user_who_is_signed_out_at_once(page, browser, base_url):
+    sign_up(page)  # the first user: the admin
+    register_over_http(base_url, "Grace Hopper", "grace@example.com")
+    graces = browser.new_context(base_url=base_url)
+    grace = graces.new_page()
+    grace.goto("/login")
+    grace.get_by_label("E-mail").fill("grace@example.com")
+    grace.get_by_label("Password").fill(PASSWORD)
+    grace.get_by_role("button", name="Sign in").click()
+    expect(grace.get_by_role("heading", name="Reports")).to_be_visible()
+    expect(grace.get_by_role("link", name="Admin")).to_be_hidden()
+
+    go_to(page, "Admin")
+    expect(page.get_by_role("region", name="Mail")).to_contain_text("Mail is off")
+    accounts = page.locator("table.users tbody tr")
+    expect(accounts).to_have_count(2)
+    expect(accounts.nth(0)).to_contain_text("active · admin")
+    page.get_by_role("button", name="Deactivate Grace Hopper").click()
+    page.get_by_role("dialog").get_by_role("button", name="Deactivate").click()
+    expect(accounts.nth(1)).to_contain_text("deactivated")
+    save_screenshot(page, "admin")
+
+    grace.reload()
+    expect(grace).to_have_url(re.compile(r"/login"))
+    grace.get_by_label("E-mail").fill("grace@example.com")
+    grace.get_by_label("Password").fill(PASSWORD)
+    grace.get_by_role("button", name="Sign in").click()
+    expect(grace.get_by_role("alert")).to_contain_text("deactivated")
+    graces.close()
+
+
+def test_mail_choices_on_the_account_page_and_the_unsubscribe_link(page, base_url, app):
+    sign_up(page)
+    create_project(page)
+    go_to(page, "Account")
+    choice = page.get_by_label("Mails about Web Shop")
+    expect(choice).to_have_value("high_and_critical")
+    choice.select_option("all")
+    expect(page.get_by_role("status").filter(has_text="Saved")).to_be_visible()
+    page.reload()
+    expect(page.get_by_label("Mails about Web Shop")).to_have_value("all")
+
+    # The link at the foot of a mail: opening it changes nothing, the button does.
+    with app.app_context():
+        user = User.query.filter_by(email="ada@example.com").one()
+        project = Project.query.one()
+        token = notifications.unsubscribe_token(user.id, project)
+    page.goto(f"/unsubscribe/{token}")
+    expect(page.get_by_role("heading", name="Unsubscribe")).to_be_visible()
+    page.get_by_role("button", name="Stop these mails").click()
+    expect(page.get_by_role("status")).to_contain_text(
+        "ada@example.com gets no more mails about Web Shop"
+    )
+    go_to(page, "Account")
+    expect(page.get_by_label("Mails about Web Shop")).to_have_value("none")
+
+
+def test_a_comment_with_a_mention_and_the_timeline(page, browser, base_url):
+    sign_up(page)
+    api_key = create_project(page)
+    link = invite(page, "grace@example.com")
+    accepted = requests.post(
+        f"{base_url}/api/v1/invitations/accept",
+        json={"token": link.rsplit("/", 1)[1], "name": "Grace Hopper", "password": PASSWORD},
+    )
+    assert accepted.status_code == 201
+    report = file_report(base_url, api_key, title="Cart empties itself", severity="medium")
+    page.goto(f"/reports/{report['trackingId']}")
+    page.get_by_label("Status").select_option("in_progress")
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.get_by_text("Changes saved.")).to_be_visible()
+
+    page.get_by_role("textbox", name="Comment").fill(
+        "@Grace Hopper see https://shop.example/cart?x=1 <b>not bold</b>"
+    )
+    page.get_by_role("button", name="Comment", exact=True).click()
+    activity = page.locator("ol.activity > li")
+    expect(activity).to_have_count(3)
+    expect(activity.nth(0)).to_contain_text("The widget filed the report")
+    expect(activity.nth(1)).to_contain_text("Ada Lovelace changed status new → in progress")
+    comment = activity.nth(2)
+    expect(comment).to_contain_text("Ada Lovelace commented")
+    # Links are anchors; what looks like markup stays text.
+    expect(comment.get_by_role("link", name="https://shop.example/cart?x=1")).to_have_attribute(
+        "href", "https://shop.example/cart?x=1"
+    )
+    expect(comment.locator("b")).to_have_count(0)
+    expect(comment).to_contain_text("<b>not bold</b>")
+    save_screenshot(page, "report-activity")
+
+    comment.get_by_role("button", name="Delete the comment of Ada Lovelace").click()
+    page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+    expect(activity.nth(2)).to_contain_text("Ada Lovelace deleted a comment")
+
+
+def test_three_reports_are_resolved_at_once(page, base_url):
+    sign_up(page)
+    api_key = create_project(page)
+    for title in ("One", "Two", "Three", "Four"):
+        file_report(base_url, api_key, title=title, severity="low")
+    go_to(page, "Reports")
+    expect(rows(page)).to_have_count(4)
+    bar = page.get_by_role("region", name="Selected reports")
+    expect(bar).to_be_hidden()
+    for ref in ("WS-1", "WS-2", "WS-4"):
+        page.get_by_label(f"Select {ref}", exact=True).check()
+    expect(bar).to_contain_text("3 selected")
+    bar.get_by_label("Set the status of the selected reports").select_option("resolved")
+    bar.get_by_role("button", name="Apply to selected").click()
+    expect(rows(page).filter(has_text="resolved")).to_have_count(3)
+    expect(rows(page).filter(has_text="Three")).to_contain_text("new")
+    # Nothing the page leaves out shows as "null" (the blank line once under the table).
+    expect(page.locator("main")).not_to_contain_text("null")
+
+    page.get_by_label("Select every report on this page").check()
+    expect(bar).to_contain_text("4 selected")
+    bar.get_by_role("button", name="Delete selected").click()
+    page.get_by_role("dialog").get_by_role("button", name="Delete reports").click()
+    expect(page.get_by_text("No reports yet")).to_be_visible()
+
+
+def test_assigned_to_me_and_the_new_filters_live_in_the_url(page, base_url):
+    sign_up(page)
+    api_key = create_project(page)
+    for title in ("Mine", "Nobody's", "Old one"):
+        reporter = f"{title}@shop.example"
+        file_report(base_url, api_key, title=title, severity="low", reporter_identifier=reporter)
+    page.goto("/reports/WS-1")
+    page.get_by_label("Assignee").select_option(label="Ada Lovelace")
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.get_by_text("Changes saved.")).to_be_visible()
+
+    go_to(page, "Reports")
+    page.get_by_role("link", name="Assigned to me").click()
+    expect(page).to_have_url(re.compile(r"/reports\?assignee=me$"))
+    expect(rows(page)).to_have_count(1)
+    expect(rows(page)).to_contain_text("Mine")
+    page.get_by_label("Assignee").select_option("none")
+    expect(rows(page)).to_have_count(2)
+    page.get_by_label("Reporter", exact=True).fill("OLD")
+    page.get_by_role("button", name="Search").click()
+    expect(page).to_have_url(re.compile(r"assignee=none.*reporter=OLD"))
+    expect(rows(page)).to_have_count(1)
+    page.reload()
+    expect(rows(page)).to_contain_text("Old one")
+    expect(page.get_by_label("Reporter", exact=True)).to_have_value("OLD")
+    # Several values in the URL show as one choice.
+    page.goto("/reports?status=new,closed")
+    expect(page.get_by_label("Status", exact=True)).to_have_value("new,closed")
+    expect(rows(page)).to_have_count(3)
+
+
+def test_the_filtered_reports_are_exported_as_csv(page, base_url):
+    sign_up(page)
+    api_key = create_project(page)
+    for title, severity in (("Crash", "critical"), ("Typo", "low"), ("Freeze", "critical")):
+        file_report(base_url, api_key, title=title, severity=severity)
+    go_to(page, "Reports")
+    page.get_by_label("Severity", exact=True).select_option("critical")
+    expect(rows(page)).to_have_count(2)
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Export CSV").click()
+    saved = download.value
+    assert saved.suggested_filename.startswith("svc-reports-")
+    assert saved.suggested_filename.endswith(".csv")
+    exported = list(csv.DictReader(io.StringIO(Path(saved.path()).read_text())))
+    assert [row["title"] for row in exported] == ["Freeze", "Crash"]
+    assert {row["severity"] for row in exported} == {"critical"}
+
+
+def test_the_overview_page_draws_its_charts(page, base_url):
+    sign_up(page)
+    api_key = create_project(page)
+    for title, severity in (("Crash", "critical"), ("Typo", "low"), ("Freeze", "critical")):
+        file_report(base_url, api_key, title=title, severity=severity)
+    page.goto("/reports/WS-2")
+    page.get_by_label("Status").select_option("resolved")
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.get_by_text("Changes saved.")).to_be_visible()
+
+    go_to(page, "Overview")
+    expect(page.get_by_role("region", name="Open", exact=True)).to_contain_text("2")
+    expect(page.get_by_role("region", name="Filed", exact=True)).to_contain_text("3")
+    expect(page.get_by_role("region", name="Resolved", exact=True)).to_contain_text("1")
+    severity = page.get_by_role("img", name=re.compile("critical: 2"))
+    expect(severity).to_be_visible()
+    expect(page.locator("svg.days rect.filed")).to_have_count(30)
+    page.get_by_label("Period").select_option("7")
+    expect(page).to_have_url(re.compile(r"/overview\?days=7"))
+    expect(page.locator("svg.days rect.filed")).to_have_count(7)
+    save_screenshot(page, "overview")
+
+
+def test_title_and_description_are_edited_in_place(page, base_url):
+    sign_up(page)
+    api_key = create_project(page)
+    report = file_report(base_url, api_key, title="Cart empties", severity="low")
+    page.goto(f"/reports/{report['trackingId']}")
+    page.get_by_role("button", name="Edit the title").click()
+    page.get_by_label("Title", exact=True).fill("Cart empties after login")
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("WS-1 Cart empties after login")
+    page.get_by_role("button", name="Edit the description").click()
+    page.get_by_label("Description", exact=True).fill("1. Sign in\n2. <b>See</b> the cart")
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.locator("p.description")).to_have_text("1. Sign in\n2. <b>See</b> the cart")
+    page.reload()
+    expect(page.get_by_role("heading", level=1)).to_have_text("WS-1 Cart empties after login")
+    expect(page.locator("ol.activity > li").nth(1)).to_contain_text("changed the title")
+
+
+def test_dark_mode_follows_the_system(browser, base_url):
+    for scheme, background in (("dark", "rgb(17, 21, 28)"), ("light", "rgb(245, 246, 248)")):
+        context = browser.new_context(base_url=base_url, color_scheme=scheme)
+        tab = context.new_page()
+        tab.goto("/login")
+        expect(tab.get_by_role("heading", name="Sign in to svc")).to_be_visible()
+        assert tab.evaluate("getComputedStyle(document.documentElement).backgroundColor") == (
+            background
+        )
+        if scheme == "dark":
+            save_screenshot(tab, "sign-in-dark")
+        context.close()

@@ -2,25 +2,21 @@
 AUTH), and password reset end to end (contract section 12)."""
 
 import re
+import time
 
 import pytest
 
 from harness.client import PASSWORD, create_pat, register
+from harness.service import kill_service, sign_up, wait_until
+from harness.smtp import Tarpit
 from svc.config import ConfigError, load_settings
 from svc.extensions import db
 from svc.mail import outbox
 from svc.models import OutgoingMail
 from svc.models.mail import FAILED, PENDING, SENT
+from tests.helpers import send_due
 
 RESET_LINK = re.compile(r"https://bugs\.example\.com/reset-password/(\w+)")
-
-
-def send_due(app) -> list:
-    """What the scheduler's mail job does once: claim what is due and attempt each."""
-    with app.app_context():
-        claimed = outbox.claim_due(10, running={})
-        errors = [outbox.attempt(mail_id, number) for mail_id, number, _ in claimed]
-        return errors
 
 
 def queue_one(app, to="ada@example.com", subject="Hello", text="See https://example.com/x"):
@@ -80,13 +76,8 @@ def test_a_server_that_is_down_gets_the_mail_later_exactly_once(mail_app, smtp_s
     assert len(smtp_server.messages) == 1
 
 
-def test_a_mail_fails_after_its_last_retry(make_app, smtp_server, certificate_authority):
-    app = make_app(
-        SVC_SMTP_URL=smtp_server.url,
-        SVC_SMTP_CA_BUNDLE=certificate_authority[1],
-        SVC_PUBLIC_URL="https://bugs.example.com",
-        SVC_MAIL_RETRY_DELAYS=(0.0,),
-    )
+def test_a_mail_fails_after_its_last_retry(make_app, smtp_server, mail_settings):
+    app = make_app(**mail_settings, SVC_MAIL_RETRY_DELAYS=(0.0,))
     smtp_server.stop()
     queue_one(app)
     assert send_due(app)[0]
@@ -232,3 +223,55 @@ def test_a_password_is_reset_from_the_sign_in_page(mail_app, smtp_server, browse
     finally:
         context.close()
         server.shutdown()
+
+
+# --- through `make run` ---------------------------------------------------------------------------
+
+
+@pytest.mark.server
+def test_mail_through_make_run_loses_none_when_the_scheduler_dies_mid_send(
+    app, service_env, services, smtp_server, mail_settings
+):
+    """Invitations made through two gunicorn workers reach the SMTP server from the scheduler;
+    SIGKILL while its attempts hang in a server that never answers loses none and sends none
+    twice once it is back."""
+    env = {**service_env, **mail_settings, "SVC_MAIL_TIMEOUT": "20"}
+    base_url, service = services(env)
+    browser, csrf_header = sign_up(base_url)
+    project = browser.post(
+        f"{base_url}/api/v1/projects", json={"name": "Web Shop"}, headers=csrf_header
+    ).json()
+
+    def invite(email):
+        response = browser.post(
+            f"{base_url}/api/v1/projects/{project['id']}/invitations",
+            json={"email": email},
+            headers=csrf_header,
+        )
+        assert response.status_code == 201, response.text
+
+    invite("first@example.com")
+    assert smtp_server.wait_for(1)[0]["To"] == "first@example.com"
+
+    smtp_server.stop()
+    tarpit = Tarpit(smtp_server.port)
+    try:
+        for number in range(5):
+            invite(f"colleague{number}@example.com")
+        # The scheduler's two mail threads are each caught in an attempt.
+        wait_until(lambda: tarpit.connections >= 2, message="attempts under way")
+        kill_service(service)
+    finally:
+        tarpit.close()
+    smtp_server.start()
+    # Time passes: the killed attempts' leases end (what the scheduler would wait for).
+    with app.app_context():
+        db.session.execute(db.text("UPDATE mail_outbox SET next_attempt_at = created_at"))
+        db.session.commit()
+
+    services(env)
+    expected = {"first@example.com", *(f"colleague{n}@example.com" for n in range(5))}
+    arrived = smtp_server.wait_for(6)
+    time.sleep(3)  # anything sent twice would arrive within the scheduler's next passes
+    assert sorted(m["To"] for m in smtp_server.messages) == sorted(expected)
+    assert {m["To"] for m in arrived} == expected

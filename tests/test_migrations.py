@@ -6,7 +6,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from flask_migrate import downgrade, upgrade
 
-from harness.client import create_project
+from harness.client import create_project, register
 from svc.extensions import db
 from svc.models import declared_by_models
 from tests.helpers import file_report
@@ -46,3 +46,14 @@ def test_reports_stored_before_the_search_migration_are_indexed_and_counted(app,
     file_report(user_client, project["apiKey"], title="Checkout again")
     page = user_client.get("/api/v1/reports", query_string={"search": "checkout"}).get_json()
     assert page["total"] == 3
+
+
+def test_an_installation_from_before_admins_gets_its_first_user_as_admin(app):
+    first, second = app.test_client(), app.test_client()
+    register(first)
+    register(second, email="grace@example.com", name="Grace Hopper")
+    with app.app_context():
+        downgrade(revision="cec1088549f4")  # before the admin columns
+        upgrade()
+    assert first.get("/api/v1/auth/me").get_json()["isAdmin"] is True
+    assert second.get("/api/v1/auth/me").get_json()["isAdmin"] is False

@@ -8,7 +8,7 @@ import uuid
 import pytest
 from sqlalchemy import func, select
 
-from harness.client import create_project, csrf, register
+from harness.client import add_to_project, create_project, csrf, register
 from svc.extensions import db
 from svc.models import Membership, Project
 from svc.services.projects import derive_tracking_prefix
@@ -32,17 +32,11 @@ def patch(client, project_id, body):
     return client.patch(f"/api/v1/projects/{project_id}", json=body, headers=csrf(client))
 
 
-def add_member(owner, project_id, email):
-    return owner.post(
-        f"/api/v1/projects/{project_id}/members", json={"email": email}, headers=csrf(owner)
-    )
-
-
 @pytest.fixture
 def team(app, user_client, other_client):
     """A project owned by user_client with other_client as a member, and an outsider."""
     project = create_project(user_client, "Web Shop")
-    assert add_member(user_client, project["id"], "grace@example.com").status_code == 201
+    add_to_project(user_client, project["id"], other_client, "grace@example.com")
     outsider = app.test_client()
     outsider.user = register(outsider, email="mallory@example.com", name="Mallory")
     return project, user_client, other_client, outsider
@@ -389,7 +383,7 @@ def test_rotate_webhook_secret(user_client):
 # --- members ------------------------------------------------------------------------------------
 
 
-def test_add_and_list_members(team):
+def test_list_members(team):
     project, owner, member, _ = team
     members = member.get(f"/api/v1/projects/{project['id']}/members").get_json()
     assert [(m["email"], m["role"]) for m in members] == [
@@ -401,39 +395,15 @@ def test_add_and_list_members(team):
     assert owner.get(f"/api/v1/projects/{project['id']}/members").get_json() == members
 
 
-def test_add_member_response(user_client, other_client):
-    project = create_project(user_client, "Shop")
-    response = add_member(user_client, project["id"], "  GRACE@example.com ")
-    assert response.status_code == 201
-    body = response.get_json()
-    assert (body["userId"], body["email"], body["role"]) == (
-        other_client.user["id"],
-        "grace@example.com",
-        "member",
-    )
-    assert other_client.get(f"/api/v1/projects/{project['id']}").status_code == 200
-
-
-def test_add_unknown_user_is_422(user_client):
-    project = create_project(user_client, "Shop")
-    response = add_member(user_client, project["id"], "nobody@example.com")
-    assert response.status_code == 422 and "email" in response.get_json()["errors"]
-
-
-def test_add_existing_member_or_owner_is_409(team):
-    project, owner, _, _ = team
-    assert add_member(owner, project["id"], "grace@example.com").status_code == 409
-    assert add_member(owner, project["id"], "ada@example.com").status_code == 409
-
-
-def test_member_role_must_be_a_role(user_client, other_client):
-    project = create_project(user_client, "Shop")
-    response = user_client.post(
+def test_members_join_by_invitation_only(team):
+    project, owner, _, outsider = team
+    response = owner.post(
         f"/api/v1/projects/{project['id']}/members",
-        headers=csrf(user_client),
-        json={"email": "grace@example.com", "role": "admin"},
+        json={"email": "mallory@example.com"},
+        headers=csrf(owner),
     )
-    assert response.status_code == 422 and "role" in response.get_json()["errors"]
+    assert response.status_code == 405 and response.get_json()["detail"]
+    assert outsider.get(f"/api/v1/projects/{project['id']}").status_code == 404
 
 
 def test_remove_member_ends_their_access(team):
@@ -473,7 +443,7 @@ def owner_only_requests(project_id, owner_id):
         ("DELETE", base, None),
         ("POST", f"{base}/rotate-api-key", None),
         ("POST", f"{base}/rotate-webhook-secret", None),
-        ("POST", f"{base}/members", {"email": "mallory@example.com"}),
+        ("POST", f"{base}/invitations", {"email": "mallory@example.com"}),
         ("PATCH", f"{base}/members/{owner_id}", {"role": "member"}),
         ("DELETE", f"{base}/members/{owner_id}", None),
     ]

@@ -17,6 +17,7 @@ from standardwebhooks import Webhook
 from harness.client import csrf
 from svc.auth import tokens
 from svc.webhooks.signing import standard_signature, svc_signature
+from tests.helpers import png_bytes, upload
 
 BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 WITH_FIXTURES = settings(
@@ -154,16 +155,31 @@ reports_strategy = st.lists(
             "severity": st.sampled_from(list(SEVERITY_RANK)),
             "category": st.sampled_from(["bug", "ui", "crash"]),
             "status": st.sampled_from(["new", "in_progress", "resolved"]),
+            "reporter_identifier": st.sampled_from([None, "ada@shop.example", "Grace_H", "100%u"]),
+            "screenshot": st.booleans(),
+            "assigned": st.booleans(),
         }
     ),
     max_size=10,
 )
+
+
+def _several(values: list[str]):
+    return st.lists(st.sampled_from(values), min_size=1, max_size=3).map(",".join)
+
+
 query_strategy = st.fixed_dictionaries(
     {},
     optional={
-        "status": st.sampled_from(["new", "in_progress", "resolved", "closed"]),
-        "severity": st.sampled_from(list(SEVERITY_RANK)),
-        "category": st.sampled_from(["bug", "ui", "crash"]),
+        "status": _several(["new", "in_progress", "resolved", "closed"]),
+        "severity": _several(list(SEVERITY_RANK)),
+        "category": _several(["bug", "ui", "crash"]),
+        "assignee": st.sampled_from(["me", "none"]),
+        "reporter": st.sampled_from(["ada", "SHOP", "_h", "%", "grace", "x"]),
+        "has_screenshot": st.booleans(),
+        # Indexes into the reports, turned into their createdAt by the test.
+        "created_after": st.integers(0, 9),
+        "created_before": st.integers(0, 9),
         "search": st.lists(
             st.sampled_from([*WORDS, "CART", "out", "%", "_", "\\", "'", "zzz"]),
             min_size=1,
@@ -176,20 +192,36 @@ query_strategy = st.fixed_dictionaries(
 )
 
 
+def _model_matches(report: dict, query: dict) -> bool:
+    """The contract's filters, one by one: several values of a filter are alternatives,
+    created_after is inclusive and created_before exclusive, reporter a case-insensitive
+    substring."""
+    for name in ("status", "severity", "category"):
+        if name in query and report[name] not in query[name].split(","):
+            return False
+    if "assignee" in query and report["assigned"] != (query["assignee"] == "me"):
+        return False
+    if (
+        "reporter" in query
+        and query["reporter"].lower() not in (report["reporter_identifier"] or "").lower()
+    ):
+        return False
+    if "has_screenshot" in query and report["screenshot"] != query["has_screenshot"]:
+        return False
+    if "created_after" in query and report["createdAt"] < query["created_after"]:
+        return False
+    if "created_before" in query and report["createdAt"] >= query["created_before"]:
+        return False
+    return all(
+        term.lower() in report["title"].lower() or term.lower() in report["description"].lower()
+        for term in query.get("search", "").split()
+    )
+
+
 def _model_page(reports: list[dict], query: dict) -> tuple[int, list[str]]:
     """What the list should answer, computed in Python from the contract's rules. `reports` are
     in creation order, so their index orders them by creation time."""
-    chosen = [
-        (index, r)
-        for index, r in enumerate(reports)
-        if all(
-            r[name] == query[name] for name in ("status", "severity", "category") if name in query
-        )
-        and all(
-            term.lower() in r["title"].lower() or term.lower() in r["description"].lower()
-            for term in query.get("search", "").split()
-        )
-    ]
+    chosen = [(index, r) for index, r in enumerate(reports) if _model_matches(r, query)]
     sort = query.get("sort", "-created_at")
     if sort == "created_at":
         chosen.sort(key=lambda pair: pair[0])
@@ -208,25 +240,44 @@ def _model_page(reports: list[dict], query: dict) -> tuple[int, list[str]]:
 def test_filters_search_sort_and_pages_match_a_model(user_client, reports, queries):
     project = _new_project(user_client, next(_prefixes))
     for report in reports:
+        fields = {k: report[k] for k in ("title", "description", "severity", "category")}
+        if report["reporter_identifier"]:
+            fields["reporter_identifier"] = report["reporter_identifier"]
+        if report["screenshot"]:
+            fields["screenshot_url"] = upload(
+                user_client, project["apiKey"], png_bytes()
+            ).get_json()["key"]
         created = user_client.post(
-            "/api/v1/reports",
-            json={k: v for k, v in report.items() if k != "status"},
-            headers={"X-API-Key": project["apiKey"]},
+            "/api/v1/reports", json=fields, headers={"X-API-Key": project["apiKey"]}
         ).get_json()
-        report["id"] = created["id"]
-        if report["status"] != "new":
+        report["id"], report["createdAt"] = created["id"], created["createdAt"]
+        changes = {"status": report["status"]} if report["status"] != "new" else {}
+        if report["assigned"]:
+            changes["assignee_id"] = user_client.user["id"]
+        if changes:
             user_client.patch(
-                f"/api/v1/reports/{created['id']}",
-                json={"status": report["status"]},
-                headers=csrf(user_client),
+                f"/api/v1/reports/{created['id']}", json=changes, headers=csrf(user_client)
             )
     for query in queries:
+        query = _with_times(query, reports)
         answer = user_client.get(
             "/api/v1/reports", query_string={**query, "project_id": project["id"]}
         ).get_json()
         total, ids = _model_page(reports, query)
         assert answer["total"] == total, query
         assert [item["id"] for item in answer["items"]] == ids, query
+
+
+def _with_times(query: dict, reports: list[dict]) -> dict:
+    """The drawn indexes of created_after / created_before as those reports' createdAt (the
+    filter is dropped when there is no such report)."""
+    query = dict(query)
+    for name in ("created_after", "created_before"):
+        if name in query:
+            index = query.pop(name)
+            if index < len(reports):
+                query[name] = reports[index]["createdAt"]
+    return query
 
 
 def test_the_model_itself_selects_and_orders():
@@ -252,3 +303,11 @@ def test_the_model_itself_selects_and_orders():
     assert _model_page(reports, {"search": "CHECK"}) == (1, ["b"])
     assert _model_page(reports, {"sort": "-severity"}) == (2, ["a", "b"])
     assert _model_page(reports, {"page_size": 1, "page": 2}) == (2, ["a"])
+    for report, assigned, created in zip(reports, (True, False), ("T1", "T2"), strict=True):
+        report.update(reporter_identifier=None, screenshot=assigned, assigned=assigned)
+        report["createdAt"] = created
+    assert _model_page(reports, {"status": "new,closed", "severity": "low"}) == (1, ["b"])
+    assert _model_page(reports, {"assignee": "me"}) == (1, ["a"])
+    assert _model_page(reports, {"has_screenshot": False}) == (1, ["b"])
+    assert _model_page(reports, {"created_after": "T2"}) == (1, ["b"])
+    assert _model_page(reports, {"created_before": "T2"}) == (1, ["a"])

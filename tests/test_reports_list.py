@@ -8,13 +8,13 @@ import pytest
 from flask_migrate import upgrade
 from sqlalchemy import event, func, insert, select, text, update
 
-from harness.client import create_pat, create_project, csrf, register, sqlite_app
+from harness.client import add_to_project, create_pat, create_project, csrf, register, sqlite_app
 from svc import database
 from svc.extensions import db
 from svc.models import SEVERITIES, SEVERITY_RANK, Project, Report
 from svc.services import projects, search, users
 from svc.services.listing import list_for
-from tests.helpers import SUMMARY_FIELDS, file_report
+from tests.helpers import SUMMARY_FIELDS, file_report, png_bytes, upload
 
 
 def listing(client, **params):
@@ -78,11 +78,7 @@ def test_filters(user_client, shop, backend, other_client):
 
 
 def test_assignee_filter(user_client, other_client, shop):
-    user_client.post(
-        f"/api/v1/projects/{shop['id']}/members",
-        headers=csrf(user_client),
-        json={"email": "grace@example.com"},
-    )
+    add_to_project(user_client, shop["id"], other_client, "grace@example.com")
     for title in ("mine", "hers", "nobody's"):
         file_report(user_client, shop["apiKey"], title=title)
     user_client.patch(
@@ -97,6 +93,76 @@ def test_assignee_filter(user_client, other_client, shop):
     )
     assert titles(listing(user_client, assignee_id=other_client.user["id"])) == ["hers"]
     assert titles(listing(other_client, assignee_id=user_client.user["id"])) == ["mine"]
+
+
+def test_several_values_of_a_filter_are_alternatives(user_client, shop, backend):
+    file_report(user_client, shop["apiKey"], title="a", severity="critical", category="crash")
+    file_report(user_client, shop["apiKey"], title="b", severity="low", category="ui")
+    file_report(user_client, backend["apiKey"], title="c", severity="medium", category="bug")
+    user_client.patch("/api/v1/reports/WS-2", json={"status": "closed"}, headers=csrf(user_client))
+    assert titles(listing(user_client, status="new,closed")) == ["c", "b", "a"]
+    assert titles(listing(user_client, status="closed,in_progress")) == ["b"]
+    assert titles(listing(user_client, severity="low, critical")) == ["b", "a"]
+    assert titles(listing(user_client, category="bug,ui,ui")) == ["c", "b"]
+    assert listing(user_client, category="bug,ui")["total"] == 2
+
+
+def test_assigned_to_me_or_to_nobody(user_client, other_client, shop):
+    add_to_project(user_client, shop["id"], other_client, "grace@example.com")
+    for title in ("mine", "hers", "nobody's"):
+        file_report(user_client, shop["apiKey"], title=title)
+    for ref, who in (("WS-1", user_client), ("WS-2", other_client)):
+        user_client.patch(
+            f"/api/v1/reports/{ref}",
+            json={"assignee_id": who.user["id"]},
+            headers=csrf(user_client),
+        )
+    assert titles(listing(user_client, assignee="me")) == ["mine"]
+    assert titles(listing(other_client, assignee="me")) == ["hers"]
+    assert titles(listing(user_client, assignee="none")) == ["nobody's"]
+    assert titles(listing(user_client, assignee=other_client.user["id"])) == ["hers"]
+    both = user_client.get(
+        "/api/v1/reports",
+        query_string={"assignee": "me", "assignee_id": other_client.user["id"]},
+    )
+    assert both.status_code == 422
+
+
+def test_created_after_is_inclusive_and_created_before_exclusive(app, user_client, shop):
+    for title in ("first", "second", "third"):
+        file_report(user_client, shop["apiKey"], title=title)
+    with app.app_context():  # exact times, so that the bounds can be hit
+        for number in (1, 2, 3):
+            moment = datetime(2026, 11, number, 10, tzinfo=UTC)
+            db.session.execute(
+                update(Report).where(Report.number == number).values(created_at=moment)
+            )
+        db.session.commit()
+    between = listing(
+        user_client, created_after="2026-11-02T10:00:00Z", created_before="2026-11-03T10:00:00Z"
+    )
+    assert titles(between) == ["second"]
+    assert titles(listing(user_client, created_after="2026-11-02")) == ["third", "second"]
+    # A zone other than UTC is converted; no zone means UTC.
+    assert titles(listing(user_client, created_before="2026-11-02T11:00:00+01:00")) == ["first"]
+    assert titles(listing(user_client, created_before="2026-11-02T10:00:00.000001")) == [
+        "second",
+        "first",
+    ]
+
+
+def test_reporter_and_screenshot_filters(user_client, shop):
+    key = upload(user_client, shop["apiKey"], png_bytes()).get_json()["key"]
+    file_report(user_client, shop["apiKey"], title="a", reporter_identifier="Ada@Shop.example")
+    file_report(
+        user_client, shop["apiKey"], title="b", reporter_identifier="100%_b", screenshot_url=key
+    )
+    file_report(user_client, shop["apiKey"], title="c")
+    assert titles(listing(user_client, reporter="shop")) == ["a"]
+    assert titles(listing(user_client, reporter="%_")) == ["b"]  # no wildcards
+    assert titles(listing(user_client, reporter="_")) == ["b"]
+    assert titles(listing(user_client, has_screenshot="true")) == ["b"]
+    assert titles(listing(user_client, has_screenshot="false")) == ["c", "a"]
 
 
 @pytest.mark.parametrize(
@@ -238,6 +304,13 @@ def test_page_size_is_clamped_to_100(user_client):
         ({"sort": "title"}, "sort"),
         ({"project_id": "not-a-uuid"}, "project_id"),
         ({"assignee_id": "x"}, "assignee_id"),
+        ({"assignee": "someone"}, "assignee"),
+        ({"status": "new,,closed"}, "status"),
+        ({"severity": "low,urgent"}, "severity"),
+        ({"created_after": "yesterday"}, "created_after"),
+        ({"created_before": "2026-13-01"}, "created_before"),
+        ({"has_screenshot": "maybe"}, "has_screenshot"),
+        ({"reporter": ""}, "reporter"),
         ({"search": "nul\u0000"}, "search"),
     ],
 )
@@ -283,11 +356,7 @@ def test_a_search_counts_only_the_callers_projects_and_the_one_asked_for(
 def test_members_see_the_projects_reports(user_client, other_client, shop):
     file_report(user_client, shop["apiKey"], title="shared")
     assert listing(other_client)["total"] == 0
-    user_client.post(
-        f"/api/v1/projects/{shop['id']}/members",
-        headers=csrf(user_client),
-        json={"email": "grace@example.com"},
-    )
+    add_to_project(user_client, shop["id"], other_client, "grace@example.com")
     assert titles(listing(other_client)) == ["shared"]
 
 

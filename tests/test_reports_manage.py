@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from harness.client import create_pat, create_project, csrf, register
+from harness.client import add_to_project, create_pat, create_project, csrf, register
 from svc.extensions import db
 from svc.models import User
 from svc.services import reports
@@ -56,11 +56,7 @@ def test_outsiders_get_404_everywhere(app, report):
 
 
 def test_members_work_the_reports(user_client, other_client, shop, report):
-    user_client.post(
-        f"/api/v1/projects/{shop['id']}/members",
-        headers=csrf(user_client),
-        json={"email": "grace@example.com"},
-    )
+    add_to_project(user_client, shop["id"], other_client, "grace@example.com")
     assert other_client.get("/api/v1/reports/WS-1").status_code == 200
     assert patch(other_client, "WS-1", {"status": "in_progress"}).status_code == 200
     assert (
@@ -130,11 +126,7 @@ def test_assignee_must_belong_to_the_project(user_client, other_client, shop, re
     assert outsider.status_code == 422 and "assignee_id" in outsider.get_json()["errors"]
     unknown = patch(user_client, "WS-1", {"assignee_id": str(uuid.uuid4())})
     assert unknown.status_code == 422
-    user_client.post(
-        f"/api/v1/projects/{shop['id']}/members",
-        headers=csrf(user_client),
-        json={"email": "grace@example.com"},
-    )
+    add_to_project(user_client, shop["id"], other_client, "grace@example.com")
     member = patch(user_client, "WS-1", {"assignee_id": other_client.user["id"]})
     assert member.get_json()["assigneeId"] == other_client.user["id"]
     cleared = patch(user_client, "WS-1", {"assignee_id": None})

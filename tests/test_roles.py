@@ -8,7 +8,7 @@ covered without anyone remembering to add it.
 
 import pytest
 
-from harness.client import create_pat, create_project, csrf, register
+from harness.client import create_pat, create_project, csrf, new_member, register
 from svc.models import ROLES, VIEWER, role_at_least
 from tests.helpers import (
     VALID_BODIES,
@@ -20,24 +20,19 @@ from tests.helpers import (
 )
 
 NEEDED = needed_roles()
-# The routes of one project's things: the project, its members and deliveries, its reports and
-# their screenshots. The project list and the report list are covered by the tests below.
+# The routes of one project's things: the project, its members, invitations and deliveries, its
+# reports, their comments and screenshots. The project list and the report list are covered by
+# the tests below; editing and deleting one comment (its author's right, beside the role) by
+# tests/test_comments.py.
 PROJECT_SCOPED = [
     (rule, method)
     for rule, method, credentials in api_routes()
     if "pat" in credentials
-    and any(name in rule for name in ("<uuid:project_id>", "<report_ref>", "/screenshots/"))
-]
-
-
-def add_member(owner, project_id, email, role):
-    response = owner.post(
-        f"/api/v1/projects/{project_id}/members",
-        json={"email": email, "role": role},
-        headers=csrf(owner),
+    and any(
+        name in rule
+        for name in ("<uuid:project_id>", "<report_ref>", "/screenshots/", "<uuid:invitation_id>")
     )
-    assert response.status_code == 201, response.get_json()
-    return response.get_json()
+]
 
 
 def set_role(client, project_id, user_id, role):
@@ -63,10 +58,8 @@ def team(app):
         ("viewer", "vera@example.com", "Vera Rubin"),
         ("other", "mia@example.com", "Mia Hamm"),
     ):
-        client = app.test_client()
-        client.user = register(client, email=email, name=name)
-        add_member(ada, project["id"], email, "viewer" if role == "viewer" else "member")
-        people[role] = client
+        project_role = "viewer" if role == "viewer" else "member"
+        people[role] = new_member(app, ada, project["id"], email, name, project_role)
     furnished = furnish(ada, project)
     return {
         "people": people,
@@ -83,7 +76,11 @@ def state(team) -> dict:
     members = ada.get(f"/api/v1/projects/{values['project_id']}/members").get_json()
     report = ada.get(f"/api/v1/reports/{values['report_ref']}").get_json()
     deliveries = ada.get(f"/api/v1/projects/{values['project_id']}/webhook-deliveries")
+    invitations = ada.get(f"/api/v1/projects/{values['project_id']}/invitations").get_json()
+    comments = ada.get(f"/api/v1/reports/{values['report_ref']}/comments").get_json()
     return {
+        "comments": [(c["id"], c["body"]) for c in comments],
+        "invitations": [(i["id"], i["expiresAt"]) for i in invitations],
         "project": project,
         "members": [(m["userId"], m["role"]) for m in members],
         "report": report,
@@ -119,11 +116,19 @@ def test_the_routes_that_need_a_role_are_the_expected_ones():
         ("/api/v1/projects/<uuid:project_id>", "DELETE"): "owner",
         ("/api/v1/projects/<uuid:project_id>/rotate-api-key", "POST"): "owner",
         ("/api/v1/projects/<uuid:project_id>/rotate-webhook-secret", "POST"): "owner",
-        ("/api/v1/projects/<uuid:project_id>/members", "POST"): "owner",
+        ("/api/v1/projects/<uuid:project_id>/invitations", "GET"): "owner",
+        ("/api/v1/projects/<uuid:project_id>/invitations", "POST"): "owner",
+        ("/api/v1/invitations/<uuid:invitation_id>", "DELETE"): "owner",
+        ("/api/v1/invitations/<uuid:invitation_id>/resend", "POST"): "owner",
         ("/api/v1/projects/<uuid:project_id>/members/<uuid:user_id>", "PATCH"): "owner",
         ("/api/v1/projects/<uuid:project_id>/members/<uuid:user_id>", "DELETE"): "owner",
+        ("/api/v1/reports", "PATCH"): "member",
+        ("/api/v1/reports", "DELETE"): "member",
         ("/api/v1/reports/<report_ref>", "PATCH"): "member",
         ("/api/v1/reports/<report_ref>", "DELETE"): "member",
+        ("/api/v1/reports/<report_ref>/comments", "POST"): "member",
+        ("/api/v1/comments/<uuid:comment_id>", "PATCH"): "member",
+        ("/api/v1/comments/<uuid:comment_id>", "DELETE"): "member",
         (
             "/api/v1/projects/<uuid:project_id>/webhook-deliveries/<uuid:delivery_id>/redeliver",
             "POST",

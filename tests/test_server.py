@@ -86,6 +86,19 @@ def test_the_access_log_keeps_no_query_string_referer_or_basic_auth_user(served)
         assert secret not in service.output
 
 
+def test_the_access_log_keeps_no_token_of_a_link(served):
+    """Invitation and reset links carry their token in the path (contract section 12)."""
+    base_url, service = served
+    for page in ("invite", "reset-password"):
+        assert requests.get(f"{base_url}/{page}/T0kenOfALink{page}").status_code == 200
+        wait_until(
+            lambda page=page: f'"GET /{page}/[token] HTTP' in service.output,
+            seconds=10,
+            message="the access log line",
+        )
+    assert "T0kenOfALink" not in service.output
+
+
 def test_python_older_than_the_tested_release_is_warned_about(app, service_env, services):
     base_url, service = services({**service_env, "PYTHON_TESTED": "3.99.0"})
     assert requests.get(f"{base_url}/healthz").ok

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select
 from standardwebhooks import Webhook
 
-from harness.client import create_project, csrf, register
+from harness.client import add_to_project, create_project, csrf, register
 from svc.extensions import db
 from svc.models import WebhookDelivery
 from svc.models.base import utcnow
@@ -615,11 +615,7 @@ def test_delivery_log_rights(team):
     register(member, email="grace@example.com")
     outsider = app.test_client()
     register(outsider, email="mallory@example.com")
-    owner.post(
-        f"/api/v1/projects/{project['id']}/members",
-        headers=csrf(owner),
-        json={"email": "grace@example.com"},
-    )
+    add_to_project(owner, project["id"], member, "grace@example.com")
     assert len(deliveries(member, project)) == 1
     delivery_id = deliveries(owner, project)[0]["id"]
     path = f"/api/v1/projects/{project['id']}/webhook-deliveries"
@@ -709,3 +705,56 @@ def test_the_retry_schedule_follows_the_configured_delays(team, receiver, delays
     assert final["nextAttemptAt"] is None
     assert len(receiver.received) == expected_attempts
     receiver.clear_script()  # answers left unused must not reach the next example
+
+
+def test_a_comment_is_a_signed_report_commented_event(team, receiver):
+    app, owner, project = team
+    report = file_report(owner, project["apiKey"]).get_json()
+    run_due(app)
+    response = owner.post(
+        "/api/v1/reports/WS-1/comments", json={"body": "Seen on iOS too"}, headers=csrf(owner)
+    )
+    comment = response.get_json()
+    assert run_due(app) == 1
+    request = receiver.wait_for(2)[1]
+    body = request.json()
+    assert body["event"] == "report.commented" and request.headers["X-Svc-Event"] == (
+        "report.commented"
+    )
+    # The report's webhook fields (a comment leaves the report as it was), and the comment.
+    assert {key: body["data"][key] for key in CREATED_FIELDS} == {
+        key: report[key] for key in CREATED_FIELDS
+    }
+    assert body["data"]["comment"] == {
+        "id": comment["id"],
+        "author": {"id": owner.user["id"], "name": "Ada Lovelace"},
+        "body": "Seen on iOS too",
+    }
+    Webhook(project["webhookSecret"]).verify(request.body, request.headers)
+
+
+@pytest.mark.parametrize(
+    ("webhook_format", "key", "escaped"),
+    [
+        ("slack", "text", "&lt;!channel&gt; [good](https://evil.example) &amp; @everyone"),
+        ("discord", "content", "\\<!channel\\> \\[good\\]\\(https://evil.example\\) & \\@everyone"),
+    ],
+)
+def test_a_comment_in_a_chat_channel_is_text(hook_app, receiver, webhook_format, key, escaped):
+    app = hook_app(SVC_PUBLIC_URL="https://bugs.example.com")
+    client = app.test_client()
+    client.user = register(client)
+    project = create_project(client)
+    set_webhook(client, project, receiver.url, webhook_format)
+    file_report(client, project["apiKey"], title="Checkout fails")
+    client.post(
+        "/api/v1/reports/WS-1/comments",
+        json={"body": "<!channel> [good](https://evil.example)\n& @everyone"},
+        headers=csrf(client),
+    )
+    run_due(app)
+    commented = receiver.wait_for(2)[1].json()
+    assert commented[key] == (
+        f"Ada Lovelace commented on WS-1 (Checkout fails): {escaped} "
+        "https://bugs.example.com/reports/WS-1"
+    )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.client import create_project, csrf
+from harness.client import add_to_project, create_project, csrf
 from svc.widget import SCRIPT
 from tests.helpers import REPORT, WIDGET_DEFAULTS, file_report
 
@@ -127,11 +127,7 @@ def test_bad_widget_settings_are_refused_and_change_nothing(
 
 
 def test_members_see_the_widget_settings_but_cannot_change_them(user_client, other_client, project):
-    user_client.post(
-        f"/api/v1/projects/{project['id']}/members",
-        json={"email": "grace@example.com"},
-        headers=csrf(user_client),
-    )
+    add_to_project(user_client, project["id"], other_client, "grace@example.com")
     seen = other_client.get(f"/api/v1/projects/{project['id']}").get_json()
     assert seen["settings"]["widget"] == DEFAULTS
     assert set_widget(other_client, project, button_text="Mine").status_code == 403

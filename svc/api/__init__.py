@@ -2,7 +2,21 @@
 
 from flask import Flask
 
-from svc.api import auth, deliveries, meta, projects, reports, tokens, uploads, widget
+from svc.api import (
+    admin,
+    auth,
+    comments,
+    deliveries,
+    invitations,
+    meta,
+    notifications,
+    projects,
+    reports,
+    stats,
+    tokens,
+    uploads,
+    widget,
+)
 from svc.api.cors import add_cors_headers
 
 BLUEPRINTS = (
@@ -11,8 +25,13 @@ BLUEPRINTS = (
     tokens.bp,
     widget.bp,
     projects.bp,
+    invitations.bp,
+    admin.bp,
+    notifications.bp,
     deliveries.bp,
     reports.bp,
+    comments.bp,
+    stats.bp,
     uploads.bp,
 )
 

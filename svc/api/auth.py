@@ -32,6 +32,11 @@ def _send_cookies(session_tokens) -> None:
         return resp
 
 
+def sign_in(user) -> None:
+    """Start a session for the user; the answer carries its cookies."""
+    _send_cookies(sessions.start_session(user))
+
+
 def _clear_cookies(site_data: bool = False) -> None:
     @after_this_request
     def remove_cookies(resp):
@@ -49,7 +54,7 @@ def _clear_cookies(site_data: bool = False) -> None:
 def register(data):
     """Create an account and sign it in."""
     user = users.register(data["name"], data["email"], data["password"])
-    _send_cookies(sessions.start_session(user))
+    sign_in(user)
     return user
 
 
@@ -60,7 +65,7 @@ def register(data):
 def login(data):
     """Sign in: a new session with new cookies."""
     user = users.authenticate(data["email"], data["password"])
-    _send_cookies(sessions.start_session(user))
+    sign_in(user)
     return user
 
 

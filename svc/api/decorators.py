@@ -28,9 +28,9 @@ def _reject_constant(name: str):
     raise ValueError(f"{name} is not valid JSON")
 
 
-def read_json_object() -> dict:
-    """The request body as a JSON object: 415, 413 or 400 when it cannot be one, or when it
-    nests deeper than MAX_JSON_LEVELS."""
+def read_json_object(kind: type = dict) -> dict | list:
+    """The request body as a JSON object (or, with kind=list, an array): 415, 413 or 400 when it
+    cannot be one, or when it nests deeper than MAX_JSON_LEVELS."""
     if request.mimetype != JSON_MIMETYPE:
         raise APIError(415, "Request body must be JSON (Content-Type: application/json)")
     raw = request.get_data(cache=True)  # 413 past MAX_CONTENT_LENGTH
@@ -42,18 +42,20 @@ def read_json_object() -> dict:
         raise APIError(400, TOO_DEEP) from None
     if json_codec.nested_deeper_than(payload, MAX_JSON_LEVELS):
         raise APIError(400, TOO_DEEP)
-    if not isinstance(payload, dict):
-        raise APIError(400, "Request body must be a JSON object")
+    if not isinstance(payload, kind):
+        raise APIError(400, f"Request body must be a JSON {'array' if kind is list else 'object'}")
     return payload
 
 
 def body(schema: Schema) -> Callable:
-    """Load the JSON body with `schema` and pass the result as the view's first argument."""
+    """Load the JSON body with `schema` and pass the result as the view's first argument; a
+    `many` schema takes an array."""
 
     def decorator(view):
         @wraps(view)
         def wrapper(*args, **kwargs):
-            return view(schema.load(read_json_object()), *args, **kwargs)
+            payload = read_json_object(list if schema.many else dict)
+            return view(schema.load(payload), *args, **kwargs)
 
         wrapper.body_schema = schema
         return wrapper

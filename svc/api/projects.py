@@ -8,7 +8,6 @@ from svc.api.decorators import body, needs_role, response
 from svc.auth.guard import current_caller, login_required
 from svc.models import OWNER
 from svc.schemas.projects import (
-    MemberAddIn,
     MemberOut,
     MemberRoleIn,
     ProjectCreateIn,
@@ -92,18 +91,9 @@ def rotate_webhook_secret(project_id: uuid.UUID):
 @login_required
 @response(MemberOut(many=True))
 def list_members(project_id: uuid.UUID):
-    """The owner and members of a project."""
+    """The people of a project with their roles. They join by invitation (svc.api.invitations):
+    POST here is 405."""
     return projects.list_members(_user(), project_id)
-
-
-@bp.post("/<uuid:project_id>/members")
-@login_required
-@body(MemberAddIn())
-@needs_role(OWNER)
-@response(MemberOut(), 201, errors=(409,))
-def add_member(data, project_id: uuid.UUID):
-    """Add a registered user, by e-mail, as a member."""
-    return projects.add_member(_user(), project_id, data["email"], data["role"])
 
 
 @bp.patch("/<uuid:project_id>/members/<uuid:user_id>")

@@ -1,12 +1,13 @@
 """Reports (contract section 6): the widget files them with the project's API key; the team
 lists, reads, updates and deletes them with a session or a PAT."""
 
-from flask import Blueprint, request
+from flask import Blueprint, Response, request, stream_with_context
 
 from svc.api.cors import widget_cors
 from svc.api.decorators import (
     api_key_and_address,
     body,
+    described,
     needs_role,
     query,
     rate_limited,
@@ -15,14 +16,18 @@ from svc.api.decorators import (
 from svc.auth.guard import api_key_required, current_caller, current_project, login_required
 from svc.errors import field_error
 from svc.models import MEMBER
+from svc.models.base import utcnow
+from svc.schemas.bulk import BulkDeletedOut, BulkDeleteIn, BulkUpdatedOut, BulkUpdateIn
+from svc.schemas.comments import ActivityOut
 from svc.schemas.reports import (
+    ExportQuery,
     ReportCreateIn,
     ReportListQuery,
     ReportOut,
     ReportPageOut,
     ReportUpdateIn,
 )
-from svc.services import listing, reports
+from svc.services import export, listing, reports
 
 bp = Blueprint("reports", __name__, url_prefix="/api/v1/reports")
 
@@ -57,12 +62,67 @@ def list_reports(params):
     return listing.list_for(current_caller().user, params)
 
 
+@bp.patch("")
+@login_required
+@needs_role(MEMBER)
+@body(BulkUpdateIn())
+@response(BulkUpdatedOut(), errors=(404,))
+def update_reports(data):
+    """Set the same fields on up to 500 reports, all or none; `updated` counts those changed."""
+    return {"updated": reports.bulk_update(current_caller().user, data["ids"], data["set"])}
+
+
+@bp.delete("")
+@login_required
+@needs_role(MEMBER)
+@body(BulkDeleteIn())
+@response(BulkDeletedOut(), errors=(404,))
+def delete_reports(data):
+    """Delete up to 500 reports with their screenshots, all or none."""
+    return {"deleted": reports.bulk_delete(current_caller().user, data["ids"])}
+
+
+EXPORT_TYPES = {"csv": "text/csv", "ndjson": "application/x-ndjson"}
+
+
+@bp.get("/export")
+@login_required
+@query(ExportQuery())
+@described(
+    responses={
+        "200": {
+            "description": "A download: CSV with a header row, or one JSON report per line",
+            "content": {kind: {"schema": {"type": "string"}} for kind in EXPORT_TYPES.values()},
+        }
+    }
+)
+def export_reports(params):
+    """Download every report the list's filters choose, as CSV or NDJSON, streamed."""
+    items = export.reports(current_caller().user, params)
+    kind = params["format"]
+    body = export.csv_text(items) if kind == "csv" else export.ndjson(items)
+    filename = f"svc-reports-{utcnow():%Y-%m-%d}.{kind}"
+    return Response(
+        stream_with_context(body),
+        mimetype=EXPORT_TYPES[kind],
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
+
+
 @bp.get("/<report_ref>")
 @login_required
 @response(ReportOut())
 def get_report(report_ref: str):
     """One report, by its id or its tracking id (WS-12)."""
     return reports.get_for(current_caller().user, report_ref)
+
+
+@bp.get("/<report_ref>/activity")
+@login_required
+@response(ActivityOut(many=True))
+def report_activity(report_ref: str):
+    """What happened to a report, oldest first: its creation, each change, comments."""
+    return reports.history(current_caller().user, report_ref)
 
 
 @bp.patch("/<report_ref>")

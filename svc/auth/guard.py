@@ -4,6 +4,8 @@
 `@session_required`: a session cookie only; a personal access token gets 403 (creating tokens,
 changing the password: a token must not outlive or lock out the person behind it).
 The caller is then `current_caller()`; views hand `caller.user` to the services.
+`@admin_required`: as @login_required, for administrators of the instance only.
+`@signed_in_if_credentials`: either, or none at all (then the view decides).
 `@api_key_required`: a project's API key in `X-API-Key`; the project is then `current_project()`.
 """
 
@@ -27,6 +29,7 @@ SESSION_OR_PAT = ("session", "pat")
 SESSION_ONLY = ("session",)
 API_KEY = ("api_key",)
 API_KEY_HEADER = "X-API-Key"
+DEACTIVATED = "This account is deactivated; ask an administrator of this svc"
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,8 @@ class Caller:
     session_id: uuid.UUID | None = None
 
 
-def current_caller() -> Caller:
+def current_caller() -> Caller | None:
+    """Who is calling; None only under @signed_in_if_credentials for a caller without any."""
     return g.caller
 
 
@@ -63,7 +67,15 @@ def _check_csrf(session_id: uuid.UUID) -> None:
 
 
 def authenticate_user() -> Caller:
-    """Who is calling, by the rules of contract sections 2 and 3; raises 401 or 403."""
+    """Who is calling, by the rules of contract sections 2 and 3; raises 401 or 403. A
+    deactivated account's sessions and tokens are refused (contract section 12)."""
+    caller = _caller()
+    if not caller.user.active:
+        raise unauthorized(DEACTIVATED)
+    return caller
+
+
+def _caller() -> Caller:
     authorization = request.headers.get("Authorization")
     if authorization is not None:
         # A bearer token decides, even when cookies came along; it is never cookie-authenticated.
@@ -115,6 +127,42 @@ def session_required(view: Callable) -> Callable:
         return view(*args, **kwargs)
 
     wrapper.accepted_credentials = SESSION_ONLY
+    return wrapper
+
+
+def admin_required(view: Callable) -> Callable:
+    """@login_required, for the instance's administrators only (403 for anyone else)."""
+
+    @wraps(view)
+    def wrapper(*args, **kwargs):
+        g.caller = authenticate_user()
+        if not g.caller.user.is_admin:
+            raise Forbidden("Only administrators of this svc can do this")
+        _end_transaction()
+        return view(*args, **kwargs)
+
+    wrapper.accepted_credentials = SESSION_OR_PAT
+    wrapper.needs_admin = True
+    return wrapper
+
+
+def signed_in_if_credentials(view: Callable) -> Callable:
+    """For an endpoint that serves both a signed-in user and someone without an account yet
+    (accepting an invitation): credentials that come along are checked as @login_required
+    checks them; without any, current_caller() is None."""
+
+    @wraps(view)
+    def wrapper(*args, **kwargs):
+        credentials = (
+            "Authorization" in request.headers
+            or API_KEY_HEADER in request.headers
+            or ACCESS_COOKIE in request.cookies
+        )
+        g.caller = authenticate_user() if credentials else None
+        _end_transaction()
+        return view(*args, **kwargs)
+
+    wrapper.accepted_credentials = ("public", *SESSION_OR_PAT)
     return wrapper
 
 

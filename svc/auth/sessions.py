@@ -75,6 +75,7 @@ def start_session(user: User) -> SessionTokens:
         expires_at=_session_end(now, now),
     )
     db.session.add(session)
+    user.last_sign_in_at = now
     db.session.commit()
     return tokens_for(session)
 

@@ -21,12 +21,16 @@ PAGES = (
     "/signup",
     "/forgot-password",
     "/reset-password/<token>",
+    "/invite/<token>",
+    "/unsubscribe/<token>",
     "/reports",
+    "/overview",
     "/reports/<ref>",
     "/projects",
     "/projects/<project_id>",
     "/projects/<project_id>/try-widget",
     "/account",
+    "/admin",
 )
 
 # Scripts, styles and images come only from this origin (no inline script, no eval); the page

@@ -30,11 +30,12 @@ log = logging.getLogger(__name__)
 LEASE_MARGIN = timedelta(seconds=60)
 
 
-def queue(to: str, subject: str, text: str, headers: dict[str, str] | None = None) -> None:
-    """Add a mail to the current transaction; the caller commits it with its change."""
+def queue(to: str, subject: str, text: str, headers: dict[str, str] | None = None) -> uuid.UUID:
+    """Add a mail to the current transaction; the caller commits it with its change. Its id."""
+    mail_id = uuid.uuid4()
     db.session.add(
         OutgoingMail(
-            id=uuid.uuid4(),
+            id=mail_id,
             to_address=to,
             subject=subject,
             text_body=text,
@@ -45,6 +46,7 @@ def queue(to: str, subject: str, text: str, headers: dict[str, str] | None = Non
             next_attempt_at=utcnow(),
         )
     )
+    return mail_id
 
 
 def claim_due(limit: int, running=(), now: datetime | None = None) -> list[tuple]:
@@ -76,6 +78,13 @@ def claim_due(limit: int, running=(), now: datetime | None = None) -> list[tuple
             claimed.append((mail_id, attempts + 1, None))
     db.session.commit()
     return claimed
+
+
+def public_url(path: str) -> str:
+    """A link into the dashboard; without SVC_PUBLIC_URL (mail off, development) the address
+    `make run` serves on."""
+    base = setting("SVC_PUBLIC_URL") or f"http://{setting('SVC_BIND')}"
+    return f"{base.rstrip('/')}{path}"
 
 
 def sender_address() -> str:

@@ -1,12 +1,15 @@
 """SQLAlchemy models only: columns, relationships, indexes. No commits, no HTTP."""
 
+from svc.models.activity import ActivityEntry, Comment
 from svc.models.limits import RateLimitCounter
 from svc.models.mail import OutgoingMail
+from svc.models.notifications import Notification
 from svc.models.projects import (
     MEMBER,
     OWNER,
     ROLES,
     VIEWER,
+    Invitation,
     Membership,
     Project,
     role_at_least,
@@ -21,6 +24,7 @@ from svc.models.reports import (
     ReportDetail,
     Screenshot,
 )
+from svc.models.stats import ReportDay, ReportTally
 from svc.models.users import AuthSession, PasswordReset, PersonalAccessToken, User
 from svc.models.webhooks import WebhookDelivery
 
@@ -63,16 +67,22 @@ __all__ = [
     "SEVERITY_RANK",
     "STATUSES",
     "VIEWER",
+    "ActivityEntry",
     "AuthSession",
+    "Comment",
     "IdempotencyKey",
+    "Invitation",
     "Membership",
+    "Notification",
     "OutgoingMail",
     "PasswordReset",
     "PersonalAccessToken",
     "Project",
     "RateLimitCounter",
     "Report",
+    "ReportDay",
     "ReportDetail",
+    "ReportTally",
     "Screenshot",
     "User",
     "WebhookDelivery",

@@ -1,7 +1,7 @@
 import uuid
 from datetime import datetime
 
-from sqlalchemy import JSON, ForeignKey, String
+from sqlalchemy import JSON, ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from svc.extensions import db
@@ -63,6 +63,33 @@ class Membership(db.Model):
     )
     role: Mapped[str] = mapped_column(String(10))
     added_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # Which new reports of the project the person hears of by mail (models.notifications
+    # NEW_REPORT_CHOICES); None: the default of their role, which follows a change of role.
+    notify_new_reports: Mapped[str | None] = mapped_column(String(20))
 
     project: Mapped[Project] = relationship(back_populates="memberships")
     user: Mapped[User] = relationship(lazy="joined")
+
+
+class Invitation(db.Model):
+    """A pending invitation to a project (contract section 12). Accepting or revoking deletes
+    it, so a row is a pending invitation; only a hash of its token is stored, as for personal
+    access tokens. One per address and project: inviting again means resending."""
+
+    __tablename__ = "invitations"
+    __table_args__ = (UniqueConstraint("project_id", "email"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    project_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    # Normalised like User.email (svc.services.users.normalize_email).
+    email: Mapped[str] = mapped_column(String(320))
+    role: Mapped[str] = mapped_column(String(10))
+    invited_by_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL")
+    )
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+    project: Mapped[Project] = relationship()
+    invited_by: Mapped[User | None] = relationship(lazy="joined")

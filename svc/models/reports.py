@@ -59,6 +59,9 @@ class Report(db.Model):
     )
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=same_as_created)
+    # When the report last went from open (new, in progress) to resolved or closed; None while
+    # it is open. The overview's time to resolve reads it (svc.services.stats).
+    resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
     project: Mapped[Project] = relationship(lazy="joined", innerjoin=True)
     detail: Mapped["ReportDetail"] = relationship(
@@ -75,6 +78,15 @@ class Report(db.Model):
 # prefers to fetch and sort every report of the user's projects.
 Index("ix_reports_created", Report.created_at.desc(), Report.id)
 Index("ix_reports_updated", Report.updated_at.desc(), Report.created_at.desc(), Report.id)
+# Only the resolved: an index of every report's (project, NULL), deduplicated to a few pages,
+# was PostgreSQL's cheapest walk by project, ahead of the sort's own index.
+Index(
+    "ix_reports_project_resolved",
+    Report.project_id,
+    Report.resolved_at,
+    sqlite_where=Report.resolved_at.is_not(None),
+    postgresql_where=Report.resolved_at.is_not(None),
+)
 Index(
     "ix_reports_severity_created",
     Report.severity_rank.desc(),

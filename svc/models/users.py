@@ -1,7 +1,7 @@
 import uuid
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, String
+from sqlalchemy import ForeignKey, String, false, true
 from sqlalchemy.orm import Mapped, mapped_column
 
 from svc.extensions import db
@@ -16,7 +16,13 @@ class User(db.Model):
     # Stored lower-cased and trimmed, so the unique index is case-insensitive in effect.
     email: Mapped[str] = mapped_column(String(320), unique=True)
     password_hash: Mapped[str] = mapped_column(String(255))
+    # The instance's administrators (contract section 12): the first user, and whoever an
+    # admin or `flask --app svc make-admin` makes one.
+    is_admin: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # A deactivated account cannot sign in; its sessions and tokens are refused at once.
+    active: Mapped[bool] = mapped_column(default=True, server_default=true())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    last_sign_in_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class AuthSession(db.Model):

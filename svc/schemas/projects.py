@@ -4,9 +4,8 @@ from flask import current_app
 from marshmallow import ValidationError, fields, post_load, pre_dump, validate
 
 from svc.auth.api_keys import normalize_origin
-from svc.models import MEMBER, OWNER, ROLES
+from svc.models import OWNER, ROLES
 from svc.schemas.base import (
-    EmailAddress,
     InSchema,
     OutSchema,
     Text,
@@ -150,11 +149,6 @@ class ProjectOut(OutSchema):
         if access.role == OWNER:
             data["webhook_secret"] = project.webhook_secret
         return data
-
-
-class MemberAddIn(InSchema):
-    email = EmailAddress(required=True)
-    role = fields.String(load_default=MEMBER, validate=validate.OneOf(ROLES))
 
 
 class MemberRoleIn(InSchema):

@@ -1,10 +1,13 @@
 import json
+import uuid
+from datetime import UTC, datetime
 
 from marshmallow import (
     EXCLUDE,
     Schema,
     ValidationError,
     fields,
+    post_load,
     pre_load,
     validate,
 )
@@ -115,13 +118,79 @@ class ReportUpdateIn(InSchema):
     assignee_id = fields.UUID(allow_none=True)
 
 
-class ReportListQuery(PageQuery):
+class OneOrMore(fields.String):
+    """Values separated by commas, each one of `choices`: `status=new,in_progress`."""
+
+    def __init__(self, choices: tuple[str, ...], **kwargs):
+        super().__init__(**kwargs)
+        self.choices = choices
+
+    def _deserialize(self, value, attr, data, **kwargs) -> list[str]:
+        items = [
+            item.strip() for item in super()._deserialize(value, attr, data, **kwargs).split(",")
+        ]
+        if not all(item in self.choices for item in items):
+            raise ValidationError(f"One or more of {', '.join(self.choices)}, separated by commas.")
+        return list(dict.fromkeys(items))
+
+
+class Assignee(fields.String):
+    """`me`, `none`, or a user's id."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        if text in ("me", "none"):
+            return text
+        try:
+            return uuid.UUID(text)
+        except ValueError:
+            raise ValidationError("me, none, or a user's id.") from None
+
+
+class QueryTime(fields.String):
+    """An ISO 8601 date or date and time; without a zone, UTC."""
+
+    def _deserialize(self, value, attr, data, **kwargs) -> datetime:
+        text = super()._deserialize(value, attr, data, **kwargs)
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            raise ValidationError("An ISO 8601 date or time, e.g. 2026-11-24T09:30:00Z.") from None
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+class ReportFilterQuery(InSchema):
+    """The list's filters (contract sections 6 and 13), shared by the list and the export."""
+
     project_id = fields.UUID()
-    status = fields.String(validate=validate.OneOf(STATUSES))
-    severity = fields.String(validate=validate.OneOf(SEVERITIES))
-    category = fields.String(validate=validate.OneOf(CATEGORIES))
-    assignee_id = fields.UUID()
+    status = OneOrMore(STATUSES)
+    severity = OneOrMore(SEVERITIES)
+    category = OneOrMore(CATEGORIES)
+    assignee = Assignee()
+    assignee_id = fields.UUID()  # the older name of assignee=<id>
+    created_after = QueryTime()
+    created_before = QueryTime()
+    reporter = fields.String(validate=validate.Length(min=1, max=320))
+    has_screenshot = fields.Boolean()
     search = fields.String(validate=validate.Length(max=500))
+
+    @post_load
+    def one_assignee(self, data, **kwargs):
+        if "assignee_id" in data:
+            if "assignee" in data:
+                raise ValidationError("Give assignee or assignee_id, not both.", "assignee_id")
+            data["assignee"] = data.pop("assignee_id")
+        return data
+
+
+class ExportQuery(ReportFilterQuery):
+    class Meta:
+        unknown = EXCLUDE  # as the list: its page and sort may come along, and mean nothing here
+
+    format = fields.String(load_default="csv", validate=validate.OneOf(("csv", "ndjson")))
+
+
+class ReportListQuery(PageQuery, ReportFilterQuery):
     sort = fields.String(load_default="-created_at", validate=validate.OneOf(SORTS))
 
 

@@ -35,4 +35,26 @@ class UserOut(OutSchema):
     id = fields.UUID(required=True)
     name = fields.String(required=True)
     email = fields.String(required=True)
+    is_admin = fields.Boolean(required=True)
     created_at = Timestamp(required=True)
+
+
+class AdminUserOut(UserOut):
+    """An account as the admin page lists it."""
+
+    active = fields.Boolean(required=True)
+    last_sign_in_at = Timestamp(required=True, allow_none=True)
+
+
+class AdminUserIn(InSchema):
+    active = fields.Boolean()
+    is_admin = fields.Boolean()
+
+
+class InstanceStatusOut(OutSchema):
+    mail_enabled = fields.Boolean(required=True)
+    mail_from = fields.String(required=True)
+    public_url = fields.String(required=True, allow_none=True)
+    registration = fields.String(required=True)
+    mails_pending = fields.Integer(required=True)
+    mails_failed = fields.Integer(required=True)

@@ -7,7 +7,6 @@ from datetime import timedelta
 from sqlalchemy import select, update
 
 from svc.auth import passwords, pats, sessions, tokens
-from svc.config import setting
 from svc.errors import BadRequest
 from svc.extensions import db
 from svc.mail import outbox
@@ -20,16 +19,9 @@ TOKEN_LENGTH = 43  # base62: 256 bits
 INVALID_LINK = "This reset link is invalid, used or expired: ask for a new one"
 
 
-def public_url(path: str) -> str:
-    """A link into the dashboard; without SVC_PUBLIC_URL (mail off, development) the address
-    `make run` serves on."""
-    base = setting("SVC_PUBLIC_URL") or f"http://{setting('SVC_BIND')}"
-    return f"{base.rstrip('/')}{path}"
-
-
 def request_reset(email: str) -> None:
     user = db.session.scalar(select(User).where(User.email == normalize_email(email)))
-    if user is None:
+    if user is None or not user.active:
         return
     send_reset_link(user)
 
@@ -44,7 +36,7 @@ def send_reset_link(user: User) -> None:
             expires_at=utcnow() + LIFETIME,
         )
     )
-    link = public_url(f"/reset-password/{value}")
+    link = outbox.public_url(f"/reset-password/{value}")
     outbox.queue(
         user.email,
         "Reset your svc password",
@@ -74,8 +66,15 @@ def reset(value: str, new_password: str) -> User:
         db.session.rollback()
         raise BadRequest(INVALID_LINK)
     user = db.session.get(User, used.user_id)
+    set_password(user, new_password)
+    return user
+
+
+def set_password(user: User, new_password: str) -> None:
+    """A new password that nobody who had the old one may ride on: every session of the user
+    ends and every personal access token is revoked (a reset, or the operator's
+    `flask --app svc set-password`)."""
     user.password_hash = passwords.hash_password(new_password)
     pats.revoke_all_of(user.id)
     db.session.commit()
     sessions.end_sessions_of(user.id)
-    return user

@@ -9,12 +9,11 @@ from sqlalchemy import case, func, select
 from sqlalchemy.exc import IntegrityError
 
 from svc.auth import tokens
-from svc.errors import Conflict, Forbidden, field_error, not_found
+from svc.errors import Conflict, Forbidden, not_found
 from svc.extensions import db
 from svc.models import MEMBER, OWNER, VIEWER, Membership, Project, Report, User, role_at_least
 from svc.models.base import utcnow
 from svc.services import screenshots, widget
-from svc.services.users import normalize_email
 from svc.webhooks import signing
 
 FALLBACK_PREFIX = "BUG"
@@ -222,23 +221,6 @@ def list_members(user: User, project_id: uuid.UUID) -> list[Membership]:
             )
         )
     )
-
-
-def add_member(user: User, project_id: uuid.UUID, email: str, role: str = MEMBER) -> Membership:
-    access(user, project_id, at_least=OWNER)
-    new_member = db.session.scalar(select(User).where(User.email == normalize_email(email)))
-    if new_member is None:
-        raise field_error("email", "No registered user has this e-mail address.")
-    if db.session.get(Membership, (project_id, new_member.id)) is not None:
-        raise Conflict("This user is already a member of the project")
-    membership = Membership(project_id=project_id, user_id=new_member.id, role=role)
-    db.session.add(membership)
-    try:
-        db.session.commit()
-    except IntegrityError:
-        db.session.rollback()
-        raise Conflict("This user is already a member of the project") from None
-    return membership
 
 
 def change_role(user: User, project_id: uuid.UUID, member_id: uuid.UUID, role: str) -> Membership:

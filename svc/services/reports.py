@@ -7,7 +7,7 @@ import re
 import uuid
 from datetime import timedelta
 
-from sqlalchemy import bindparam, insert, or_, select
+from sqlalchemy import bindparam, insert, or_, select, tuple_
 from sqlalchemy import update as update_rows  # `update` is this module's verb
 from sqlalchemy.exc import IntegrityError
 
@@ -24,8 +24,17 @@ from svc.models import (
     Screenshot,
     User,
 )
+from svc.models.activity import CHANGED
 from svc.models.base import utcnow
-from svc.services import listing, projects, redaction, screenshots
+from svc.services import (
+    activity,
+    listing,
+    notifications,
+    projects,
+    redaction,
+    screenshots,
+    stats,
+)
 from svc.webhooks import delivery, payloads
 from svc.wire import camelcase
 
@@ -141,6 +150,8 @@ def create(project: Project, data: dict, idempotency_key: str | None = None) -> 
     _store(report)
     _attach_screenshots(project, report)
     delivery.record(project, payloads.CREATED, report)
+    notifications.report_created(report)
+    stats.count(stats.Counted.of(report), 1)
     if idempotency_key is not None:
         db.session.add(
             IdempotencyKey(
@@ -210,10 +221,14 @@ def get_for(user: User, reference: str) -> Report:
     return report
 
 
+def history(user: User, reference: str) -> list[dict]:
+    return activity.history(get_for(user, reference))
+
+
 # --- change --------------------------------------------------------------------------------------
 
 
-def _workable_for(user: User, reference: str) -> Report:
+def workable_for(user: User, reference: str) -> Report:
     """The report, if the user may change it: a member or owner of its project (403 for a
     viewer, who may read it)."""
     report = get_for(user, reference)
@@ -224,10 +239,36 @@ def _workable_for(user: User, reference: str) -> Report:
 def update(user: User, reference: str, changes: dict) -> tuple[Report, dict]:
     """Apply a PATCH; returns the report and what changed, as
     {"<camelCaseField>": {"from": old, "to": new}} (empty when nothing did)."""
-    report = _workable_for(user, reference)
+    report = workable_for(user, reference)
+    _check_assignee(changes, {report.project_id})
+    changed = _apply(report, user, changes)
+    if changed:
+        db.session.commit()
+    return report, changed
+
+
+def bulk_update(user: User, references: list[str], changes: dict) -> int:
+    """The same changes to many reports, all or none (contract section 13): one reference
+    the user cannot change fails the whole request. How many reports changed."""
+    found = _all_workable(user, references)
+    _check_assignee(changes, {report.project_id for report in found})
+    changed = sum(bool(_apply(report, user, changes)) for report in found)
+    db.session.commit()
+    return changed
+
+
+def _check_assignee(changes: dict, project_ids: set[uuid.UUID]) -> None:
     assignee = changes.get("assignee_id")
-    if assignee is not None and not projects.has_role(report.project_id, assignee, MEMBER):
+    if assignee is None:
+        return
+    if not all(projects.has_role(project_id, assignee, MEMBER) for project_id in project_ids):
         raise field_error("assignee_id", "Not an owner or member of the report's project.")
+
+
+def _apply(report: Report, user: User, changes: dict) -> dict:
+    """Set the fields that differ, with the change's event, activity, notification and
+    counters."""
+    before = stats.Counted.of(report)
     changed = {}
     for field, value in changes.items():
         old = getattr(report, field)
@@ -237,22 +278,80 @@ def update(user: User, reference: str, changes: dict) -> tuple[Report, dict]:
     if changed:
         report.severity_rank = SEVERITY_RANK[report.severity]
         report.updated_at = utcnow()
+        stats.recount(report, before)
         delivery.record(report.project, payloads.UPDATED, report, changed)
-        db.session.commit()
-    return report, changed
+        activity.record(report, user, CHANGED, changed)
+        if "assigneeId" in changed:
+            notifications.report_assigned(report, report.assignee_id, user)
+    return changed
 
 
 def delete(user: User, reference: str) -> None:
-    report = _workable_for(user, reference)
-    keys = screenshots.keys_of_report(report.id)
-    db.session.delete(report)
-    db.session.execute(
-        update_rows(Project)
-        .where(Project.id == report.project_id)
-        .values(report_count=Project.report_count - 1)
-        .execution_options(synchronize_session=False)
-    )
-    screenshots.forget(keys)
-    delivery.forget_report(report.id)
+    report = workable_for(user, reference)
+    _remove_all([report])
+
+
+def bulk_delete(user: User, references: list[str]) -> int:
+    found = _all_workable(user, references)
+    _remove_all(found)
+    return len(found)
+
+
+def _remove_all(found: list[Report]) -> None:
+    """Delete the reports with their screenshots (rows now, files after the commit), keeping
+    each project's report count."""
+    keys = []
+    for report in found:
+        stats.count(stats.Counted.of(report), -1)
+        report_keys = screenshots.keys_of_report(report.id)
+        db.session.delete(report)
+        db.session.execute(
+            update_rows(Project)
+            .where(Project.id == report.project_id)
+            .values(report_count=Project.report_count - 1)
+            .execution_options(synchronize_session=False)
+        )
+        screenshots.forget(report_keys)
+        delivery.forget_report(report.id)
+        keys += report_keys
     db.session.commit()
     screenshots.remove_files(keys)
+
+
+def _all_workable(user: User, references: list[str]) -> list[Report]:
+    """Every report named, by UUID or tracking id, in one query: 404 naming the first the user
+    cannot see, 403 when any is in a project where the user is a viewer."""
+    uuids, numbers, wanted = set(), set(), {}
+    for reference in references:
+        match = TRACKING_ID.match(reference.upper())
+        if match:
+            key = (match[1], int(match[2]))
+            numbers.add(key)
+        else:
+            try:
+                key = uuid.UUID(reference)
+            except ValueError:
+                raise not_found(f"Report {reference} not found") from None
+            uuids.add(key)
+        wanted.setdefault(key, reference)
+    statement = (
+        select(Report)
+        .join(Project, Project.id == Report.project_id)
+        .where(
+            listing.visible_to(user),
+            or_(
+                Report.id.in_(uuids),
+                tuple_(Project.tracking_prefix, Report.number).in_(numbers),
+            ),
+        )
+    )
+    found = {}
+    for report in db.session.scalars(statement):
+        found[report.id] = found[(report.project.tracking_prefix, report.number)] = report
+    for key, reference in wanted.items():
+        if key not in found:
+            raise not_found(f"Report {reference} not found")
+    reports = list({report.id: report for report in found.values()}.values())
+    for project_id in {report.project_id for report in reports}:
+        projects.access(user, project_id, at_least=MEMBER)
+    return reports

@@ -4,37 +4,58 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from svc.auth import passwords, sessions
+from svc.auth.guard import DEACTIVATED
 from svc.config import setting
 from svc.errors import Conflict, Forbidden, field_error, unauthorized
 from svc.extensions import db
 from svc.models import User
 
 INVALID_LOGIN = "Invalid email or password"
+EMAIL_TAKEN = "Email already registered"
 
 
 def normalize_email(email: str) -> str:
     return email.strip().lower()
 
 
+def no_users_yet() -> bool:
+    return db.session.scalar(select(User.id).limit(1)) is None
+
+
 def registration_allowed() -> bool:
     """Closed registration still lets the very first user in, so a new install can be set up."""
-    if setting("SVC_REGISTRATION") == "open":
-        return True
-    return db.session.scalar(select(User.id).limit(1)) is None
+    return setting("SVC_REGISTRATION") == "open" or no_users_yet()
+
+
+def add_user(name: str, email: str, password: str) -> User:
+    """A new account in the current transaction; 409 when the e-mail is taken."""
+    email = normalize_email(email)
+    if db.session.scalar(select(User.id).where(User.email == email)) is not None:
+        raise Conflict(EMAIL_TAKEN)
+    user = User(
+        name=name.strip(),
+        email=email,
+        password_hash=passwords.hash_password(password),
+        is_admin=no_users_yet(),  # the first user administers the instance
+    )
+    db.session.add(user)
+    return user
+
+
+def commit_new_account() -> None:
+    """Commit a transaction that adds an account, as a 409 when a concurrent request
+    registered the address between add_user's check and this insert."""
+    try:
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        raise Conflict(EMAIL_TAKEN) from None
 
 
 def create_user(name: str, email: str, password: str) -> User:
     """Create an account; 409 when the e-mail is taken. Used by register and the CLI."""
-    email = normalize_email(email)
-    if db.session.scalar(select(User.id).where(User.email == email)) is not None:
-        raise Conflict("Email already registered")
-    user = User(name=name.strip(), email=email, password_hash=passwords.hash_password(password))
-    db.session.add(user)
-    try:
-        db.session.commit()
-    except IntegrityError:  # registered by a concurrent request between the check and the insert
-        db.session.rollback()
-        raise Conflict("Email already registered") from None
+    user = add_user(name, email, password)
+    commit_new_account()
     return user
 
 
@@ -53,6 +74,8 @@ def authenticate(email: str, password: str) -> User:
         raise unauthorized(INVALID_LOGIN)
     if not passwords.verify_password(user.password_hash, password):
         raise unauthorized(INVALID_LOGIN)
+    if not user.active:
+        raise unauthorized(DEACTIVATED)
     if passwords.needs_rehash(user.password_hash):
         user.password_hash = passwords.hash_password(password)
         db.session.commit()

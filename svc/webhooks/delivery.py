@@ -40,7 +40,9 @@ PER_PROJECT_ATTEMPTS = 2
 _INSERT_DELIVERY = insert(WebhookDelivery.__table__)
 
 
-def record(project: Project, event: str, report: Report, changes: dict | None = None) -> None:
+def record(
+    project: Project, event: str, report: Report, changes: dict | None = None, comment=None
+) -> None:
     """Add the event's delivery to the current transaction, if the project has a webhook."""
     if not project.webhook_url:
         return
@@ -52,7 +54,7 @@ def record(project: Project, event: str, report: Report, changes: dict | None = 
             "project_id": project.id,
             "report_id": report.id,
             "event": event,
-            "payload": payloads.event_payload(event, report, now, changes),
+            "payload": payloads.event_payload(event, report, now, changes, comment),
             "status": PENDING,
             "attempts": 0,
             "next_attempt_at": now,

@@ -10,6 +10,7 @@ from svc.wire import iso_timestamp
 
 CREATED = "report.created"
 UPDATED = "report.updated"
+COMMENTED = "report.commented"
 # Titles and changed values are cut in chat lines: a changed description can hold 20,000
 # characters, and Discord refuses a message of more than 2,000.
 _CHAT_TEXT_LIMIT = 150
@@ -19,8 +20,9 @@ def _plain(value):
     return str(value) if isinstance(value, uuid.UUID) else value
 
 
-def event_payload(event: str, report, at, changes: dict | None = None) -> str:
-    """The serialised body of a json-format delivery; its bytes are what is signed and sent."""
+def event_payload(event: str, report, at, changes: dict | None = None, comment=None) -> str:
+    """The serialised body of a json-format delivery; its bytes are what is signed and sent.
+    `report.commented` carries the comment (contract section 13)."""
     data = {
         "id": str(report.id),
         "projectId": str(report.project_id),
@@ -40,6 +42,13 @@ def event_payload(event: str, report, at, changes: dict | None = None) -> str:
             field: {"from": _plain(change["from"]), "to": _plain(change["to"])}
             for field, change in (changes or {}).items()
         }
+    if event == COMMENTED:
+        author = comment.author
+        data["comment"] = {
+            "id": str(comment.id),
+            "author": {"id": str(author.id), "name": author.name} if author else None,
+            "body": comment.body,
+        }
     return json.dumps(
         {"event": event, "timestamp": iso_timestamp(at), "data": data}, separators=(",", ":")
     )
@@ -53,6 +62,13 @@ def chat_line(payload: dict, public_url: str | None, escape: Callable[[str], str
     title = escape(_one_line(data["title"]))
     if payload["event"] == CREATED:
         line = f"New report {data['trackingId']} [{data['severity']}, {data['category']}]: {title}"
+    elif payload["event"] == COMMENTED:
+        comment = data["comment"]
+        author = escape(_one_line(comment["author"]["name"])) if comment["author"] else "someone"
+        line = (
+            f"{author} commented on {data['trackingId']} ({title}): "
+            f"{escape(_one_line(comment['body']))}"
+        )
     else:
         changed = ", ".join(
             f"{field} {escape(_one_line(change['from']))} → {escape(_one_line(change['to']))}"

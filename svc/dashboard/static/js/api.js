@@ -86,7 +86,8 @@ export const api = {
   get: (path) => request("GET", path),
   post: (path, body) => request("POST", path, body),
   patch: (path, body) => request("PATCH", path, body),
-  delete: (path) => request("DELETE", path),
+  put: (path, body) => request("PUT", path, body),
+  delete: (path, body) => request("DELETE", path, body),
 };
 
 export function query(params) {

@@ -3,12 +3,16 @@
 
 import { api, whenSignedOut } from "./api.js";
 import { h, replaceContent } from "./dom.js";
-import { forgotPasswordView, resetPasswordView, signInView, signUpView } from "./views/auth.js";
+import {
+  forgotPasswordView, invitationView, resetPasswordView, signInView, signUpView, unsubscribeView,
+} from "./views/auth.js";
 import { reportListView } from "./views/reports.js";
 import { reportView } from "./views/report.js";
 import { projectListView } from "./views/projects.js";
 import { projectView } from "./views/project.js";
 import { accountView } from "./views/account.js";
+import { adminView } from "./views/admin.js";
+import { overviewView } from "./views/overview.js";
 import { tryWidgetView } from "./views/try-widget.js";
 
 const ROUTES = [
@@ -16,12 +20,17 @@ const ROUTES = [
   { pattern: /^\/signup$/, view: signUpView, public: true, title: "Sign up" },
   { pattern: /^\/forgot-password$/, view: forgotPasswordView, public: true, title: "Forgot password" },
   { pattern: /^\/reset-password\/([^/]+)$/, view: resetPasswordView, public: true, title: "New password" },
+  // Signed in or not: the invitation's page offers what fits either.
+  { pattern: /^\/invite\/([^/]+)$/, view: invitationView, anyone: true, title: "Invitation" },
+  { pattern: /^\/unsubscribe\/([^/]+)$/, view: unsubscribeView, anyone: true, title: "Unsubscribe" },
   { pattern: /^\/reports$/, view: reportListView, nav: "reports", title: "Reports" },
+  { pattern: /^\/overview$/, view: overviewView, nav: "overview", title: "Overview" },
   { pattern: /^\/reports\/([^/]+)$/, view: reportView, nav: "reports", title: "Report" },
   { pattern: /^\/projects$/, view: projectListView, nav: "projects", title: "Projects" },
   { pattern: /^\/projects\/([^/]+)$/, view: projectView, nav: "projects", title: "Project" },
   { pattern: /^\/projects\/([^/]+)\/try-widget$/, view: tryWidgetView, nav: "projects", title: "Try the widget" },
   { pattern: /^\/account$/, view: accountView, nav: "account", title: "Account" },
+  { pattern: /^\/admin$/, view: adminView, nav: "admin", title: "Administration" },
 ];
 
 const main = document.getElementById("main");
@@ -69,7 +78,7 @@ async function render() {
   } catch (error) {
     return showProblem(error.message);
   }
-  if (!route.public && !user) return navigate(signInUrl(), { replace: true });
+  if (!route.public && !route.anyone && !user) return navigate(signInUrl(), { replace: true });
   if (route.public && user) return navigate("/reports", { replace: true });
   showChrome(user, route);
   const params = path.match(route.pattern).slice(1).map(decodeURIComponent);
@@ -97,6 +106,7 @@ function showChrome(user, route) {
   const topbar = document.getElementById("topbar");
   topbar.hidden = !user;
   document.getElementById("who").textContent = user ? user.name : "";
+  topbar.querySelector("[data-nav=admin]").hidden = !user?.isAdmin;
   for (const link of topbar.querySelectorAll("[data-nav]")) {
     if (link.dataset.nav === route.nav) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");

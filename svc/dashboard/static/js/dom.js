@@ -21,6 +21,11 @@ function append(element, children) {
   }
 }
 
+// element.append() would write null as the text "null": this skips what a view leaves out.
+export function appendTo(element, ...children) {
+  append(element, children);
+}
+
 export function replaceContent(element, ...children) {
   element.replaceChildren();
   append(element, children);

@@ -1,21 +1,61 @@
-// The signed-in user's own page: password, and personal access tokens for scripts and the CLI.
+// The signed-in user's own page: password, mail notifications, and personal access tokens for
+// scripts and the CLI.
 
 import { api } from "../api.js";
 import {
-  actionButton, confirmDialog, copyButton, field, form, formatTime, h, notice, replaceContent,
-  select,
+  actionButton, appendTo, confirmDialog, copyButton, field, form, formatTime, h, notice,
+  replaceContent, select,
 } from "../dom.js";
 
 const LIFETIMES = [["7", "7 days"], ["30", "30 days"], ["90", "90 days"], ["365", "1 year"]];
 
 export async function accountView(main, context) {
-  const tokens = await api.get("/tokens");
+  const [tokens, choices] = await Promise.all([api.get("/tokens"), api.get("/auth/me/notifications")]);
   if (!context.isCurrent()) return;
-  main.append(
+  appendTo(main, 
     h("div", { class: "page-heading" }, h("h1", {}, "Account"),
       h("p", {}, `${context.user.name} <${context.user.email}>`)),
     passwordForm(),
+    notificationsPanel(choices),
     tokensPanel(tokens));
+}
+
+const NEW_REPORT_CHOICES = [
+  ["all", "Every new report"],
+  ["high_and_critical", "High and critical reports"],
+  ["assigned", "Only reports assigned to me"],
+  ["none", "Nothing"],
+];
+
+// Each choice is saved as soon as it is made; the API's answer (or error) shows beside it.
+function notificationsPanel(choices) {
+  const saved = h("p", { class: "notice", role: "status", hidden: true });
+  const problem = h("p", { class: "form-error", role: "alert", hidden: true });
+  const save = async (choice, input) => {
+    saved.hidden = problem.hidden = true;
+    try {
+      await api.put("/auth/me/notifications", [{ project_id: choice.projectId, new_reports: input.value }]);
+      choice.newReports = input.value;
+      saved.textContent = `Saved: mails about ${choice.projectName} follow your new choice.`;
+      saved.hidden = false;
+    } catch (error) {
+      input.value = choice.newReports;
+      problem.textContent = error.message;
+      problem.hidden = false;
+    }
+  };
+  return h("section", { class: "panel", "aria-label": "Mail notifications" },
+    h("h2", {}, "Mail notifications"),
+    h("p", {}, "Which new reports of each project you hear of by mail. Reports assigned to you, and mentions, come unless you choose nothing."),
+    choices.length
+      ? h("ul", { class: "members" }, choices.map((choice) => h("li", {},
+        h("span", {}, choice.projectName, " · "),
+        select("new_reports", NEW_REPORT_CHOICES, choice.newReports, {
+          "aria-label": `Mails about ${choice.projectName}`,
+          onchange: (event) => save(choice, event.target),
+        }))))
+      : h("p", { class: "empty" }, "You are in no project yet."),
+    saved, problem);
 }
 
 function passwordForm() {

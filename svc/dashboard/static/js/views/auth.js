@@ -1,8 +1,8 @@
 // Sign in and sign up, which start a session (the API sets the cookies) and go where the user
 // was heading; and the two pages of a forgotten password.
 
-import { api } from "../api.js";
-import { field, form, h } from "../dom.js";
+import { api, ApiError } from "../api.js";
+import { appendTo, field, form, h } from "../dom.js";
 
 function destination(context) {
   const next = context.query.get("next") || "";
@@ -32,7 +32,7 @@ export function signInView(main, context) {
     context.signedIn(await api.post("/auth/login", values));
     context.navigate(destination(context), { replace: true });
   });
-  main.append(h("section", { class: "panel narrow" },
+  appendTo(main, h("section", { class: "panel narrow" },
     h("h1", {}, "Sign in to svc"),
     signIn,
     h("p", {}, h("a", { href: "/forgot-password" }, "Forgot password?")),
@@ -50,7 +50,7 @@ export function signUpView(main, context) {
     context.signedIn(await api.post("/auth/register", values));
     context.navigate("/projects", { replace: true });
   });
-  main.append(h("section", { class: "panel narrow" },
+  appendTo(main, h("section", { class: "panel narrow" },
     h("h1", {}, "Create your svc account"),
     signUp,
     h("p", {}, "Already have an account? ", h("a", { href: "/login" }, "Sign in"))));
@@ -66,7 +66,7 @@ export function forgotPasswordView(main) {
     sent.textContent = `If ${values.email} has an account here, a link to choose a new password is on its way. It works once, within the hour.`;
     sent.hidden = false;
   });
-  main.append(h("section", { class: "panel narrow" },
+  appendTo(main, h("section", { class: "panel narrow" },
     h("h1", {}, "Forgot your password?"),
     ask,
     sent,
@@ -87,8 +87,74 @@ export function resetPasswordView(main, context) {
     element.hidden = true;
     done.hidden = false;
   });
-  main.append(h("section", { class: "panel narrow" },
+  appendTo(main, h("section", { class: "panel narrow" },
     h("h1", {}, "Choose a new password"),
     reset,
     done));
+}
+
+// An invitation's link: signed in as the invited address, one click joins; without an account,
+// choosing a name and password creates it (also when sign-up is closed); with an account, sign
+// in first and come back here.
+export async function invitationView(main, context) {
+  const token = context.params[0];
+  const invitation = await api.post("/invitations/preview", { token });
+  if (!context.isCurrent()) return;
+  const inviter = invitation.invitedBy ? invitation.invitedBy.name : "An owner";
+  const panel = h("section", { class: "panel narrow" },
+    h("h1", {}, `Join ${invitation.projectName}`),
+    h("p", {}, `${inviter} invites ${invitation.email} to ${invitation.projectName} as ${invitation.role}.`));
+  const joined = (project) => context.navigate(`/projects/${project.id}`, { replace: true });
+  const here = `/invite/${encodeURIComponent(token)}`;
+  if (context.user && context.user.email === invitation.email) {
+    panel.append(form({ "aria-label": "Accept the invitation" }, [
+      h("button", { type: "submit" }, `Join ${invitation.projectName}`),
+    ], async () => joined((await api.post("/invitations/accept", { token })).project)));
+  } else if (context.user) {
+    panel.append(h("p", { role: "alert" },
+      `You are signed in as ${context.user.email}, but this invitation is for ${invitation.email}. `,
+      "Sign out, then open the link again."));
+  } else if (invitation.accountExists) {
+    panel.append(h("p", {}, `${invitation.email} has an account here: `,
+      h("a", { href: `/login?next=${encodeURIComponent(here)}` }, "sign in to accept"), "."));
+  } else {
+    panel.append(form({ "aria-label": "Create your account" }, [
+      field("E-mail", h("input", { name: "email", type: "email", value: invitation.email, readonly: true })),
+      field("Name", input("name", "text", "name", { maxlength: 100 })),
+      field("Password", input("password", "password", "new-password", { minlength: 8, maxlength: 128 }),
+        "At least 8 characters."),
+      h("button", { type: "submit" }, "Create account and join"),
+    ], async (values) => {
+      const accepted = await api.post("/invitations/accept",
+        { token, name: values.name, password: values.password });
+      context.signedIn(accepted.user);
+      joined(accepted.project);
+    }));
+  }
+  appendTo(main, panel);
+}
+
+// The link at the foot of every notification mail. Opening it changes nothing (mail scanners
+// open links); the button does, as a mail program's one-click POST to the same address does.
+export function unsubscribeView(main, context) {
+  const token = context.params[0];
+  const done = h("p", { class: "notice", role: "status", hidden: true });
+  const confirm = form({ "aria-label": "Unsubscribe" }, [
+    h("button", { type: "submit" }, "Stop these mails"),
+  ], async (values, element) => {
+    const response = await fetch(`/unsubscribe/${encodeURIComponent(token)}`, { method: "POST" });
+    const body = await response.json().catch(() => null);
+    if (!response.ok) throw new ApiError(response.status, body);
+    done.textContent = body.projectName
+      ? `Done: ${body.email} gets no more mails about ${body.projectName}.`
+      : `Done: ${body.email} gets no more notification mails.`;
+    element.hidden = true;
+    done.hidden = false;
+  });
+  appendTo(main, h("section", { class: "panel narrow" },
+    h("h1", {}, "Unsubscribe"),
+    h("p", {}, "Stop the notification mails this link came with? You can turn them on again on your account page."),
+    confirm,
+    done,
+    context.user ? h("p", {}, h("a", { href: "/account" }, "Your notification settings")) : null));
 }

@@ -4,7 +4,8 @@
 
 import { api, query } from "../api.js";
 import {
-  actionButton, badge, confirmDialog, copyButton, field, form, formatTime, h, notice, replaceContent, select,
+  actionButton, appendTo, badge, confirmDialog, copyButton, field, form, formatTime, h, notice,
+  replaceContent, select,
 } from "../dom.js";
 import { ROLES, WEBHOOK_FORMATS, WIDGET_POSITIONS, WIDGET_SWITCHES } from "../constants.js";
 import { snippetBlock } from "./snippet.js";
@@ -37,7 +38,7 @@ export async function projectView(main, context) {
     keyPanel.append(notice("A new API key is in force."));
   };
   showKey();
-  main.append(
+  appendTo(main, 
     h("p", { class: "breadcrumb" }, h("a", { href: "/projects" }, "Projects")),
     h("div", { class: "page-heading" }, heading,
       h("p", {}, `Tracking prefix ${project.trackingPrefix} · `,
@@ -47,6 +48,7 @@ export async function projectView(main, context) {
     snippetPanel,
     widgetForm(project, owner),
     membersPanel(project, members, owner, context),
+    owner ? invitationsPanel(project) : null,
     owner ? secretPanel(project) : null,
     deliveryPanel(project),
     owner ? deletePanel(project, context) : null);
@@ -148,8 +150,7 @@ function membersPanel(project, members, owner, context) {
       member.userId === context.user.id
         ? actionButton("Leave project", leave)
         : owner ? actionButton("Remove", () => remove(member), { "aria-label": `Remove ${member.name}` }) : null))),
-    problem,
-    owner ? addForm : null);
+    problem);
   const changeRole = async (member, input) => {
     problem.hidden = true;
     try {
@@ -179,17 +180,57 @@ function membersPanel(project, members, owner, context) {
     }
     context.navigate("/projects");
   };
-  const addForm = form({ "aria-label": "Add a member", class: "inline" }, [
-    field("Add a member by e-mail", h("input", { name: "email", type: "email", required: true }),
-      "They need an account on this service first."),
-    field("Role", select("role", roleOptions, "member")),
-    h("button", { type: "submit" }, "Add member"),
-  ], async (values, element) => {
-    members.push(await api.post(`/projects/${project.id}/members`, { email: values.email, role: values.role }));
-    element.reset();
-    show();
-  });
   show();
+  return panel;
+}
+
+// People join by invitation only: the owner invites an address, the link goes out by mail and
+// is shown once here, so that it can be passed on when the service sends no mail.
+function invitationsPanel(project) {
+  const base = `/projects/${project.id}/invitations`;
+  const panel = h("section", { class: "panel", "aria-label": "Invitations" });
+  const list = h("ul", { class: "members" });
+  const sent = h("div", { role: "status" });
+  const problem = h("p", { class: "form-error", role: "alert", hidden: true });
+  const showLink = (invitation, what) => replaceContent(sent, h("p", { class: "notice" },
+    `${what} ${invitation.email}. The link, valid until ${formatTime(invitation.expiresAt)}: `,
+    h("code", {}, invitation.url), " ", copyButton(() => invitation.url, "invitation link")));
+  const load = async () => {
+    const pending = await api.get(base);
+    replaceContent(list, ...pending.map((invitation) => h("li", {},
+      h("span", {}, invitation.email, " · ", invitation.role, " · ",
+        new Date(invitation.expiresAt) < new Date()
+          ? "expired" : `expires ${formatTime(invitation.expiresAt)}`),
+      actionButton("Resend", () => act(() => api.post(`/invitations/${invitation.id}/resend`), "Sent again to"),
+        { "aria-label": `Resend the invitation to ${invitation.email}` }),
+      actionButton("Revoke", () => act(() => api.delete(`/invitations/${invitation.id}`)),
+        { "aria-label": `Revoke the invitation to ${invitation.email}` }))));
+    list.hidden = pending.length === 0;
+  };
+  const act = async (request, what) => {
+    problem.hidden = true;
+    try {
+      const invitation = await request();
+      if (what) showLink(invitation, what);
+    } catch (error) {
+      problem.textContent = error.message;
+      problem.hidden = false;
+    }
+    await load();
+  };
+  const inviteForm = form({ "aria-label": "Invite someone", class: "inline" }, [
+    field("Invite by e-mail", h("input", { name: "email", type: "email", required: true }),
+      "They get a link, valid for 7 days, that creates their account if they have none."),
+    field("Role", select("role", ROLES.map((role) => [role, role]), "member")),
+    h("button", { type: "submit" }, "Send invitation"),
+  ], async (values, element) => {
+    showLink(await api.post(base, values), "Invitation sent to");
+    element.reset();
+    await load();
+  });
+  panel.append(h("h2", {}, "Invitations"), inviteForm, sent, problem,
+    h("h3", {}, "Pending"), list);
+  load();
   return panel;
 }
 

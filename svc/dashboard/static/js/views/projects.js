@@ -1,7 +1,7 @@
 // The caller's projects, and a form to create one.
 
 import { api } from "../api.js";
-import { field, form, h } from "../dom.js";
+import { appendTo, field, form, h } from "../dom.js";
 
 export async function projectListView(main, context) {
   const projects = await api.get("/projects");
@@ -19,7 +19,7 @@ export async function projectListView(main, context) {
     const project = await api.post("/projects", body);
     context.navigate(`/projects/${project.id}`);
   });
-  main.append(
+  appendTo(main, 
     h("div", { class: "page-heading" }, h("h1", {}, "Projects")),
     projects.length
       ? h("ul", { class: "cards" }, projects.map((project) => h("li", { class: "panel" },

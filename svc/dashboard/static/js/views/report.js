@@ -3,10 +3,11 @@
 
 import { api, screenshotSource } from "../api.js";
 import {
-  actionButton, badge, confirmDialog, field, form, formatEpochMillis, formatTime, h, label, notice, select,
-  zoomableImage,
+  actionButton, appendTo, badge, confirmDialog, field, form, formatEpochMillis, formatTime, h,
+  label, notice, select, zoomableImage,
 } from "../dom.js";
 import { CATEGORIES, SEVERITIES, STATUSES } from "../constants.js";
+import { timelinePanel } from "./timeline.js";
 
 export async function reportView(main, context) {
   const report = await api.get(`/reports/${encodeURIComponent(context.params[0])}`);
@@ -14,26 +15,60 @@ export async function reportView(main, context) {
     api.get(`/projects/${report.projectId}`),
     api.get(`/projects/${report.projectId}/members`),
   ]);
+  const timeline = await timelinePanel(report, project, members, context.user);
   if (!context.isCurrent()) return;
-  main.append(
+  const canEdit = project.role !== "viewer";
+  const title = h("h1", {}, h("span", { class: "tracking-id" }, report.trackingId), " ", report.title);
+  const description = h("p", { class: "description" }, report.description);
+  appendTo(main,
     h("p", { class: "breadcrumb" }, h("a", { href: "/reports" }, "Reports"), " / ",
       h("a", { href: `/reports?project_id=${project.id}` }, project.name)),
     h("div", { class: "page-heading" },
-      h("h1", {}, h("span", { class: "tracking-id" }, report.trackingId), " ", report.title),
+      canEdit ? editableText(title, report, "title", () => report.title,
+        (value) => title.replaceChildren(h("span", { class: "tracking-id" }, report.trackingId), " ", value)) : title,
       h("p", { class: "badges" }, badge("status", report.status), " ",
         badge("severity", report.severity), " ", h("span", { class: "badge" }, label(report.category)))),
     h("div", { class: "report-layout" },
       h("div", { class: "report-main" },
-        section("Description", h("p", { class: "description" }, report.description)),
+        section("Description", canEdit ? editableText(description, report, "description",
+          () => report.description, (value) => { description.textContent = value; }) : description),
         screenshots(report),
         section("Console", consoleLog(report.consoleLogs)),
         section("Network", networkLog(report.networkLogs)),
         section("User actions", actionTimeline(report.userActions)),
-        section("Metadata", metadataTable(report.metadata))),
+        section("Metadata", metadataTable(report.metadata)),
+        timeline),
       h("aside", { class: "report-side" },
         project.role === "viewer" ? null : editForm(report, members),
         facts(report, project, members),
         project.role === "viewer" ? null : deleteButton(report, context))));
+}
+
+// Shown as text, with an Edit button that puts a field in its place; Save sends the PATCH.
+function editableText(shown, report, field, current, show) {
+  const wrapper = h("div", { class: "editable" });
+  const editButton = h("button", { type: "button", class: "secondary small",
+    "aria-label": `Edit the ${field}` }, "Edit");
+  const view = () => wrapper.replaceChildren(shown, editButton);
+  editButton.addEventListener("click", () => {
+    const input = field === "title"
+      ? h("input", { name: field, value: current(), maxlength: 200, required: true, "aria-label": "Title" })
+      : h("textarea", { name: field, rows: 6, maxlength: 20000, "aria-label": "Description" }, current());
+    const editor = form({ "aria-label": `Edit the ${field}`, class: "edit-in-place" }, [
+      input,
+      h("div", { class: "actions" },
+        h("button", { type: "submit" }, "Save"),
+        h("button", { type: "button", class: "secondary", onclick: view }, "Cancel")),
+    ], async (values) => {
+      Object.assign(report, await api.patch(`/reports/${report.id}`, { [field]: values[field] }));
+      show(report[field]);
+      view();
+    });
+    wrapper.replaceChildren(editor);
+    input.focus();
+  });
+  view();
+  return wrapper;
 }
 
 function section(title, content) {

@@ -2,11 +2,14 @@
 // shared, bookmarked or reloaded.
 
 import { api, query } from "../api.js";
-import { badge, formatTime, h, label, select } from "../dom.js";
+import { appendTo, badge, confirmDialog, formatTime, h, label, select } from "../dom.js";
 import { CATEGORIES, SEVERITIES, SORTS, STATUSES } from "../constants.js";
 import { snippetBlock } from "./snippet.js";
 
-const FILTERS = ["project_id", "status", "severity", "category", "search", "sort"];
+const FILTERS = [
+  "project_id", "status", "severity", "category", "assignee", "has_screenshot", "created_after",
+  "created_before", "reporter", "search", "sort",
+];
 const PAGE_SIZE = 20;
 
 function choices(values, anyText) {
@@ -35,47 +38,144 @@ export async function reportListView(main, context) {
     filterSelect("Status", "status", choices(STATUSES, "Any status"), wanted),
     filterSelect("Severity", "severity", choices(SEVERITIES, "Any severity"), wanted),
     filterSelect("Category", "category", choices(CATEGORIES, "Any category"), wanted),
+    filterSelect("Assignee", "assignee", [["", "Anyone"], ["me", "Me"], ["none", "Nobody"]], wanted),
+    filterSelect("Screenshot", "has_screenshot", [["", "With or without"], ["true", "With"], ["false", "Without"]], wanted),
+    filterDate("Reported from", "created_after", wanted),
+    filterDate("Reported before", "created_before", wanted),
     filterSelect("Sort", "sort", SORTS, wanted),
     h("div", { class: "search" },
       h("label", { for: "filter-search" }, "Search"),
       h("input", { id: "filter-search", name: "search", type: "search", value: wanted.search,
                    placeholder: "Words in title or description" }),
+      h("label", { for: "filter-reporter" }, "Reporter"),
+      h("input", { id: "filter-reporter", name: "reporter", type: "search", value: wanted.reporter,
+                   placeholder: "Part of the reporter's id" }),
       h("button", { type: "submit" }, "Search")));
   filters.addEventListener("change", (event) => {
-    if (event.target.tagName === "SELECT") goTo({ [event.target.name]: event.target.value });
+    if (event.target.tagName === "SELECT" || event.target.type === "date") {
+      goTo({ [event.target.name]: event.target.value });
+    }
   });
   filters.addEventListener("submit", (event) => {
     event.preventDefault();
-    goTo({ search: filters.elements.search.value.trim() });
+    goTo({
+      search: filters.elements.search.value.trim(),
+      reporter: filters.elements.reporter.value.trim(),
+    });
   });
 
   const filtered = FILTERS.some((name) => name !== "sort" && wanted[name]);
-  main.append(
+  const selection = new Set();
+  const bar = bulkBar(selection, () => context.navigate(location.pathname + location.search, { replace: true }));
+  appendTo(main,
     h("div", { class: "page-heading" }, h("h1", {}, "Reports"),
-      h("p", { class: "count", role: "status" }, `${listing.total} report${listing.total === 1 ? "" : "s"}`)),
+      h("p", { class: "count", role: "status" }, `${listing.total} report${listing.total === 1 ? "" : "s"}`),
+      h("p", { class: "views" },
+        h("a", { href: "/reports?assignee=me", "aria-current": wanted.assignee === "me" ? "page" : null },
+          "Assigned to me"), " · ",
+        exportLink(wanted, "csv", "Export CSV"), " · ", exportLink(wanted, "ndjson", "Export NDJSON"))),
     filters,
+    bar.element,
     listing.items.length
-      ? reportTable(listing.items, projectNames)
+      ? reportTable(listing.items, projectNames, selection, bar.update)
       : emptyState(projects, filtered, listing.total),
     pager(listing, page, wanted),
   );
 }
 
+// What to do with the reports ticked in the table: set status or severity, or delete them; all
+// or none (the API refuses the whole request if one of them is not the caller's to change).
+function bulkBar(selection, reload) {
+  const count = h("strong", {});
+  const problem = h("span", { class: "action-error", role: "alert", hidden: true });
+  const run = async (request) => {
+    problem.hidden = true;
+    try {
+      await request();
+    } catch (error) {
+      if (!error.status) throw error;
+      problem.textContent = error.message;
+      problem.hidden = false;
+      return;
+    }
+    reload();
+  };
+  const status = select("status", choices(STATUSES, "Status…"), "", { "aria-label": "Set the status of the selected reports" });
+  const severity = select("severity", choices(SEVERITIES, "Severity…"), "", { "aria-label": "Set the severity of the selected reports" });
+  const apply = h("button", { type: "button", onclick: () => {
+    const changes = {};
+    if (status.value) changes.status = status.value;
+    if (severity.value) changes.severity = severity.value;
+    if (!Object.keys(changes).length) return;
+    run(() => api.patch("/reports", { ids: [...selection], set: changes }));
+  } }, "Apply to selected");
+  const remove = h("button", { type: "button", class: "danger", onclick: async () => {
+    if (!await confirmDialog(`Delete ${selection.size} report(s) and their screenshots? This cannot be undone.`, "Delete reports")) return;
+    run(() => api.delete("/reports", { ids: [...selection] }));
+  } }, "Delete selected");
+  const element = h("div", { class: "bulk-bar", role: "region", "aria-label": "Selected reports", hidden: true },
+    count, " selected ", status, severity, apply, remove, problem);
+  const update = () => {
+    count.textContent = String(selection.size);
+    element.hidden = selection.size === 0;
+  };
+  return { element, update };
+}
+
+// Every report the filters choose (not only this page), as a download the service streams.
+function exportLink(wanted, format, text) {
+  const filters = { ...wanted };
+  delete filters.sort;
+  return h("a", { href: `/api/v1/reports/export${query({ ...filters, format })}`, download: "" }, text);
+}
+
 function filterSelect(text, name, options, wanted) {
+  const id = `filter-${name}`;
+  const value = wanted[name] || (name === "sort" ? "-created_at" : "");
+  // Several values from the URL (status=new,in_progress) show as one choice of their own.
+  const known = options.some(([option]) => option === value);
+  const all = known ? options : [...options, [value, value.split(",").map(label).join(" or ")]];
+  return h("div", { class: "filter" },
+    h("label", { for: id }, text),
+    select(name, all, value, { id }));
+}
+
+function filterDate(text, name, wanted) {
   const id = `filter-${name}`;
   return h("div", { class: "filter" },
     h("label", { for: id }, text),
-    select(name, options, wanted[name] || (name === "sort" ? "-created_at" : ""), { id }));
+    h("input", { id, name, type: "date", value: wanted[name].slice(0, 10) }));
 }
 
-function reportTable(reports, projectNames) {
+function reportTable(reports, projectNames, selection, selectionChanged) {
+  const boxes = reports.map((report) => h("input", {
+    type: "checkbox", "aria-label": `Select ${report.trackingId}`,
+    onchange: (event) => {
+      if (event.target.checked) selection.add(report.id);
+      else selection.delete(report.id);
+      all.checked = selection.size === reports.length;
+      selectionChanged();
+    },
+  }));
+  const all = h("input", {
+    type: "checkbox", "aria-label": "Select every report on this page",
+    onchange: (event) => {
+      boxes.forEach((box, index) => {
+        box.checked = event.target.checked;
+        if (box.checked) selection.add(reports[index].id);
+        else selection.delete(reports[index].id);
+      });
+      selectionChanged();
+    },
+  });
   return h("div", { class: "table-wrap" }, h("table", { class: "reports" },
-    h("thead", {}, h("tr", {},
+    h("thead", {}, h("tr", {}, h("th", { scope: "col", class: "pick" }, all),
       ["Id", "Title", "Status", "Severity", "Category", "Project", "Reported"].map(
         (text) => h("th", { scope: "col" }, text)))),
-    h("tbody", {}, reports.map((report) => {
+    h("tbody", {}, reports.map((report, index) => {
       const href = `/reports/${encodeURIComponent(report.trackingId)}`;
       return h("tr", {},
+        h("td", { "data-label": "Select", class: "pick" }, boxes[index]),
         h("td", { "data-label": "Id" }, h("a", { href }, report.trackingId)),
         h("td", { "data-label": "Title", class: "title" }, h("a", { href }, report.title)),
         h("td", { "data-label": "Status" }, badge("status", report.status)),

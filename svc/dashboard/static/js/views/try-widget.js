@@ -3,14 +3,14 @@
 // off again (Svc.destroy puts back everything it hooked).
 
 import { api } from "../api.js";
-import { h } from "../dom.js";
+import { appendTo, h } from "../dom.js";
 
 export async function tryWidgetView(main, context) {
   const project = await api.get(`/projects/${encodeURIComponent(context.params[0])}`);
   if (!context.isCurrent()) return;
   const origins = project.settings.allowedOrigins;
   const refused = origins.length && !origins.includes(location.origin);
-  main.append(
+  appendTo(main, 
     h("p", { class: "breadcrumb" }, h("a", { href: "/projects" }, "Projects"), " / ",
       h("a", { href: `/projects/${project.id}` }, project.name)),
     h("div", { class: "page-heading" }, h("h1", {}, "Try the widget")),

@@ -1,0 +1,46 @@
+"""The instance's administration (contract section 12), for its administrators only."""
+
+import uuid
+
+from flask import Blueprint
+
+from svc.api.decorators import body, response
+from svc.auth.guard import admin_required
+from svc.schemas.users import AdminUserIn, AdminUserOut, InstanceStatusOut
+from svc.services import admin
+
+bp = Blueprint("admin", __name__, url_prefix="/api/v1/admin")
+
+
+@bp.get("/users")
+@admin_required
+@response(AdminUserOut(many=True))
+def list_users():
+    """Every account, oldest first, with its last sign-in."""
+    return admin.list_users()
+
+
+@bp.patch("/users/<uuid:user_id>")
+@admin_required
+@body(AdminUserIn())
+@response(AdminUserOut(), errors=(409,))
+def update_user(data, user_id: uuid.UUID):
+    """Deactivate or reactivate an account, grant or take administration; the last active
+    administrator can do neither to themself (409)."""
+    return admin.update_user(user_id, data)
+
+
+@bp.post("/users/<uuid:user_id>/reset-link")
+@admin_required
+@response(None, 202, errors=(409,))
+def send_reset_link(user_id: uuid.UUID):
+    """Mail the account a password reset link (as "Forgot password?" does)."""
+    admin.send_reset_link(user_id)
+
+
+@bp.get("/status")
+@admin_required
+@response(InstanceStatusOut())
+def instance_status():
+    """Whether mail is on, its sender, and how many mails wait or failed."""
+    return admin.status()

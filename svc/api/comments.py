@@ -1,0 +1,54 @@
+"""Comments on reports (contract section 13)."""
+
+import uuid
+
+from flask import Blueprint
+
+from svc.api.decorators import body, needs_role, response
+from svc.auth.guard import current_caller, login_required
+from svc.models import MEMBER
+from svc.schemas.comments import CommentIn, CommentOut
+from svc.services import comments
+
+bp = Blueprint("comments", __name__, url_prefix="/api/v1")
+
+
+def _user():
+    return current_caller().user
+
+
+@bp.post("/reports/<report_ref>/comments")
+@login_required
+@needs_role(MEMBER)
+@body(CommentIn())
+@response(CommentOut(), 201)
+def add_comment(data, report_ref: str):
+    """Comment on a report; `@Name` or `@email` of a member mentions them."""
+    return comments.add(_user(), report_ref, data["body"])
+
+
+@bp.get("/reports/<report_ref>/comments")
+@login_required
+@response(CommentOut(many=True))
+def list_comments(report_ref: str):
+    """A report's comments, oldest first."""
+    return comments.list_for(_user(), report_ref)
+
+
+@bp.patch("/comments/<uuid:comment_id>")
+@login_required
+@needs_role(MEMBER)
+@body(CommentIn())
+@response(CommentOut())
+def edit_comment(data, comment_id: uuid.UUID):
+    """Change the text of a comment: its author only."""
+    return comments.edit(_user(), comment_id, data["body"])
+
+
+@bp.delete("/comments/<uuid:comment_id>")
+@login_required
+@needs_role(MEMBER)
+@response(None, 204)
+def delete_comment(comment_id: uuid.UUID):
+    """Delete a comment: its author, or any owner of the project."""
+    comments.delete(_user(), comment_id)

@@ -1,0 +1,111 @@
+"""Invitations to projects (contract section 12): owners invite, list, resend and revoke; the
+invitee previews and accepts, signed in or with a new account."""
+
+import uuid
+
+from flask import Blueprint
+
+from svc.api.auth import sign_in
+from svc.api.decorators import body, needs_role, rate_limited, response
+from svc.auth.guard import current_caller, login_required, signed_in_if_credentials
+from svc.errors import field_error
+from svc.models import OWNER
+from svc.schemas.invitations import (
+    AcceptedOut,
+    AcceptIn,
+    InvitationIn,
+    InvitationLinkOut,
+    InvitationOut,
+    InvitationPreviewOut,
+    InvitationTokenIn,
+)
+from svc.services import invitations
+
+bp = Blueprint("invitations", __name__, url_prefix="/api/v1")
+
+
+def _user():
+    return current_caller().user
+
+
+def _with_url(invitation, url):
+    invitation.url = url
+    return invitation
+
+
+@bp.post("/projects/<uuid:project_id>/invitations")
+@login_required
+@body(InvitationIn())
+@needs_role(OWNER)
+@response(InvitationLinkOut(), 201, errors=(409,))
+def invite(data, project_id: uuid.UUID):
+    """Invite an e-mail address with a role; the answer and the mail carry the link."""
+    return _with_url(*invitations.invite(_user(), project_id, data["email"], data["role"]))
+
+
+@bp.get("/projects/<uuid:project_id>/invitations")
+@login_required
+@needs_role(OWNER)
+@response(InvitationOut(many=True))
+def list_invitations(project_id: uuid.UUID):
+    """Pending invitations, newest first (expired ones too, so they can be resent)."""
+    return invitations.pending(_user(), project_id)
+
+
+@bp.delete("/invitations/<uuid:invitation_id>")
+@login_required
+@needs_role(OWNER)
+@response(None, 204)
+def revoke_invitation(invitation_id: uuid.UUID):
+    """Revoke a pending invitation: its link stops working."""
+    invitations.revoke(_user(), invitation_id)
+
+
+@bp.post("/invitations/<uuid:invitation_id>/resend")
+@login_required
+@needs_role(OWNER)
+@response(InvitationLinkOut())
+def resend_invitation(invitation_id: uuid.UUID):
+    """Mail a new link, valid for 7 more days; the old link stops working."""
+    return _with_url(*invitations.resend(_user(), invitation_id))
+
+
+@bp.post("/invitations/preview")
+@rate_limited("SVC_RATE_LIMIT_AUTH")
+@body(InvitationTokenIn())
+@response(InvitationPreviewOut(), errors=(404,))
+def preview_invitation(data):
+    """What an invitation link offers, for the page that accepts it."""
+    invitation = invitations.lookup(data["token"])
+    return {
+        "email": invitation.email,
+        "role": invitation.role,
+        "project": invitation.project,
+        "invited_by": invitation.invited_by,
+        "expires_at": invitation.expires_at,
+        "account_exists": invitations.account_exists(invitation),
+    }
+
+
+@bp.post("/invitations/accept")
+@signed_in_if_credentials
+@rate_limited("SVC_RATE_LIMIT_AUTH")
+@body(AcceptIn())
+@response(AcceptedOut(), errors=(404, 409), also=(201,))
+def accept_invitation(data):
+    """Join the project: signed in, as the invited address; or, without a session, with a
+    `name` and `password` that create the account (201, signed in)."""
+    caller = current_caller()
+    if caller is not None:
+        access = invitations.accept_as(caller.user, data["token"])
+        return {"user": caller.user, "project": access}
+    missing = [name for name in ("name", "password") if name not in data]
+    if missing:
+        raise field_error(
+            missing[0], "Needed to create your account; or sign in first and send the token alone."
+        )
+    user, access = invitations.accept_with_new_account(
+        data["token"], data["name"], data["password"]
+    )
+    sign_in(user)
+    return {"user": user, "project": access}, {}, 201

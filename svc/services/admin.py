@@ -1,0 +1,102 @@
+"""The instance's administration (contract section 12): accounts, their activity and their
+administrators. Deactivating ends the account's sessions at once; its personal access tokens
+are refused while it stays deactivated (svc.auth.guard) and work again if it is reactivated."""
+
+import uuid
+
+from sqlalchemy import func, select
+
+from svc.auth import sessions
+from svc.config import setting
+from svc.errors import Conflict, not_found
+from svc.extensions import db
+from svc.mail import outbox
+from svc.models import OutgoingMail, User
+from svc.models.mail import FAILED, PENDING
+from svc.services import password_resets, users
+
+LAST_ADMIN = "The instance needs an active administrator: make someone else one first"
+
+
+def list_users() -> list[User]:
+    return list(db.session.scalars(select(User).order_by(User.created_at, User.id)))
+
+
+def update_user(user_id: uuid.UUID, changes: dict) -> User:
+    """Set `active` and/or `is_admin`; the last active administrator keeps both (409)."""
+    user = _user(user_id)
+    losing_admin = (
+        user.is_admin
+        and user.active
+        and (changes.get("active") is False or changes.get("is_admin") is False)
+    )
+    if losing_admin and _other_active_admins(user.id) == 0:
+        db.session.rollback()
+        raise Conflict(LAST_ADMIN)
+    for field in ("active", "is_admin"):
+        if field in changes:
+            setattr(user, field, changes[field])
+    db.session.commit()
+    if changes.get("active") is False:
+        sessions.end_sessions_of(user.id)
+    return user
+
+
+def _other_active_admins(user_id: uuid.UUID) -> int:
+    """Counted with the administrators' rows locked, so two admins demoting each other at once
+    cannot leave none (PostgreSQL; SQLite's writes are serial already)."""
+    others = db.session.scalars(
+        select(User.id)
+        .where(User.is_admin.is_(True), User.active.is_(True), User.id != user_id)
+        .with_for_update()
+    ).all()
+    return len(others)
+
+
+def send_reset_link(user_id: uuid.UUID) -> None:
+    user = _user(user_id)
+    if not user.active:
+        raise Conflict("This account is deactivated: reactivate it first")
+    password_resets.send_reset_link(user)
+
+
+def make_admin(email: str) -> User:
+    """For the operator's `flask --app svc make-admin`: also reactivates the account."""
+    user = by_email(email)
+    user.is_admin = True
+    user.active = True
+    db.session.commit()
+    return user
+
+
+def status() -> dict:
+    """What the admin page tells about the instance's mail."""
+    counts = dict(
+        db.session.execute(
+            select(OutgoingMail.status, func.count())
+            .where(OutgoingMail.status.in_((PENDING, FAILED)))
+            .group_by(OutgoingMail.status)
+        ).all()
+    )
+    return {
+        "mail_enabled": bool(setting("SVC_SMTP_URL")),
+        "mail_from": outbox.sender_address(),
+        "public_url": setting("SVC_PUBLIC_URL"),
+        "registration": setting("SVC_REGISTRATION"),
+        "mails_pending": counts.get(PENDING, 0),
+        "mails_failed": counts.get(FAILED, 0),
+    }
+
+
+def by_email(email: str) -> User:
+    user = db.session.scalar(select(User).where(User.email == users.normalize_email(email)))
+    if user is None:
+        raise not_found(f"No account has the address {email}")
+    return user
+
+
+def _user(user_id: uuid.UUID) -> User:
+    user = db.session.get(User, user_id)
+    if user is None:
+        raise not_found("User not found")
+    return user

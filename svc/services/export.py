@@ -1,0 +1,135 @@
+"""Export of the reports a list shows (contract section 13), as CSV or NDJSON, streamed: rows
+are read from the database a batch at a time and written out as they come, so memory stays
+the same whatever the number of reports (measured in docs/performance.md, "The overview and
+the export").
+
+Each report is what the list answers for it (the summary: every field but the captured
+arrays), the same names and values, newest first.
+"""
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+
+from sqlalchemy import select
+
+from svc.extensions import db
+from svc.models import Project, Report, User
+from svc.services import listing, search
+from svc.wire import iso_timestamp
+
+BATCH = 1000
+FIELDS = (
+    "id",
+    "projectId",
+    "trackingId",
+    "title",
+    "description",
+    "severity",
+    "category",
+    "status",
+    "reporterIdentifier",
+    "screenshotUrl",
+    "annotatedScreenshotUrl",
+    "metadata",
+    "assigneeId",
+    "createdAt",
+    "updatedAt",
+)
+_COLUMNS = (
+    Report.id,
+    Report.project_id,
+    Project.tracking_prefix,
+    Report.number,
+    Report.title,
+    Report.description,
+    Report.severity,
+    Report.category,
+    Report.status,
+    Report.reporter_identifier,
+    Report.screenshot_key,
+    Report.annotated_screenshot_key,
+    Report.meta,
+    Report.assignee_id,
+    Report.created_at,
+    Report.updated_at,
+)
+# A cell a spreadsheet would read as a formula; titles come from anyone who loads the widget.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def reports(user: User, query: dict) -> Iterator[dict]:
+    """The reports the list would show for these filters, all of them, newest first."""
+    conditions = [listing.visible_to(user), *listing.filter_conditions(user, query)]
+    if "project_id" in query:
+        conditions.append(Report.project_id == query["project_id"])
+    searched = query.get("search", "").strip()
+    if searched:
+        conditions.append(search.condition(searched, db.session.get_bind().dialect.name))
+    rows = db.session.execute(
+        select(*_COLUMNS)
+        .join(Project, Project.id == Report.project_id)
+        .where(*conditions)
+        .order_by(Report.created_at.desc(), Report.id)
+        .execution_options(yield_per=BATCH)
+    )
+    for row in rows:
+        yield _report(row)
+
+
+def _report(row) -> dict:
+    (id_, project_id, prefix, number, title, description, severity, category, status, reporter,
+     screenshot, annotated, meta, assignee, created, updated) = row  # fmt: skip
+    return {
+        "id": str(id_),
+        "projectId": str(project_id),
+        "trackingId": f"{prefix}-{number}",
+        "title": title,
+        "description": description,
+        "severity": severity,
+        "category": category,
+        "status": status,
+        "reporterIdentifier": reporter,
+        "screenshotUrl": screenshot,
+        "annotatedScreenshotUrl": annotated,
+        "metadata": meta,
+        "assigneeId": str(assignee) if assignee else None,
+        "createdAt": iso_timestamp(created),
+        "updatedAt": iso_timestamp(updated),
+    }
+
+
+def ndjson(items: Iterator[dict]) -> Iterator[str]:
+    """One JSON object per line, as the list writes each item."""
+    lines = []
+    for item in items:
+        lines.append(json.dumps(item, ensure_ascii=False, separators=(",", ":")) + "\n")
+        if len(lines) == BATCH:
+            yield "".join(lines)
+            lines = []
+    yield "".join(lines)
+
+
+def csv_text(items: Iterator[dict]) -> Iterator[str]:
+    """A header row, then one row per report; metadata as JSON, no value as an empty cell, and
+    a cell that a spreadsheet would run as a formula led by an apostrophe."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(FIELDS)
+    for count, item in enumerate(items, start=1):
+        writer.writerow([_cell(name, item[name]) for name in FIELDS])
+        if count % BATCH == 0:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
+
+
+def _cell(name: str, value) -> str:
+    if value is None:
+        return ""
+    if name == "metadata":
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    text = str(value)
+    return "'" + text if text.startswith(_FORMULA_START) else text

@@ -1,0 +1,325 @@
+"""Notifications by mail (contract section 12): who hears of what, and when many things at once
+become one summary.
+
+A change writes a Notification row per person to tell, in its own transaction (a new report,
+an assignment); the scheduler's `send_due` turns them into mails in the outbox. Each person
+chooses per project which new reports they hear of (`all`, `high_and_critical`, `assigned`:
+only reports assigned to them, `none`: nothing from the project); without a choice, owners hear
+of high and critical reports and everyone else of what is assigned to them.
+
+More than BURST_LIMIT mails within BURST_WINDOW would flood an inbox: what is pending when the
+limit would be passed goes out as one summary, as soon as the window has room for one more mail
+(so a burst gives at most BURST_LIMIT single mails and one summary per window).
+Every mail carries a one-click unsubscribe link (RFC 8058) for its project, a summary one for
+every project.
+"""
+
+import uuid
+from datetime import datetime, timedelta
+
+from flask import current_app
+from itsdangerous import BadSignature, URLSafeSerializer
+from sqlalchemy import bindparam, delete, func, insert, select
+
+from svc.errors import not_found
+from svc.extensions import db
+from svc.mail import outbox
+from svc.models import OWNER, Membership, Notification, Project, Report, User
+from svc.models.base import utcnow
+from svc.models.notifications import (
+    ALL,
+    ASSIGNED,
+    HIGH_AND_CRITICAL,
+    MENTIONED,
+    NEW_REPORT,
+    NONE,
+    ONLY_ASSIGNED,
+)
+
+BURST_LIMIT = 5
+BURST_WINDOW = timedelta(minutes=5)
+# Mailed notifications are kept only as long as the burst limit looks back, and a day more.
+KEEP_MAILED = timedelta(days=1)
+LOUD_SEVERITIES = frozenset({"high", "critical"})
+INVALID_LINK = "This unsubscribe link is invalid"
+
+
+def choice_in_force(role: str, chosen: str | None) -> str:
+    """What someone chose, else the default of their role."""
+    return chosen or (HIGH_AND_CRITICAL if role == OWNER else ONLY_ASSIGNED)
+
+
+def choice_of(membership: Membership) -> str:
+    return choice_in_force(membership.role, membership.notify_new_reports)
+
+
+# --- preferences ---------------------------------------------------------------------------------
+
+
+def preferences(user: User) -> list[dict]:
+    """The user's choice for each of their projects, by project name."""
+    memberships = db.session.scalars(
+        select(Membership)
+        .join(Membership.project)
+        .where(Membership.user_id == user.id)
+        .order_by(func.lower(Project.name), Project.id)
+    )
+    return [
+        {
+            "project_id": membership.project_id,
+            "project_name": membership.project.name,
+            "new_reports": choice_of(membership),
+        }
+        for membership in memberships
+    ]
+
+
+def set_preferences(user: User, choices: list[dict]) -> list[dict]:
+    """Set the choice of each project named; 404 for a project the user is not in (nothing is
+    changed then)."""
+    for choice in choices:
+        membership = db.session.get(Membership, (choice["project_id"], user.id))
+        if membership is None:
+            db.session.rollback()
+            raise not_found(f"Project {choice['project_id']} not found")
+        membership.notify_new_reports = choice["new_reports"]
+    db.session.commit()
+    return preferences(user)
+
+
+# --- what happened -------------------------------------------------------------------------------
+
+
+# Statements of the ingest path, built once (as svc.services.reports does, for the same reason:
+# building and flushing through the ORM cost more than the queries; docs/performance.md).
+_members, _users = Membership.__table__, User.__table__
+_TO_TELL = (
+    select(_members.c.user_id, _members.c.role, _members.c.notify_new_reports)
+    .join(_users, _users.c.id == _members.c.user_id)
+    .where(_members.c.project_id == bindparam("project_id"), _users.c.active.is_(True))
+)
+_INSERT_NOTIFICATION = insert(Notification.__table__)
+
+
+def report_created(report: Report) -> None:
+    """Tell everyone in the project whose choice takes this report (in the report's own
+    transaction)."""
+    loud = report.severity in LOUD_SEVERITIES
+    told = []
+    for user_id, role, chosen in db.session.execute(_TO_TELL, {"project_id": report.project_id}):
+        choice = choice_in_force(role, chosen)
+        if choice == ALL or (loud and choice == HIGH_AND_CRITICAL):
+            told.append(user_id)
+    if told:
+        now = utcnow()
+        db.session.execute(
+            _INSERT_NOTIFICATION,
+            [
+                {
+                    "id": uuid.uuid4(),
+                    "user_id": user_id,
+                    "project_id": report.project_id,
+                    "report_id": report.id,
+                    "kind": NEW_REPORT,
+                    "created_at": now,
+                }
+                for user_id in told
+            ],
+        )
+
+
+def report_assigned(report: Report, assignee_id: uuid.UUID | None, actor: User) -> None:
+    """Tell the new assignee, unless they assigned it to themself or hear nothing of the
+    project."""
+    if assignee_id is None or assignee_id == actor.id:
+        return
+    membership = db.session.get(Membership, (report.project_id, assignee_id))
+    if membership is not None and choice_of(membership) != NONE:
+        _tell(assignee_id, report, ASSIGNED, actor.name)
+
+
+def report_mentioned(report: Report, user_ids: set[uuid.UUID], actor: User) -> None:
+    """Tell those a comment mentions, unless they hear nothing of the project."""
+    for user_id in user_ids:
+        membership = db.session.get(Membership, (report.project_id, user_id))
+        if membership is not None and choice_of(membership) != NONE:
+            _tell(user_id, report, MENTIONED, actor.name)
+
+
+def _tell(user_id: uuid.UUID, report: Report, kind: str, actor_name: str | None = None) -> None:
+    db.session.add(
+        Notification(
+            id=uuid.uuid4(),
+            user_id=user_id,
+            project_id=report.project_id,
+            report_id=report.id,
+            kind=kind,
+            actor_name=actor_name,
+            created_at=utcnow(),
+        )
+    )
+
+
+# --- mails ---------------------------------------------------------------------------------------
+
+
+def send_due(now: datetime | None = None) -> int:
+    """Turn pending notifications into mails in the outbox (the scheduler's job); the number of
+    mails queued."""
+    now = now or utcnow()
+    waiting = db.session.scalars(
+        select(Notification.user_id).where(Notification.mailed_at.is_(None)).distinct()
+    ).all()
+    return sum(_send_for(user_id, now) for user_id in waiting)
+
+
+def _send_for(user_id: uuid.UUID, now: datetime) -> int:
+    user = db.session.get(User, user_id)
+    pending = list(
+        db.session.scalars(
+            select(Notification)
+            .where(Notification.user_id == user_id, Notification.mailed_at.is_(None))
+            .order_by(Notification.created_at, Notification.id)
+            .with_for_update()
+        )
+    )
+    room = BURST_LIMIT - _mails_within(user_id, now)
+    if not pending or (room <= 0 and user.active):
+        db.session.commit()
+        return 0
+    # What came while the window was full waited for a summary: it stays one, also when the
+    # window has room for each by now.
+    held = _mails_within(user_id, pending[0].created_at) >= BURST_LIMIT
+    if not user.active:  # deactivated since: nothing goes to them
+        mails = []
+    elif len(pending) <= room and not held:
+        mails = [(_single_mail(user, item), [item]) for item in pending]
+    else:
+        mails = [(_summary_mail(user, pending), pending)]
+    for mail, items in mails:
+        mail_id = outbox.queue(user.email, *mail)
+        for item in items:
+            item.mail_id = mail_id
+    for item in pending:
+        item.mailed_at = now
+    db.session.commit()
+    return len(mails)
+
+
+def _mails_within(user_id: uuid.UUID, until: datetime) -> int:
+    """How many mails the user was sent in the BURST_WINDOW that ends at `until`."""
+    return db.session.scalar(
+        select(func.count(func.distinct(Notification.mail_id))).where(
+            Notification.user_id == user_id,
+            Notification.mailed_at > until - BURST_WINDOW,
+            Notification.mailed_at <= until,
+            Notification.mail_id.is_not(None),
+        )
+    )
+
+
+def _single_mail(user: User, item: Notification) -> tuple[str, str, dict]:
+    report, project = _report_and_project(item)
+    link = outbox.public_url(f"/reports/{report.tracking_id}")
+    title = _one_line(report.title)
+    if item.kind == NEW_REPORT:
+        subject = f"[{report.tracking_id}] New {report.severity} report: {title}"
+        opening = f"A new {report.severity} report came into {project.name}:"
+    elif item.kind == ASSIGNED:
+        subject = f"[{report.tracking_id}] Assigned to you: {title}"
+        opening = f"{item.actor_name} assigned a report of {project.name} to you:"
+    else:  # MENTIONED
+        subject = f"[{report.tracking_id}] {item.actor_name} mentioned you: {title}"
+        opening = f"{item.actor_name} mentioned you on a report of {project.name}:"
+    text = f"{opening}\n\n{report.tracking_id} {title}\n\n{link}"
+    return _with_footer(user, subject, text, project)
+
+
+def _summary_mail(user: User, items: list[Notification]) -> tuple[str, str, dict]:
+    lines = []
+    for item in items:
+        report, _ = _report_and_project(item)
+        what = {
+            NEW_REPORT: f"new {report.severity} report",
+            ASSIGNED: f"assigned to you by {item.actor_name}",
+            MENTIONED: f"{item.actor_name} mentioned you",
+        }[item.kind]
+        link = outbox.public_url(f"/reports/{report.tracking_id}")
+        lines.append(f"{report.tracking_id} ({what}): {_one_line(report.title)}\n{link}")
+    subject = f"{len(items)} updates from svc"
+    text = (
+        f"So much happened at once that it comes in one mail, {len(items)} updates:\n\n"
+        + "\n\n".join(lines)
+    )
+    return _with_footer(user, subject, text, None)
+
+
+def _report_and_project(item: Notification) -> tuple[Report, Project]:
+    report = db.session.get(Report, item.report_id)
+    return report, db.session.get(Project, item.project_id)
+
+
+def _one_line(text: str, limit: int = 120) -> str:
+    """A title fit for a Subject header: one line, and not too long."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _with_footer(user: User, subject: str, text: str, project: Project | None):
+    link = outbox.public_url(f"/unsubscribe/{unsubscribe_token(user.id, project)}")
+    about = f"about {project.name}" if project else "about any project"
+    text += (
+        f"\n\n--\nYou get this mail because of your notification settings: "
+        f"{outbox.public_url('/account')}\nNo more mails {about}: {link}"
+    )
+    headers = {
+        "List-Unsubscribe": f"<{link}>",
+        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+    }
+    return subject, text, headers
+
+
+def forget_mailed(now: datetime | None = None) -> int:
+    """Drop notifications mailed long enough ago to count for nothing (an hourly job)."""
+    cutoff = (now or utcnow()) - KEEP_MAILED
+    removed = db.session.execute(
+        delete(Notification).where(Notification.mailed_at < cutoff)
+    ).rowcount
+    db.session.commit()
+    return removed
+
+
+# --- unsubscribing -------------------------------------------------------------------------------
+
+
+def _serializer() -> URLSafeSerializer:
+    return URLSafeSerializer(current_app.config["SECRET_KEY"], salt="svc-unsubscribe")
+
+
+def unsubscribe_token(user_id: uuid.UUID, project: Project | None) -> str:
+    """Signed, not stored: a link in an old mail keeps working; it names the user and the
+    project (None: every project)."""
+    return _serializer().dumps([str(user_id), str(project.id) if project else None])
+
+
+def unsubscribe(token: str) -> dict:
+    """Set the choice to `none` for the token's project (or every project of the user)."""
+    try:
+        user_id, project_id = _serializer().loads(token)
+        user = db.session.get(User, uuid.UUID(user_id))
+        project_uuid = uuid.UUID(project_id) if project_id else None
+    except (BadSignature, ValueError, TypeError):
+        raise not_found(INVALID_LINK) from None
+    if user is None:
+        raise not_found(INVALID_LINK)
+    statement = select(Membership).where(Membership.user_id == user.id)
+    if project_uuid is not None:
+        statement = statement.where(Membership.project_id == project_uuid)
+    memberships = list(db.session.scalars(statement))
+    for membership in memberships:
+        membership.notify_new_reports = NONE
+    db.session.commit()
+    return {
+        "email": user.email,
+        "project_name": memberships[0].project.name if project_uuid and memberships else None,
+    }

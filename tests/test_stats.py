@@ -1,0 +1,236 @@
+"""The overview (contract section 13): its counters always equal a count of the reports."""
+
+import itertools
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from flask_migrate import downgrade, upgrade
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import update
+
+from harness.client import create_project, csrf, register
+from svc.extensions import db
+from svc.models import Report
+from svc.models.base import utcnow
+from svc.services import stats
+from tests.helpers import file_report
+
+OPEN = ("new", "in_progress")
+_names = (f"Project {n}" for n in itertools.count())
+
+
+def overview(client, **params):
+    response = client.get("/api/v1/stats", query_string=params)
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()
+
+
+def every_report(client, **filters) -> list[dict]:
+    items, page = [], 1
+    while True:
+        answer = client.get(
+            "/api/v1/reports", query_string={**filters, "page": page, "page_size": 100}
+        ).get_json()
+        items += answer["items"]
+        if len(items) >= answer["total"]:
+            return items
+        page += 1
+
+
+def counted_from_rows(reports: list[dict], days: int = 30) -> dict:
+    """The overview computed from the reports themselves."""
+    still_open = [r for r in reports if r["status"] in OPEN]
+    today = utcnow().date()
+    created = Counter(r["createdAt"][:10] for r in reports)
+    return {
+        "byStatus": {s: sum(r["status"] == s for r in still_open) for s in OPEN},
+        "bySeverity": dict(Counter(r["severity"] for r in still_open)),
+        "byCategory": dict(Counter(r["category"] for r in still_open)),
+        "created": {
+            (today - timedelta(days=n)).isoformat(): created[
+                (today - timedelta(days=n)).isoformat()
+            ]
+            for n in range(days)
+        },
+    }
+
+
+def set_status(client, ref, status):
+    response = client.patch(f"/api/v1/reports/{ref}", json={"status": status}, headers=csrf(client))
+    assert response.status_code == 200
+
+
+def nonzero(counts: dict) -> dict:
+    return {key: value for key, value in counts.items() if value}
+
+
+STEPS = st.lists(
+    st.one_of(
+        st.tuples(
+            st.just("file"),
+            st.sampled_from(["low", "medium", "high", "critical"]),
+            st.sampled_from(["bug", "ui", "crash"]),
+            st.integers(0, 1),
+        ),
+        st.tuples(
+            st.just("set"),
+            st.sampled_from(["status", "severity", "category"]),
+            st.sampled_from(["new", "in_progress", "resolved", "closed", "low", "critical", "ui"]),
+            st.integers(0, 30),
+        ),
+        st.tuples(st.just("bulk"), st.sampled_from((*OPEN, "resolved")), st.integers(0, 30)),
+        st.tuples(st.just("delete"), st.integers(0, 30)),
+    ),
+    max_size=20,
+)
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(steps=STEPS)
+def test_the_counters_equal_a_count_of_the_reports(user_client, steps):
+    projects = [create_project(user_client, next(_names)) for _ in range(2)]
+    project_ids = [p["id"] for p in projects]
+    alive: list[str] = []
+    for step in steps:
+        if step[0] == "file":
+            _, severity, category, which = step
+            made = file_report(
+                user_client, projects[which]["apiKey"], severity=severity, category=category
+            ).get_json()
+            alive.append(made["id"])
+        elif not alive:
+            continue
+        elif step[0] == "set":
+            _, field, value, pick = step
+            user_client.patch(
+                f"/api/v1/reports/{alive[pick % len(alive)]}",
+                json={field: value},
+                headers=csrf(user_client),
+            )  # a value of the wrong field is a 422 and changes nothing
+        elif step[0] == "bulk":
+            _, status, pick = step
+            user_client.patch(
+                "/api/v1/reports",
+                json={"ids": alive[pick % len(alive) :], "set": {"status": status}},
+                headers=csrf(user_client),
+            )
+        else:
+            victim = alive.pop(step[1] % len(alive))
+            user_client.delete(f"/api/v1/reports/{victim}", headers=csrf(user_client))
+    # Every report of the user (earlier examples' projects too), and one project's.
+    reports = every_report(user_client)
+    for chosen in (reports, [r for r in reports if r["projectId"] == project_ids[0]]):
+        params = {} if chosen is reports else {"project_id": project_ids[0]}
+        answer = overview(user_client, **params)
+        expected = counted_from_rows(chosen)
+        assert answer["open"]["byStatus"] == expected["byStatus"]
+        assert nonzero(answer["open"]["bySeverity"]) == expected["bySeverity"]
+        assert nonzero(answer["open"]["byCategory"]) == expected["byCategory"]
+        assert {d["date"]: d["created"] for d in answer["perDay"]} == expected["created"]
+        resolved_now = sum(r["status"] not in OPEN for r in chosen)
+        assert sum(d["resolved"] for d in answer["perDay"]) == resolved_now
+
+
+def test_resolving_reopening_and_the_median(app, user_client):
+    project = create_project(user_client)
+    for _ in range(4):
+        file_report(user_client, project["apiKey"])
+    for ref in ("WS-1", "WS-2", "WS-3"):
+        user_client.patch(
+            f"/api/v1/reports/{ref}", json={"status": "resolved"}, headers=csrf(user_client)
+        )
+    today = overview(user_client)["perDay"][-1]
+    assert (today["created"], today["resolved"]) == (4, 3)
+    # Reopened: no longer resolved that day. Closed after resolved: still resolved once.
+    set_status(user_client, "WS-3", "new")
+    set_status(user_client, "WS-2", "closed")
+    answer = overview(user_client)
+    assert answer["perDay"][-1]["resolved"] == 2
+    assert answer["open"]["byStatus"] == {"new": 2, "in_progress": 0}
+
+    # The median reads when each report was filed and resolved.
+    now = utcnow()
+    with app.app_context():
+        for number, hours in ((1, 2), (2, 10)):
+            db.session.execute(
+                update(Report)
+                .where(Report.number == number)
+                .values(created_at=now - timedelta(hours=hours), resolved_at=now)
+            )
+        db.session.commit()
+    assert overview(user_client)["medianHoursToResolve"] == 6.0
+    user_client.patch(
+        "/api/v1/reports/WS-4", json={"status": "resolved"}, headers=csrf(user_client)
+    )
+    assert 1.9 < overview(user_client)["medianHoursToResolve"] <= 2.0  # 2, 10 and nearly 0
+
+
+def test_days_projects_and_rights(app, user_client):
+    project = create_project(user_client)
+    file_report(user_client, project["apiKey"])
+    answer = overview(user_client, days=7)
+    assert [d["date"] for d in answer["perDay"]] == [
+        (utcnow().date() - timedelta(days=n)).isoformat() for n in range(6, -1, -1)
+    ]
+    assert answer["medianHoursToResolve"] is None
+    assert len(overview(user_client)["perDay"]) == 30
+    for days in (0, 366, "x"):
+        assert user_client.get("/api/v1/stats", query_string={"days": days}).status_code == 422
+    other = app.test_client()
+    register(other, email="grace@example.com", name="Grace")
+    refused = other.get("/api/v1/stats", query_string={"project_id": project["id"]})
+    assert refused.status_code == 404
+    assert overview(other)["open"]["byStatus"] == {"new": 0, "in_progress": 0}
+    assert app.test_client().get("/api/v1/stats").status_code == 401
+
+
+def test_the_migration_counts_the_reports_stored_before_it(app, user_client):
+    """An installation from before the counters: the upgrade counts its reports, by the days
+    they were created and resolved."""
+    project = create_project(user_client)
+    for _ in range(3):
+        file_report(user_client, project["apiKey"])
+    set_status(user_client, "WS-1", "closed")
+    three_days_ago = datetime.now(UTC) - timedelta(days=3)
+    with app.app_context():
+        downgrade(revision="e0f6ccd030c8")
+        db.session.execute(
+            db.text("UPDATE reports SET created_at = :moment WHERE number = 2"),
+            {"moment": three_days_ago.replace(tzinfo=None)},
+        )
+        db.session.commit()
+        upgrade()
+    answer = overview(user_client, days=5)
+    assert [d["created"] for d in answer["perDay"]] == [0, 1, 0, 0, 2]
+    assert [d["resolved"] for d in answer["perDay"]] == [0, 0, 0, 0, 1]
+    assert answer["open"]["byStatus"] == {"new": 2, "in_progress": 0}
+
+
+@pytest.mark.parametrize("params", [{"project_id": "nope"}, {"days": "-1"}])
+def test_bad_parameters_are_422(user_client, params):
+    response = user_client.get("/api/v1/stats", query_string=params)
+    assert response.status_code == 422 and response.get_json()["errors"]
+
+
+def test_recounting_from_the_reports_gives_the_same_counters(app, user_client):
+    """What the benchmarks' bulk loads use (stats.recount_all) agrees with the counters kept."""
+    project = create_project(user_client)
+    for severity in ("low", "high", "critical", "critical"):
+        file_report(user_client, project["apiKey"], severity=severity)
+    set_status(user_client, "WS-2", "resolved")
+    set_status(user_client, "WS-3", "in_progress")
+    user_client.delete("/api/v1/reports/WS-4", headers=csrf(user_client))
+    kept = overview(user_client)
+    with app.app_context():
+        db.session.execute(db.text("DELETE FROM report_tallies"))
+        db.session.commit()
+        assert overview(user_client)["open"]["byStatus"] == {"new": 0, "in_progress": 0}
+        with db.engine.begin() as connection:
+            stats.recount_all(connection)
+    assert overview(user_client) == kept
