@@ -31,6 +31,8 @@ MAY_IMPORT = {
         "svc.wire",
     },
     "svc.mail": {"svc.config", "svc.deadline", "svc.extensions", "svc.models"},
+    # The command line is a client like any other: the HTTP API is its only way in.
+    "svc.client": set(),
 }
 
 

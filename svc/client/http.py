@@ -1,0 +1,60 @@
+"""The API as the command line uses it: a bearer token, JSON in and out, and every failure as
+a `Failure` with the exit code it means (0 ok, 1 error, 2 usage, 3 not signed in or token
+refused, 4 not found)."""
+
+import requests
+
+ERROR, USAGE, UNAUTHORIZED, NOT_FOUND = 1, 2, 3, 4
+TIMEOUT = 30
+
+
+class Failure(Exception):
+    def __init__(self, message: str, exit_code: int = ERROR):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class Api:
+    def __init__(self, url: str | None, token: str | None):
+        if not url or not token:
+            raise Failure("Not signed in: run `svc login --url https://...`", UNAUTHORIZED)
+        self.base = url.rstrip("/") + "/api/v1"
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def request(self, method: str, path: str, **kwargs) -> requests.Response:
+        try:
+            response = self.session.request(method, self.base + path, timeout=TIMEOUT, **kwargs)
+        except requests.RequestException as error:
+            raise Failure(f"Cannot reach {self.base}: {error}") from None
+        if response.status_code >= 400:
+            raise Failure(_detail(response), _exit_code(response.status_code))
+        return response
+
+    def get(self, path: str, **params):
+        return self.request("GET", path, params=params).json()
+
+    def patch(self, path: str, body: dict):
+        return self.request("PATCH", path, json=body).json()
+
+    def delete(self, path: str) -> None:
+        self.request("DELETE", path)
+
+
+def _detail(response: requests.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return f"HTTP {response.status_code}"
+    detail = body.get("detail", f"HTTP {response.status_code}")
+    errors = body.get("errors") or {}
+    fields = "; ".join(f"{name}: {' '.join(messages)}" for name, messages in errors.items())
+    return f"{detail} ({fields})" if fields else detail
+
+
+def _exit_code(status: int) -> int:
+    if status == 401:
+        return UNAUTHORIZED
+    if status == 404:
+        return NOT_FOUND
+    return ERROR

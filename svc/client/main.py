@@ -1,0 +1,380 @@
+"""The `svc` command: `svc --help`, and `svc <command> --help` for each command.
+
+Exit codes: 0 done, 1 an error (the API's `detail` is printed), 2 a usage error, 3 not signed
+in or the token refused, 4 not found. `--json` prints what the API answered, for scripts.
+"""
+
+import json
+import sys
+import time
+import uuid
+
+import click
+
+from svc.client import settings
+from svc.client.http import NOT_FOUND, Api, Failure
+from svc.client.output import emit, fields_table, table
+
+STATUSES = ("new", "in_progress", "resolved", "closed")
+SEVERITIES = ("low", "medium", "high", "critical")
+CATEGORIES = ("bug", "ui", "performance", "crash", "other")
+SORTS = ("-created_at", "created_at", "-updated_at", "updated_at", "-severity", "severity")
+REPORT_COLUMNS = (
+    ("trackingId", "ID"),
+    ("status", "STATUS"),
+    ("severity", "SEVERITY"),
+    ("category", "CATEGORY"),
+    ("title", "TITLE"),
+    ("createdAt", "CREATED"),
+)
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON, for scripts.")
+
+
+def api() -> Api:
+    saved = settings.load()
+    return Api(saved.get("url"), saved.get("token"))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def svc():
+    """The command line of svc, a self-hosted bug-report service.
+
+    Sign in once with `svc login --url https://bugs.example.com` and a personal access token
+    (made on the dashboard's Account page); SVC_URL and SVC_TOKEN override what was saved.
+    """
+
+
+# --- signing in ----------------------------------------------------------------------------------
+
+
+@svc.command()
+@click.option("--url", required=True, help="The svc address, e.g. https://bugs.example.com.")
+@click.option(
+    "--token",
+    envvar="SVC_TOKEN",
+    prompt="Personal access token",
+    hide_input=True,
+    help="A personal access token (asked for when not given).",
+)
+@json_option
+def login(url, token, as_json):
+    """Check a personal access token and keep it, with the address, for the next commands."""
+    me = Api(url, token.strip()).get("/auth/me")
+    where = settings.save(url, token.strip())
+    emit(as_json, me, lambda: f"Signed in to {url} as {me['name']} <{me['email']}> ({where})")
+
+
+@svc.command()
+def logout():
+    """Forget the saved address and token (the token itself stays valid: revoke it with
+    `svc tokens revoke`)."""
+    click.echo("Signed out." if settings.forget() else "Not signed in.")
+
+
+@svc.command()
+@json_option
+def whoami(as_json):
+    """Who the token belongs to."""
+    me = api().get("/auth/me")
+    emit(as_json, me, lambda: f"{me['name']} <{me['email']}> on {settings.load()['url']}")
+
+
+# --- projects and tokens ------------------------------------------------------------------------
+
+
+@svc.group()
+def projects():
+    """Your projects."""
+
+
+@projects.command("list")
+@json_option
+def list_projects(as_json):
+    """The projects you have a role in."""
+    found = api().get("/projects")
+    columns = (("id", "ID"), ("trackingPrefix", "PREFIX"), ("name", "NAME"), ("role", "ROLE"))
+    emit(as_json, found, lambda: table(found, columns))
+
+
+@projects.command("show")
+@click.argument("project")
+@json_option
+def show_project(project, as_json):
+    """One project, by its id, tracking prefix or name."""
+    client = api()
+    found = client.get(f"/projects/{project_id(client, project)}")
+    emit(
+        as_json,
+        found,
+        lambda: fields_table(
+            found, ("id", "name", "trackingPrefix", "role", "apiKey", "createdAt")
+        ),
+    )
+
+
+@svc.group()
+def tokens():
+    """Your personal access tokens."""
+
+
+@tokens.command("list")
+@json_option
+def list_tokens(as_json):
+    """Your tokens, newest first (never their values)."""
+    found = api().get("/tokens")
+    columns = (
+        ("id", "ID"),
+        ("name", "NAME"),
+        ("tokenHint", "STARTS WITH"),
+        ("lastUsedAt", "LAST USED"),
+        ("expiresAt", "EXPIRES"),
+    )
+    emit(as_json, found, lambda: table(found, columns))
+
+
+@tokens.command("revoke")
+@click.argument("token_id")
+def revoke_token(token_id):
+    """Revoke a token: it stops working at once."""
+    api().delete(f"/tokens/{token_id}")
+    click.echo(f"Revoked {token_id}.")
+
+
+# --- reports -------------------------------------------------------------------------------------
+
+
+def report_filters(command):
+    """The list's filters, as options of `reports list` and `reports export`."""
+    options = (
+        click.option("--project", help="A project's id, tracking prefix or name."),
+        click.option("--status", help=f"One or more of {', '.join(STATUSES)}, comma-separated."),
+        click.option("--severity", help=f"One or more of {', '.join(SEVERITIES)}."),
+        click.option("--category", help=f"One or more of {', '.join(CATEGORIES)}."),
+        click.option("--assignee", help="me, none, or a user's id."),
+        click.option("--search", help="Words that must all occur in the title or description."),
+        click.option("--reporter", help="Part of the reporter's identifier."),
+        click.option("--created-after", help="ISO 8601 date or time (inclusive)."),
+        click.option("--created-before", help="ISO 8601 date or time (exclusive)."),
+    )
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def filter_params(client: Api, filters: dict) -> dict:
+    params = {name: value for name, value in filters.items() if value is not None}
+    if "project" in params:
+        params["project_id"] = project_id(client, params.pop("project"))
+    return params
+
+
+@svc.group()
+def reports():
+    """List, read, change, export and watch reports."""
+
+
+@reports.command("list")
+@report_filters
+@click.option("--sort", type=click.Choice(SORTS), default="-created_at", show_default=True)
+@click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
+@click.option("--all", "every", is_flag=True, help="Every page, however many reports.")
+@json_option
+def list_reports(sort, limit, every, as_json, **filters):
+    """Reports of your projects, newest first by default."""
+    client = api()
+    params = {**filter_params(client, filters), "sort": sort}
+    found, total, page = [], None, 1
+    while total is None or (len(found) < total and (every or len(found) < limit)):
+        answer = client.get("/reports", **params, page=page, page_size=100)
+        total = answer["total"]
+        found += answer["items"]
+        if not answer["items"]:
+            break
+        page += 1
+    shown = found if every else found[:limit]
+    emit(as_json, shown, lambda: table(shown, REPORT_COLUMNS) + _more(len(shown), total))
+
+
+def _more(shown: int, total: int) -> str:
+    return f"\n{shown} of {total} (--limit, or --all for every one)" if total > shown else ""
+
+
+@reports.command("show")
+@click.argument("reference")
+@json_option
+def show_report(reference, as_json):
+    """One report, by its tracking id (WS-12) or id; its captured logs summarised."""
+    report = api().get(f"/reports/{reference}")
+    emit(as_json, report, lambda: report_text(report))
+
+
+def report_text(report: dict) -> str:
+    consoles = report["consoleLogs"]
+    errors = sum(str(entry.get("level", "")).lower() == "error" for entry in consoles)
+    requests_ = report["networkLogs"]
+    failed = sum(not entry.get("status") or int(entry["status"]) >= 400 for entry in requests_)
+    lines = [
+        f"{report['trackingId']}  {report['title']}",
+        fields_table(
+            report,
+            (
+                "status",
+                "severity",
+                "category",
+                "reporterIdentifier",
+                "assigneeId",
+                "createdAt",
+                "updatedAt",
+            ),
+        ),
+        "",
+        report["description"] or "(no description)",
+        "",
+        f"Console: {len(consoles)} entries, {errors} errors",
+        f"Network: {len(requests_)} requests, {failed} failed",
+        f"User actions: {len(report['userActions'])}",
+        f"Screenshot: {report['screenshotUrl'] or 'none'}",
+    ]
+    return "\n".join(lines)
+
+
+@reports.command("update")
+@click.argument("reference")
+@click.option("--status", type=click.Choice(STATUSES))
+@click.option("--severity", type=click.Choice(SEVERITIES))
+@click.option("--category", type=click.Choice(CATEGORIES))
+@click.option("--title")
+@click.option("--assignee", help="An e-mail address of a project member, me, none, or an id.")
+@json_option
+def update_report(reference, status, severity, category, title, assignee, as_json):
+    """Change a report's status, severity, category, title or assignee."""
+    client = api()
+    changes = {
+        name: value
+        for name, value in (
+            ("status", status),
+            ("severity", severity),
+            ("category", category),
+            ("title", title),
+        )
+        if value is not None
+    }
+    if assignee is not None:
+        changes["assignee_id"] = assignee_id(client, reference, assignee)
+    if not changes:
+        raise click.UsageError(
+            "Give at least one of --status, --severity, --category, --title, --assignee."
+        )
+    report = client.patch(f"/reports/{reference}", changes)
+    emit(as_json, report, lambda: f"Updated {report['trackingId']}.\n" + report_text(report))
+
+
+def assignee_id(client: Api, reference: str, assignee: str) -> str | None:
+    if assignee == "none":
+        return None
+    if assignee == "me":
+        return client.get("/auth/me")["id"]
+    if "@" not in assignee:
+        return assignee
+    project = client.get(f"/reports/{reference}")["projectId"]
+    for member in client.get(f"/projects/{project}/members"):
+        if member["email"].lower() == assignee.strip().lower():
+            return member["userId"]
+    raise Failure(f"{assignee} is not in the report's project", NOT_FOUND)
+
+
+@reports.command("export")
+@report_filters
+@click.option(
+    "--format", "kind", type=click.Choice(("csv", "ndjson")), default="csv", show_default=True
+)
+@click.option(
+    "--output", "-o", type=click.File("wb"), default="-", help="A file (default: stdout)."
+)
+def export_reports(kind, output, **filters):
+    """Every report the filters choose, as CSV or NDJSON, streamed."""
+    client = api()
+    params = {**filter_params(client, filters), "format": kind}
+    with client.request("GET", "/reports/export", params=params, stream=True) as answer:
+        for chunk in answer.iter_content(chunk_size=1 << 16):
+            output.write(chunk)
+    output.flush()
+
+
+@reports.command("watch")
+@click.option("--project", help="A project's id, tracking prefix or name.")
+@click.option(
+    "--interval",
+    type=click.FloatRange(0.2),
+    default=5.0,
+    show_default=True,
+    help="Seconds between looks.",
+)
+@click.option("--count", type=click.IntRange(1), help="Stop after this many new reports.")
+@json_option
+def watch_reports(project, interval, count, as_json):
+    """Print new reports as they arrive, until Ctrl-C (or --count of them)."""
+    client = api()
+    params = {"sort": "-created_at", "page_size": 100}
+    if project:
+        params["project_id"] = project_id(client, project)
+    seen = {item["id"] for item in client.get("/reports", **params)["items"]}
+    shown = 0
+    try:
+        while count is None or shown < count:
+            time.sleep(interval)
+            new = [
+                item for item in client.get("/reports", **params)["items"] if item["id"] not in seen
+            ]
+            for item in reversed(new):  # oldest first
+                seen.add(item["id"])
+                line = (
+                    json.dumps(item)
+                    if as_json
+                    else (
+                        f"{item['createdAt']}  {item['trackingId']}  [{item['severity']}] "
+                        f"{item['title']}"
+                    )
+                )
+                click.echo(line)
+                shown += 1
+                if count is not None and shown >= count:
+                    break
+    except KeyboardInterrupt:
+        pass
+
+
+def project_id(client: Api, project: str) -> str:
+    """A project's id from its id, tracking prefix or name."""
+    try:
+        return str(uuid.UUID(project))
+    except ValueError:
+        pass
+    for candidate in client.get("/projects"):
+        if project.lower() in (candidate["trackingPrefix"].lower(), candidate["name"].lower()):
+            return candidate["id"]
+    raise Failure(f"No project of yours is called {project}", NOT_FOUND)
+
+
+# --- running -------------------------------------------------------------------------------------
+
+
+def main(arguments: list[str] | None = None) -> int:
+    """Run one command; its exit code. Expected errors print one line, never a traceback."""
+    try:
+        result = svc.main(args=arguments, prog_name="svc", standalone_mode=False)
+    except Failure as failure:
+        click.echo(f"svc: {failure}", err=True)
+        return failure.exit_code
+    except click.ClickException as error:
+        error.show()
+        return error.exit_code
+    except click.Abort:
+        click.echo("Aborted.", err=True)
+        return 1
+    return result if isinstance(result, int) else 0
+
+
+def run() -> None:
+    sys.exit(main())

@@ -1,0 +1,211 @@
+"""The `svc` command line (issue 25), run as a subprocess against `make run` with a real
+personal access token: every command, its --json parsed, each exit code."""
+
+import csv
+import io
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.service import ROOT, set_up_project
+from tests.helpers import REPORT
+
+pytestmark = pytest.mark.server
+SVC = str(Path(sys.executable).with_name("svc"))
+CAPTURED = {
+    "console_logs": [
+        {"level": "error", "message": "TypeError", "timestamp": 1},
+        {"level": "info", "message": "booted", "timestamp": 2},
+    ],
+    "network_logs": [
+        {"method": "GET", "url": "https://shop.example/a", "status": 500, "duration": 3},
+        {"method": "GET", "url": "https://shop.example/b", "status": 200, "duration": 3},
+    ],
+    "user_actions": [{"type": "click", "target": "button#pay", "timestamp": 1}],
+}
+
+
+@pytest.fixture
+def served(app, service_env, services, tmp_path):
+    """A running svc with Web Shop and three reports; Ada's browser session and a PAT. (`app`
+    empties the test database afterwards.)"""
+    base_url, _ = services(service_env)
+    browser, project = set_up_project(base_url, webhook_url=None)
+    csrf = {"X-CSRF-Token": browser.cookies["svc_csrf_token"]}
+    for title, severity in (("Checkout fails", "critical"), ("Typo", "low"), ("Slow", "high")):
+        filed = browser.post(
+            f"{base_url}/api/v1/reports",
+            json={**REPORT, **CAPTURED, "title": title, "severity": severity},
+            headers={"X-API-Key": project["apiKey"]},
+        )
+        assert filed.status_code == 201
+    token = browser.post(f"{base_url}/api/v1/tokens", json={"name": "cli"}, headers=csrf).json()
+    return {
+        "url": base_url,
+        "token": token,
+        "project": project,
+        "browser": browser,
+        "csrf": csrf,
+        "home": tmp_path,
+    }
+
+
+def svc(served, *arguments, stdin=None, **env):
+    """Run `svc` with its own configuration directory; (exit code, stdout, stderr)."""
+    process = subprocess.run(
+        [SVC, *arguments],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={**os.environ, "XDG_CONFIG_HOME": str(served["home"]), **env},
+    )
+    assert "Traceback" not in process.stderr, process.stderr
+    return process.returncode, process.stdout, process.stderr
+
+
+def signed_in(served):
+    code, out, _ = svc(served, "login", "--url", served["url"], "--token", served["token"]["token"])
+    assert code == 0, out
+
+
+def test_login_whoami_and_a_refused_token(served):
+    code, _, err = svc(served, "whoami")
+    assert code == 3 and "svc login" in err
+    code, _, err = svc(served, "login", "--url", served["url"], "--token", "svc_pat_nonsense")
+    assert code == 3 and "Invalid personal access token" in err
+    # The token asked for, not echoed, when not given.
+    code, out, _ = svc(
+        served, "login", "--url", served["url"], stdin=served["token"]["token"] + "\n"
+    )
+    assert code == 0 and "Signed in" in out and "Ada" in out
+    saved = served["home"] / "svc" / "credentials.json"
+    assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+    assert json.loads(saved.read_text())["token"] == served["token"]["token"]
+    code, out, _ = svc(served, "whoami", "--json")
+    assert code == 0 and json.loads(out)["email"] == "ada@example.com"
+    # SVC_URL / SVC_TOKEN win over what was saved.
+    code, _, err = svc(served, "whoami", SVC_TOKEN="svc_pat_nonsense")
+    assert code == 3 and "Invalid" in err
+    code, out, _ = svc(served, "logout")
+    assert code == 0 and not saved.exists()
+    assert svc(served, "whoami")[0] == 3
+
+
+def test_projects_and_tokens(served):
+    signed_in(served)
+    code, out, _ = svc(served, "projects", "list", "--json")
+    assert code == 0 and [p["name"] for p in json.loads(out)] == ["Web Shop"]
+    code, out, _ = svc(served, "projects", "list")
+    assert code == 0 and out.splitlines()[0].split() == ["ID", "PREFIX", "NAME", "ROLE"]
+    code, out, _ = svc(served, "projects", "show", "ws", "--json")
+    assert code == 0 and json.loads(out)["id"] == served["project"]["id"]
+    code, _, err = svc(served, "projects", "show", "Nope")
+    assert code == 4 and "Nope" in err
+
+    code, out, _ = svc(served, "tokens", "list", "--json")
+    assert [t["id"] for t in json.loads(out)] == [served["token"]["id"]]
+    assert "value" not in out and served["token"]["token"] not in out
+    code, _, err = svc(served, "tokens", "revoke", "00000000-0000-4000-8000-000000000000")
+    assert code == 4 and err
+    code, out, _ = svc(served, "tokens", "revoke", served["token"]["id"])
+    assert code == 0
+    code, _, err = svc(served, "whoami")
+    assert code == 3 and "revoked" in err
+
+
+def test_reports_list_show_update(served):
+    signed_in(served)
+    code, out, _ = svc(served, "reports", "list", "--json")
+    assert code == 0 and [r["trackingId"] for r in json.loads(out)] == ["WS-3", "WS-2", "WS-1"]
+    code, out, _ = svc(served, "reports", "list", "--severity", "critical,high", "--json")
+    assert [r["title"] for r in json.loads(out)] == ["Slow", "Checkout fails"]
+    code, out, _ = svc(served, "reports", "list", "--limit", "2")
+    lines = out.splitlines()
+    assert lines[0].split()[:2] == ["ID", "STATUS"] and "2 of 3" in lines[-1]
+    code, out, _ = svc(served, "reports", "list", "--all", "--sort", "severity", "--json")
+    assert [r["severity"] for r in json.loads(out)] == ["low", "high", "critical"]
+
+    code, out, _ = svc(served, "reports", "show", "ws-1")
+    assert code == 0
+    assert "Console: 2 entries, 1 errors" in out and "Network: 2 requests, 1 failed" in out
+    code, _, err = svc(served, "reports", "show", "WS-99")
+    assert code == 4 and "Report not found" in err
+
+    code, out, _ = svc(
+        served,
+        "reports",
+        "update",
+        "WS-1",
+        "--status",
+        "in_progress",
+        "--assignee",
+        "ada@example.com",
+        "--json",
+    )
+    assert code == 0
+    updated = json.loads(out)
+    assert updated["status"] == "in_progress" and updated["assigneeId"]
+    code, out, _ = svc(served, "reports", "list", "--assignee", "me", "--json")
+    assert [r["trackingId"] for r in json.loads(out)] == ["WS-1"]
+    # A usage error is 2; an API refusal prints its detail and is 1.
+    assert svc(served, "reports", "update", "WS-1")[0] == 2
+    assert svc(served, "reports", "update", "WS-1", "--status", "done")[0] == 2
+    code, _, err = svc(served, "reports", "update", "WS-1", "--title", "")
+    assert code == 1 and "title" in err
+
+
+def test_reports_export(served, tmp_path):
+    signed_in(served)
+    code, out, _ = svc(served, "reports", "export", "--format", "ndjson")
+    assert code == 0
+    assert [json.loads(line)["trackingId"] for line in out.splitlines()] == ["WS-3", "WS-2", "WS-1"]
+    target = tmp_path / "low.csv"
+    code, _, _ = svc(served, "reports", "export", "--severity", "low", "-o", str(target))
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(target.read_text())))
+    assert [row["title"] for row in rows] == ["Typo"]
+
+
+def test_reports_watch(served):
+    signed_in(served)
+    watcher = subprocess.Popen(
+        [SVC, "reports", "watch", "--project", "WS", "--interval", "0.3", "--count", "2", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "XDG_CONFIG_HOME": str(served["home"])},
+    )
+    time.sleep(1.5)  # its first look: what exists already is not new
+    for title in ("First new", "Second new"):
+        served["browser"].post(
+            f"{served['url']}/api/v1/reports",
+            json={**REPORT, "title": title},
+            headers={"X-API-Key": served["project"]["apiKey"]},
+        )
+    out, err = watcher.communicate(timeout=30)
+    assert watcher.returncode == 0, err
+    assert [json.loads(line)["title"] for line in out.splitlines()] == ["First new", "Second new"]
+
+
+def test_every_command_has_help(served):
+    for command in (
+        [],
+        ["login"],
+        ["reports"],
+        ["reports", "list"],
+        ["reports", "export"],
+        ["reports", "watch"],
+        ["projects", "show"],
+        ["tokens", "revoke"],
+    ):
+        code, out, _ = svc(served, *command, "--help")
+        assert code == 0 and "Usage: svc" in out
+    assert svc(served, "no-such-command")[0] == 2
