@@ -102,7 +102,8 @@ def run_migrations_online():
     if conf_args.get("process_revision_directives") is None:
         conf_args["process_revision_directives"] = process_revision_directives
 
-    connectable = get_engine()
+    # svc.operations migrates databases other than the app's (a restore's, copy-to's target).
+    connectable = config.attributes.get("engine") or get_engine()
 
     with connectable.connect() as connection:
         context.configure(

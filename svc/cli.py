@@ -8,6 +8,8 @@ from flask.cli import with_appcontext
 from marshmallow import ValidationError
 
 from svc.errors import APIError
+from svc.operations import backup, moving
+from svc.operations.tables import OperationFailed
 from svc.schemas.users import PASSWORD as PASSWORD_RULE
 from svc.schemas.users import RegisterIn
 from svc.services import admin, password_resets, screenshots, users
@@ -19,6 +21,9 @@ def register_commands(app: Flask) -> None:
     app.cli.add_command(make_admin)
     app.cli.add_command(sweep)
     app.cli.add_command(run_scheduler)
+    app.cli.add_command(backup_command)
+    app.cli.add_command(restore_command)
+    app.cli.add_command(copy_to_command)
 
 
 @click.command("create-user")
@@ -83,3 +88,61 @@ def run_scheduler() -> None:
 
     logging.basicConfig(level=logging.INFO, format="[%(asctime)s] [scheduler] %(message)s")
     scheduler.run(current_app._get_current_object())
+
+
+@click.command("backup")
+@click.argument("destination", type=click.Path(path_type=str))
+@with_appcontext
+def backup_command(destination: str) -> None:
+    """Write a backup archive of this installation to DESTINATION (a file, or a folder to put
+    svc-backup-<time>.tar.gz in), while the service runs."""
+    made = _operation(backup.backup, destination)
+    manifest = made.manifest
+    click.echo(f"wrote {made.path}")
+    click.echo(
+        f"  {_rows(manifest['tables'], 'reports')} reports, {len(manifest['screenshots'])} "
+        f"screenshots, {len(manifest['tables'])} tables, revision {manifest['revision']}"
+    )
+    for key in made.missing_screenshots:
+        click.echo(f"  left out {key}: deleted since the snapshot", err=True)
+
+
+@click.command("restore")
+@click.argument("archive", type=click.Path(exists=True, dir_okay=False, path_type=str))
+@with_appcontext
+def restore_command(archive: str) -> None:
+    """Restore ARCHIVE (made by `backup`) into this installation, which must be empty. Stop
+    the service first."""
+    restored = _operation(backup.restore, archive)
+    manifest = restored.manifest
+    click.echo(
+        f"restored {_rows(manifest['tables'], 'reports')} reports and "
+        f"{len(manifest['screenshots'])} screenshots from {manifest['created_at']}"
+    )
+    if restored.migrated_from:
+        click.echo(f"  migrated from revision {restored.migrated_from} to this version's")
+
+
+@click.command("copy-to")
+@click.argument("url")
+@with_appcontext
+def copy_to_command(url: str) -> None:
+    """Copy this SQLite installation, every table, into the empty PostgreSQL database at URL
+    (postgresql+psycopg://user:password@host/database), then check every table."""
+    copied = _operation(moving.copy_to, url)
+    for name, table in copied.items():
+        click.echo(f"  {name:<24} {table['rows']:>10} rows  checksum {table['checksum'][:12]}")
+    click.echo("copied; every table's count and checksum agree. To switch, stop svc, then set")
+    click.echo(f"  SVC_DATABASE_URL={url}")
+    click.echo("and start it again.")
+
+
+def _operation(function, *args):
+    try:
+        return function(*args)
+    except OperationFailed as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _rows(summary: dict, table: str) -> int:
+    return summary.get(table, {}).get("rows", 0)

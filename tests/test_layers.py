@@ -31,6 +31,7 @@ MAY_IMPORT = {
         "svc.wire",
     },
     "svc.mail": {"svc.config", "svc.deadline", "svc.extensions", "svc.models"},
+    "svc.operations": {"svc.extensions", "svc.json_codec", "svc.models", "svc.storage"},
     # The command line is a client like any other: the HTTP API is its only way in.
     "svc.client": set(),
 }

@@ -1,0 +1,240 @@
+"""`flask --app svc backup` and `restore`: one archive holds the database as a SQLite file, the
+screenshots, and a manifest of counts and checksums that the restore checks before it writes
+anything (docs/operations.md)."""
+
+import hashlib
+import json
+import os
+import shutil
+import tarfile
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flask import current_app
+from sqlalchemy import select
+
+from svc import storage
+from svc.extensions import db
+from svc.models import Screenshot
+from svc.models.base import utcnow
+from svc.operations import tables
+from svc.operations.tables import OperationFailed
+
+FORMAT = 1
+MANIFEST = "manifest.json"
+DATABASE_FILE = "database.sqlite3"
+SCREENSHOTS_DIR = "screenshots"
+_READ_BYTES = 1024 * 1024
+
+
+@dataclass
+class Backup:
+    path: Path
+    manifest: dict
+    missing_screenshots: list[str] = field(default_factory=list)
+
+
+def backup(destination: str) -> Backup:
+    """Write an archive of the installation while it runs. `destination` is the archive's
+    path, or a folder to put `svc-backup-<time>.tar.gz` in. The archive appears whole or not
+    at all."""
+    path = _archive_path(Path(destination))
+    with tempfile.TemporaryDirectory(prefix=".svc-backup-", dir=path.parent) as staging:
+        snapshot = Path(staging) / DATABASE_FILE
+        revision = _snapshot(snapshot)
+        manifest = {
+            "format": FORMAT,
+            "created_at": utcnow().isoformat(),
+            "source": db.engine.dialect.name,
+            "revision": revision,
+            "tables": _summary_of_file(snapshot),
+            "database": {"file": DATABASE_FILE, "sha256": _sha256(snapshot)},
+            "screenshots": {},
+        }
+        missing = _write_archive(path, snapshot, manifest)
+    return Backup(path, manifest, missing)
+
+
+def _archive_path(destination: Path) -> Path:
+    if destination.is_dir():
+        stamp = utcnow().strftime("%Y%m%dT%H%M%SZ")
+        return destination / f"svc-backup-{stamp}.tar.gz"
+    if not destination.parent.is_dir():
+        raise OperationFailed(f"{destination.parent} is not a folder")
+    if destination.exists():
+        raise OperationFailed(f"{destination} exists already; choose a new name")
+    return destination
+
+
+def _snapshot(target: Path) -> str:
+    """The installation's database, as of one moment, into a SQLite file; its revision."""
+    if db.engine.dialect.name == "sqlite":
+        tables.snapshot_sqlite(Path(db.engine.url.database), target)
+        with tables.open_database(tables.sqlite_url(target)).connect() as connection:
+            return tables.revision_of(connection)
+    return _snapshot_postgresql(target)
+
+
+def _snapshot_postgresql(target: Path) -> str:
+    """Every table read in one read-only snapshot transaction (the service goes on writing),
+    written to a SQLite file migrated to the same revision, then compared with that snapshot."""
+    engine = tables.open_database(tables.sqlite_url(target))
+    try:
+        with db.engine.connect() as source:
+            source = source.execution_options(isolation_level="REPEATABLE READ")
+            source.exec_driver_sql("SET TRANSACTION READ ONLY")
+            revision = tables.revision_of(source)
+            tables.migrate(engine, revision)
+            moved = tables.tables_to_move(source)
+            with engine.begin() as copy:
+                tables.copy_rows(source, copy, moved)
+            expected = tables.summary(source, moved)
+        with engine.connect() as copy:
+            wrong = tables.differences(expected, tables.summary(copy, moved))
+    finally:
+        engine.dispose()
+    if wrong:
+        raise OperationFailed("the copy differs from the database: " + "; ".join(wrong))
+    return revision
+
+
+def _summary_of_file(path: Path) -> dict[str, dict]:
+    engine = tables.open_database(tables.sqlite_url(path))
+    try:
+        with engine.connect() as connection:
+            return tables.summary(connection, tables.tables_to_move(connection))
+    finally:
+        engine.dispose()
+
+
+def _write_archive(path: Path, snapshot: Path, manifest: dict) -> list[str]:
+    """The archive, beside its final name until it is whole; the screenshots the snapshot
+    names but the disk no longer has (a report deleted since) are left out and returned."""
+    partial = path.with_name(path.name + ".partial")
+    upload_dir = current_app.config["SVC_UPLOAD_DIR"]
+    missing = []
+    try:
+        with tarfile.open(partial, "w:gz") as archive:
+            archive.add(snapshot, DATABASE_FILE)
+            for key in _screenshot_keys(snapshot):
+                source = storage.path_for(upload_dir, key)
+                if source is None or not source.is_file():
+                    missing.append(key)
+                    continue
+                manifest["screenshots"][key] = _sha256(source)
+                archive.add(source, f"{SCREENSHOTS_DIR}/{key}")
+            manifest["missing_screenshots"] = missing
+            _add_bytes(archive, MANIFEST, json.dumps(manifest, indent=2).encode())
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return missing
+
+
+def _screenshot_keys(snapshot: Path) -> list[str]:
+    engine = tables.open_database(tables.sqlite_url(snapshot))
+    try:
+        with engine.connect() as connection:
+            return list(connection.scalars(select(Screenshot.key).order_by(Screenshot.key)))
+    finally:
+        engine.dispose()
+
+
+def _add_bytes(archive: tarfile.TarFile, name: str, content: bytes) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(content)
+    info.mtime = int(utcnow().timestamp())
+    with tempfile.SpooledTemporaryFile() as buffer:
+        buffer.write(content)
+        buffer.seek(0)
+        archive.addfile(info, buffer)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        while chunk := file.read(_READ_BYTES):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+@dataclass
+class Restored:
+    manifest: dict
+    migrated_from: str | None
+
+
+def restore(archive_path: str) -> Restored:
+    """Restore an archive into this installation, which must be empty. The archive is checked
+    whole (every file's checksum, every table's count and checksum) before anything is written."""
+    upload_dir = Path(current_app.config["SVC_UPLOAD_DIR"])
+    _refuse_unless_empty(upload_dir)
+    with tempfile.TemporaryDirectory(
+        prefix=".svc-restore-", dir=current_app.instance_path
+    ) as staging:
+        staging = Path(staging)
+        manifest = _unpack(Path(archive_path), staging)
+        snapshot = staging / DATABASE_FILE
+        migrated_from = tables.upgrade_snapshot(snapshot)
+        if db.engine.dialect.name == "sqlite":
+            _put_sqlite_file(snapshot)
+        else:
+            tables.copy_database(snapshot, db.engine)
+        _put_screenshots(staging / SCREENSHOTS_DIR, upload_dir, manifest["screenshots"])
+    return Restored(manifest, migrated_from)
+
+
+def _refuse_unless_empty(upload_dir: Path) -> None:
+    with db.engine.connect() as connection:
+        held = tables.rows_held(connection)
+    if held:
+        listed = ", ".join(f"{name} ({count} rows)" for name, count in held.items())
+        raise OperationFailed(f"this installation is not empty: {listed}")
+    if upload_dir.is_dir() and any(path.is_file() for path in upload_dir.rglob("*")):
+        raise OperationFailed(f"this installation is not empty: {upload_dir} holds files")
+
+
+def _unpack(archive_path: Path, staging: Path) -> dict:
+    """Extract the archive and check it against its manifest."""
+    try:
+        with tarfile.open(archive_path) as archive:
+            archive.extractall(staging, filter="data")
+        manifest = json.loads((staging / MANIFEST).read_text())
+    except (OSError, tarfile.TarError, ValueError) as exc:
+        raise OperationFailed(f"{archive_path} is not a readable svc backup: {exc}") from None
+    if manifest.get("format") != FORMAT:
+        raise OperationFailed(f"{archive_path}: unknown backup format {manifest.get('format')}")
+    damaged = [
+        name
+        for name, expected in (
+            (DATABASE_FILE, manifest["database"]["sha256"]),
+            *((f"{SCREENSHOTS_DIR}/{key}", sha) for key, sha in manifest["screenshots"].items()),
+        )
+        if not (staging / name).is_file() or _sha256(staging / name) != expected
+    ]
+    if damaged:
+        raise OperationFailed(f"{archive_path} is damaged: {', '.join(damaged[:5])} differ")
+    wrong = tables.differences(manifest["tables"], _summary_of_file(staging / DATABASE_FILE))
+    if wrong:
+        raise OperationFailed(f"{archive_path} is damaged: " + "; ".join(wrong))
+    return manifest
+
+
+def _put_sqlite_file(snapshot: Path) -> None:
+    """The snapshot becomes the database file; the old file's log goes with it."""
+    database = Path(db.engine.url.database)
+    db.engine.dispose()
+    arriving = database.with_name(database.name + ".restoring")
+    shutil.copyfile(snapshot, arriving)
+    for suffix in ("-wal", "-shm"):
+        database.with_name(database.name + suffix).unlink(missing_ok=True)
+    os.replace(arriving, database)
+
+
+def _put_screenshots(source: Path, upload_dir: Path, screenshots: dict[str, str]) -> None:
+    for key in screenshots:
+        target = storage.path_for(str(upload_dir), key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source / key, target)
