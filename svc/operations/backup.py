@@ -3,6 +3,7 @@ screenshots, and a manifest of counts and checksums that the restore checks befo
 anything (docs/operations.md)."""
 
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -146,10 +147,7 @@ def _add_bytes(archive: tarfile.TarFile, name: str, content: bytes) -> None:
     info = tarfile.TarInfo(name)
     info.size = len(content)
     info.mtime = int(utcnow().timestamp())
-    with tempfile.SpooledTemporaryFile() as buffer:
-        buffer.write(content)
-        buffer.seek(0)
-        archive.addfile(info, buffer)
+    archive.addfile(info, io.BytesIO(content))
 
 
 def _sha256(path: Path) -> str:
@@ -187,11 +185,7 @@ def restore(archive_path: str) -> Restored:
 
 
 def _refuse_unless_empty(upload_dir: Path) -> None:
-    with db.engine.connect() as connection:
-        held = tables.rows_held(connection)
-    if held:
-        listed = ", ".join(f"{name} ({count} rows)" for name, count in held.items())
-        raise OperationFailed(f"this installation is not empty: {listed}")
+    tables.refuse_unless_empty(db.engine, "this installation")
     if upload_dir.is_dir() and any(path.is_file() for path in upload_dir.rglob("*")):
         raise OperationFailed(f"this installation is not empty: {upload_dir} holds files")
 

@@ -20,11 +20,7 @@ def copy_to(url: str) -> dict[str, dict]:
         raise OperationFailed("copy-to moves a SQLite installation; this one is not on SQLite")
     target = _postgresql(url)
     try:
-        with target.connect() as connection:
-            held = tables.rows_held(connection)
-        if held:
-            listed = ", ".join(f"{name} ({count} rows)" for name, count in held.items())
-            raise OperationFailed(f"the target database is not empty: {listed}")
+        tables.refuse_unless_empty(target, "the target database")
         with tempfile.TemporaryDirectory(
             prefix=".svc-copy-", dir=current_app.instance_path
         ) as staging:

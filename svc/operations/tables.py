@@ -182,15 +182,16 @@ def _alembic_config():
     return current_app.extensions["migrate"].migrate.get_config()
 
 
-def rows_held(connection) -> dict[str, int]:
-    """{table: rows} of the models' tables that hold any but transient rows: an installation
-    is empty when this is."""
-    existing = set(inspect(connection).get_table_names())
-    held = {}
-    for table in db.metadata.sorted_tables:
-        if table.name in TRANSIENT_TABLES or table.name not in existing:
-            continue
-        count = connection.execute(select(func.count()).select_from(table)).scalar()
-        if count:
-            held[table.name] = count
-    return held
+def refuse_unless_empty(engine: Engine, what: str) -> None:
+    """Stop unless the models' tables hold no rows but transient ones, naming those that do."""
+    with engine.connect() as connection:
+        existing = set(inspect(connection).get_table_names())
+        held = {
+            table.name: count
+            for table in db.metadata.sorted_tables
+            if table.name not in TRANSIENT_TABLES and table.name in existing
+            if (count := connection.execute(select(func.count()).select_from(table)).scalar())
+        }
+    if held:
+        listed = ", ".join(f"{name} ({count} rows)" for name, count in held.items())
+        raise OperationFailed(f"{what} is not empty: {listed}")
