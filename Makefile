@@ -1,20 +1,26 @@
 # Two commands on a fresh machine: `make run` and `make test`.
-# Both create .venv on first use (and again whenever pyproject.toml changes).
+# Both create .venv on first use (and again whenever pyproject.toml changes): `make run` with
+# what the service needs alone, `make test` adds the tools of the tests (the dev extras).
 PYTHON ?= python3
-VENV := .venv
+VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.test-installed
 CHROMIUM := /usr/bin/chromium
 WRK := /usr/bin/wrk
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: run test lint migrate clean load bench
+.PHONY: run test screenshots lint migrate clean load bench
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e .
 	touch $(STAMP)
+
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(TEST_STAMP)
 
 migrate: $(STAMP)
 	$(BIN)/flask --app svc db upgrade
@@ -38,8 +44,13 @@ endef
 
 ## test: the whole suite (SQLite; PostgreSQL too when SVC_TEST_DATABASE_URL is set), the
 ## dashboard's tests in Debian's headless Chromium included
-test: $(STAMP) $(CHROMIUM)
+test: $(TEST_STAMP) $(CHROMIUM)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## screenshots: the browser tests that take the README's pictures, writing them into
+## docs/screenshots/ (make test takes them too, and throws them away)
+screenshots: $(TEST_STAMP) $(CHROMIUM)
+	SVC_SCREENSHOTS=1 $(BIN)/python -m pytest -m browser -p no:cacheprovider $(PYTEST_ARGS)
 
 # Debian packages the tests and benchmarks need, installed when missing (root only; CI is root).
 # $(call apt-install,package,what needs it)
@@ -68,14 +79,14 @@ load: $(STAMP)
 bench: $(STAMP) $(BENCH_STAMP) $(WRK) $(CHROMIUM)
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
-$(BENCH_STAMP): $(STAMP)
+$(BENCH_STAMP): $(TEST_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	touch $(BENCH_STAMP)
 
 $(WRK):
 	$(call apt-install,wrk,The ingest benchmark needs wrk)
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check svc tests bench harness
 	$(BIN)/ruff format --check svc tests bench harness
 

@@ -18,7 +18,7 @@ import shutil
 import sys
 import tempfile
 
-from bench import ingest, load, scale, store, webhooks, widget
+from bench import ingest, load, operations, scale, store, webhooks, widget
 from bench.common import DATABASES, print_table, read_result
 
 
@@ -32,6 +32,7 @@ def run_all(quick: bool, databases: list[str]) -> None:
         (webhooks, seconds),
         (scale, [*sizes, *on_each]),
         (widget, ["--rounds", "5"] if quick else []),
+        (operations, ["--reports", "10000" if quick else "100000", *on_each]),
     )
 
 
@@ -43,6 +44,7 @@ def run_smoke(databases: list[str]) -> None:
         (webhooks, ["--reports", "3", "--seconds", "1", "--connections", "4", "--rounds", "1"]),
         (scale, ["--sizes", "2000", *on_each]),
         (widget, ["--rounds", "2", "--calls", "200", "--blocks", "1"]),
+        (operations, ["--reports", "200", *on_each]),
         *(
             (load, ["--database", database, "--clients", "4", "--seconds", "2"])
             for database in databases

@@ -7,14 +7,11 @@ import os
 import signal
 import statistics
 import threading
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import quote
 
-from sqlalchemy import create_engine, text
-
+from harness.databases import postgresql_schema
 from harness.service import descendants, start_service
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -31,23 +28,13 @@ def fresh_database(kind: str, workdir: Path) -> Iterator[str]:
     if kind == "sqlite":
         yield f"sqlite:///{workdir / 'svc.sqlite3'}"
         return
-    schema = f"svc_bench_{uuid.uuid4().hex[:8]}"
-    engine = create_engine(POSTGRES)
-    with engine.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield f"{POSTGRES}?options={quote(f'-csearch_path={schema}')}"
-    finally:
-        with engine.begin() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        engine.dispose()
+    with postgresql_schema(POSTGRES, "svc_bench") as url:
+        yield url
 
 
-@contextmanager
-def running_service(database_url: str, workdir: Path, **env: str) -> Iterator[str]:
-    """`make run` on that database with 2 workers and no rate limits (one address sends all
-    the load); its base URL. Stopped with SIGTERM at the end."""
-    settings = {
+def service_settings(database_url: str, workdir: Path, **env: str) -> dict[str, str]:
+    """The settings of an installation in workdir: 2 workers, no rate limits."""
+    return {
         "SVC_DATABASE_URL": database_url,
         "SVC_WORKERS": "2",
         "SVC_INSTANCE_PATH": str(workdir / "instance"),
@@ -56,7 +43,13 @@ def running_service(database_url: str, workdir: Path, **env: str) -> Iterator[st
         "SVC_RATE_LIMIT_AUTH": "off",
         **env,
     }
-    base_url, service = start_service(settings)
+
+
+@contextmanager
+def running_service(database_url: str, workdir: Path, **env: str) -> Iterator[str]:
+    """`make run` on that database with 2 workers and no rate limits (one address sends all
+    the load); its base URL. Stopped with SIGTERM at the end."""
+    base_url, service = start_service(service_settings(database_url, workdir, **env))
     _SERVICES[base_url] = service
     try:
         yield base_url

@@ -126,7 +126,7 @@ def fill(engine, project_ids: list[uuid.UUID], start: int, stop: int, corpus: Co
             # statement per row costs a flush and a merge per row.
             connection.execute(table.insert().values(rows))
     with engine.begin() as connection:
-        # What the service keeps up on each create (svc.services.reports._next_number).
+        # What the service keeps up on each create (svc.services.intake._NEXT_NUMBER).
         connection.execute(
             text(
                 "UPDATE projects SET"

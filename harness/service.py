@@ -124,19 +124,24 @@ def sign_up(base_url: str, name: str = "Ada", email: str = "ada@example.com"):
 
 
 def set_up_project(base_url: str, webhook_url: str) -> tuple[requests.Session, dict]:
-    browser, csrf = sign_up(base_url)
-    project = browser.post(
-        f"{base_url}/api/v1/projects", json={"name": "Web Shop"}, headers=csrf
-    ).json()
-    assert (
-        browser.patch(
-            f"{base_url}/api/v1/projects/{project['id']}",
-            headers=csrf,
-            json={"settings": {"webhook_url": webhook_url}},
-        ).status_code
-        == 200
+    """A newly registered user's session and their project Web Shop."""
+    browser, _ = sign_up(base_url)
+    return browser, add_project(browser, base_url, "Web Shop", webhook_url)
+
+
+def add_project(browser, base_url: str, name: str, webhook_url: str | None) -> dict:
+    """A project of the signed-in `browser`, its webhook set to `webhook_url`."""
+    csrf = {"X-CSRF-Token": browser.cookies["svc_csrf_token"]}
+    project = browser.post(f"{base_url}/api/v1/projects", json={"name": name}, headers=csrf)
+    assert project.status_code == 201, project.text
+    project = project.json()
+    answer = browser.patch(
+        f"{base_url}/api/v1/projects/{project['id']}",
+        headers=csrf,
+        json={"settings": {"webhook_url": webhook_url}},
     )
-    return browser, project
+    assert answer.status_code == 200, answer.text
+    return project
 
 
 def file(base_url: str, api_key: str, title: str = "Checkout fails") -> dict:

@@ -15,7 +15,7 @@ from svc import cli, dashboard, database, errors, json_codec, rate_limits, widge
 from svc.api import register_blueprints
 from svc.config import load_settings
 from svc.extensions import db, limiter, migrate
-from svc.security import load_or_create_secret_key, set_security_headers
+from svc.security import SECRET_KEY_FILE, load_or_create_secret_key, set_security_headers
 
 MAX_JSON_BYTES = 5 * 1024 * 1024
 MIGRATIONS_DIR = str(Path(__file__).resolve().parent.parent / "migrations")
@@ -24,6 +24,8 @@ MIGRATIONS_DIR = str(Path(__file__).resolve().parent.parent / "migrations")
 def create_app(config: dict[str, Any] | None = None) -> Flask:
     settings = load_settings(overrides=config)
     app = Flask(__name__, instance_path=settings["SVC_INSTANCE_PATH"])
+    # What this start adds to a new instance folder, which a refused restore takes back.
+    app.extensions["svc.new_paths"] = _missing_folders(app.instance_path)
     os.makedirs(app.instance_path, exist_ok=True)
     app.config.update(settings)
     app.config.update(_derived_settings(app))
@@ -39,6 +41,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     db.init_app(app)
     database.init_app(app)
     migrate.init_app(app, db, directory=MIGRATIONS_DIR)
+    app.after_request(errors.only_where_waiting_helps)  # before the limiter: runs after it
     limiter.init_app(app)
 
     errors.register_error_handlers(app)
@@ -50,6 +53,22 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     return app
 
 
+def _missing_folders(path: str) -> list[str]:
+    """The folders of `path` that do not exist yet, outermost first."""
+    missing = []
+    while path and not os.path.isdir(path):
+        missing.insert(0, path)
+        path = os.path.dirname(path)
+    return missing
+
+
+def _secret_key(app: Flask) -> str:
+    key_file = os.path.join(app.instance_path, SECRET_KEY_FILE)
+    if not os.path.exists(key_file):
+        app.extensions["svc.new_paths"].append(key_file)
+    return load_or_create_secret_key(app.instance_path)
+
+
 def _derived_settings(app: Flask) -> dict[str, Any]:
     """Flask's and the extensions' own keys, derived from the SVC_* settings."""
     config = app.config
@@ -57,7 +76,7 @@ def _derived_settings(app: Flask) -> dict[str, Any]:
         f"sqlite:///{os.path.join(app.instance_path, 'svc.sqlite3')}"
     )
     return {
-        "SECRET_KEY": config["SVC_SECRET_KEY"] or load_or_create_secret_key(app.instance_path),
+        "SECRET_KEY": config["SVC_SECRET_KEY"] or _secret_key(app),
         "SVC_UPLOAD_DIR": config["SVC_UPLOAD_DIR"] or os.path.join(app.instance_path, "uploads"),
         "SQLALCHEMY_DATABASE_URI": database_url,
         # pre_ping: a PostgreSQL restart costs one reconnect, not one failed request per pooled

@@ -1,6 +1,8 @@
 """Operator commands: `flask --app svc <command>`."""
 
+import contextlib
 import logging
+import os
 
 import click
 from flask import Flask, current_app
@@ -87,6 +89,9 @@ def run_scheduler() -> None:
     from svc import scheduler  # only this process needs APScheduler loaded
 
     logging.basicConfig(level=logging.INFO, format="[%(asctime)s] [scheduler] %(message)s")
+    # APScheduler logs two lines per run of each job, several jobs a second: a job says what it
+    # did itself, and APScheduler still logs a job that failed or missed its time (WARNING+).
+    logging.getLogger("apscheduler.executors").setLevel(logging.WARNING)
     scheduler.run(current_app._get_current_object())
 
 
@@ -113,7 +118,11 @@ def backup_command(destination: str) -> None:
 def restore_command(archive: str) -> None:
     """Restore ARCHIVE (made by `backup`) into this installation, which must be empty. Stop
     the service first."""
-    restored = _operation(backup.restore, archive)
+    try:
+        restored = backup.restore(archive)
+    except OperationFailed as exc:
+        _take_back_new_paths()
+        raise click.ClickException(str(exc)) from None
     manifest = restored.manifest
     click.echo(
         f"restored {_rows(manifest['tables'], 'reports')} reports and "
@@ -142,6 +151,15 @@ def _operation(function, *args):
         return function(*args)
     except OperationFailed as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def _take_back_new_paths() -> None:
+    """A refused restore leaves the installation as it was: what this process's start made
+    (a new instance folder, its secret key) goes again. Restore opens no database before the
+    archive passed, so no empty SQLite file is left either."""
+    for path in reversed(current_app.extensions["svc.new_paths"]):
+        with contextlib.suppress(OSError):
+            os.rmdir(path) if os.path.isdir(path) else os.unlink(path)
 
 
 def _rows(summary: dict, table: str) -> int:

@@ -220,6 +220,18 @@ SETTINGS: tuple[Setting, ...] = (
         "password changes, per user (each guesses the current password); `off` disables",
     ),
     Setting(
+        "SVC_RATE_LIMIT_INVITE",
+        "20/hour",
+        _rate_limit,
+        "invitations sent and resent, per inviting user; `off` disables",
+    ),
+    Setting(
+        "SVC_RATE_LIMIT_INVITE_ADDRESS",
+        "3/day",
+        _rate_limit,
+        "invitations sent and resent, per invited address; `off` disables",
+    ),
+    Setting(
         "SVC_RATE_LIMIT_STORAGE",
         "database",
         str.strip,

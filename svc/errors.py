@@ -8,7 +8,7 @@ Flask/Werkzeug/SQLAlchemy raise, into a response.
 import logging
 from typing import Any
 
-from flask import Flask, jsonify
+from flask import Flask, jsonify, request
 from limits.errors import StorageError
 from marshmallow import ValidationError
 from sqlalchemy.exc import OperationalError
@@ -71,6 +71,13 @@ class Unauthorized(DomainError):
     status_code = 401
 
 
+class AccountDeactivated(Unauthorized):
+    """A deactivated account's password, sessions and tokens are all refused alike."""
+
+    def __init__(self):
+        super().__init__("This account is deactivated; ask an administrator of this svc")
+
+
 class Forbidden(DomainError):
     status_code = 403
 
@@ -110,7 +117,7 @@ class StorageUnavailable(DomainError):
 
 
 class HoneypotHit(DomainError):
-    """A report whose honeypot field is filled in (contract v3, section 6): nothing is stored."""
+    """A report whose honeypot field is filled in (docs/api.md §8.1): nothing is stored."""
 
     def __init__(self):
         super().__init__("Rejected")
@@ -129,7 +136,7 @@ def field_error(field: str, message: str) -> Invalid:
 
 
 def flatten_errors(messages: Any, prefix: str = "") -> dict[str, list[str]]:
-    """marshmallow nests the errors of nested fields; the contract keys them dotted:
+    """marshmallow nests the errors of nested fields; the API keys them dotted (docs/api.md §1.1):
     settings.webhook_url."""
     if isinstance(messages, list):
         return {prefix or "_schema": [str(m) for m in messages]}
@@ -141,6 +148,22 @@ def flatten_errors(messages: Any, prefix: str = "") -> dict[str, list[str]]:
         else:
             flat.setdefault(path, []).extend(str(m) for m in value)
     return flat
+
+
+def size_in_words(size: int) -> str:
+    """A byte limit as people read it, exact: '10 MiB (10485760 bytes)'."""
+    for unit, scale in (("MiB", 2**20), ("KiB", 2**10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit} ({size} bytes)"
+    return f"{size} bytes"
+
+
+def only_where_waiting_helps(response):
+    """Retry-After on a 429 or a 503 alone. Flask-Limiter adds it to every answer of a limited
+    endpoint (a 413 said "Retry-After: 50"); registered before the limiter, this runs after it."""
+    if response.status_code not in (429, 503):
+        response.headers.pop("Retry-After", None)
+    return response
 
 
 def error_response(
@@ -170,6 +193,10 @@ def register_error_handlers(app: Flask) -> None:
         detail = _HTTP_DETAIL.get(status) or error.name
         if status == 429:
             detail = f"Too many requests: limit of {error.description} exceeded"
+        if status == 413 and request.max_content_length:
+            detail = (
+                f"Request body too large: the limit is {size_in_words(request.max_content_length)}"
+            )
         response = error_response(status, detail)
         if status == 405 and error.valid_methods:
             response.headers["Allow"] = ", ".join(error.valid_methods)

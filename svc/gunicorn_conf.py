@@ -17,7 +17,7 @@ accesslog = "-"
 # The path without its query string (which may hold a search, or a token someone put there),
 # no Referer and no Basic-auth user: address, time, request, status, size, duration, agent.
 access_log_format = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s %(M)sms "%(a)s"'
-# Dashboard pages whose last path segment is a credential (contract section 12's links).
+# Dashboard pages whose last path segment is a credential (docs/api.md §3's links).
 _TOKEN_PAGES = re.compile(r"^/(invite|reset-password|unsubscribe)/[^/]+")
 
 
@@ -31,6 +31,11 @@ class AccessLogWithoutTokens(Logger):
 
 
 logger_class = AccessLogWithoutTokens
+# What gunicorn itself refuses (URI too long, headers too large) answers as JSON too.
+worker_class = "svc.gunicorn_worker.JsonErrorWorker"
+# gunicorn's control socket (gunicornc) is one path per user, shared by every installation on the
+# host: a second one replaces the first's, and stopping either deletes it. svc needs none.
+control_socket_disable = True
 # Workers are killed and replaced rather than left hanging on a stuck request.
 timeout = 60
 graceful_timeout = 20

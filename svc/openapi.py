@@ -40,9 +40,11 @@ _ERROR_TEXT = {
     404: "No such resource for this caller",
     409: "Conflict with existing data",
     413: "Body too large",
+    414: "Request line too long (gunicorn's limit, 4094 bytes)",
     415: "Unsupported content type",
     422: "Validation failed; `errors` maps field names to messages",
     429: "Rate limit hit; see Retry-After",
+    431: "Request headers too large (gunicorn's limits)",
     503: "Database unavailable; see Retry-After",
 }
 
@@ -61,7 +63,8 @@ def _openapi_path(rule: str) -> tuple[str, list[dict]]:
 
 
 def _error_statuses(view, method: str, has_path_parameters: bool) -> set[int]:
-    statuses = set(getattr(view, "documented_errors", ()))
+    # gunicorn refuses these before any view (svc.gunicorn_worker makes them JSON).
+    statuses = {414, 431, *getattr(view, "documented_errors", ())}
     credentials = getattr(view, "accepted_credentials", ())
     if credentials:
         statuses.add(401)

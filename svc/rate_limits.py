@@ -1,6 +1,6 @@
 """Rate-limit counters in the service's own database, as a storage of the `limits` library that
 Flask-Limiter counts with: every gunicorn worker and every instance on the same database shares
-them, with no extra server (contract section 9). `SVC_RATE_LIMIT_STORAGE=redis://...` still
+them, with no extra server (docs/api.md §1.1). `SVC_RATE_LIMIT_STORAGE=redis://...` still
 swaps in Redis.
 
 Fixed windows only (Flask-Limiter's default strategy): one row per limit and client, counted up

@@ -102,7 +102,8 @@ def forget_notifications() -> None:
 def sweep_uploads() -> None:
     with _app.app_context():
         removed = screenshots.sweep()
-    log.info("sweep: removed %d orphaned screenshot(s)", removed)
+    if removed:
+        log.info("sweep: removed %d orphaned screenshot(s)", removed)
 
 
 def checkpoint_database() -> None:

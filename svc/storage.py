@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from svc.errors import StorageUnavailable, TooLarge, UnsupportedMedia
+from svc.errors import StorageUnavailable, TooLarge, UnsupportedMedia, size_in_words
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +55,14 @@ def sniff_image(head: bytes) -> tuple[str, str] | None:
     return None
 
 
+def is_key(key: str) -> bool:
+    """Whether `key` is of the form the service gives an upload's file."""
+    return bool(KEY_PATTERN.fullmatch(key))
+
+
 def path_for(upload_dir: str, key: str) -> Path | None:
     """Where the file of `key` lives; None for anything that is not a key we make."""
-    if not KEY_PATTERN.match(key):
+    if not is_key(key):
         return None
     return Path(upload_dir) / key[:2] / key
 
@@ -87,7 +92,7 @@ def save_image(stream: BinaryIO, upload_dir: str, max_bytes: int) -> StoredImage
             while chunk:
                 size += len(chunk)
                 if size > max_bytes:
-                    raise TooLarge(f"Screenshot larger than {max_bytes} bytes")
+                    raise TooLarge(f"Screenshot too large: the limit is {size_in_words(max_bytes)}")
                 target.write(chunk)
                 chunk = stream.read(CHUNK_BYTES)
             target.flush()

@@ -1,5 +1,6 @@
 """What the browser tests share (the browser itself is a fixture in conftest.py)."""
 
+import os
 from pathlib import Path
 
 from playwright.sync_api import Page
@@ -16,6 +17,11 @@ Element.prototype.attachShadow = function (init) {
 
 
 def save_screenshot(page: Page, name: str) -> None:
-    """Into docs/screenshots/, for the README: taken on every run, so they never go stale."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    """Taken on every run, so that they can always be made; written into docs/screenshots/, for
+    the README, only when asked (`make screenshots` sets SVC_SCREENSHOTS=1), so that running the
+    suite leaves the work tree as it was."""
+    picture = page.screenshot(full_page=True)
+    assert picture.startswith(b"\x89PNG")
+    if os.environ.get("SVC_SCREENSHOTS") == "1":
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        (SCREENSHOTS / f"{name}.png").write_bytes(picture)

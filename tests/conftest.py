@@ -10,15 +10,15 @@ import subprocess
 import threading
 import uuid
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from flask_migrate import upgrade
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine
 from werkzeug.serving import make_server
 
 from harness.browser import CHROMIUM, launch_chromium
 from harness.client import register
+from harness.databases import postgresql_schema
 from harness.service import kill_service, start_service
 from svc import create_app, rate_limits
 from svc.extensions import db
@@ -26,32 +26,39 @@ from svc.extensions import db
 BACKENDS = ["sqlite"] + (["postgresql"] if os.environ.get("SVC_TEST_DATABASE_URL") else [])
 
 
-def _with_search_path(url: str, schema: str) -> str:
-    separator = "&" if "?" in url else "?"
-    return f"{url}{separator}options={quote(f'-csearch_path={schema}')}"
+def pytest_generate_tests(metafunc):
+    """Every test that uses the database runs on each of BACKENDS, unless it is marked
+    `any_database`: the database cannot change its answer (a page in the browser, the command
+    line, the served widget, headers...), so it runs on SQLite alone. Tests of SQL,
+    transactions, locks, search and migrations are never marked. This is the one place that
+    decides it."""
+    if "database_url" in metafunc.fixturenames:
+        marked = metafunc.definition.get_closest_marker("any_database")
+        backends = BACKENDS[:1] if marked else BACKENDS
+        metafunc.parametrize("database_url", backends, indirect=True, scope="session")
 
 
-@pytest.fixture(scope="session", params=BACKENDS)
-def database_url(request, tmp_path_factory):
-    if request.param == "sqlite":
-        path = tmp_path_factory.mktemp("sqlite") / "svc.sqlite3"
-        url = f"sqlite:///{path}"
+@pytest.fixture(scope="session")
+def database_url(request):
+    """The test database of the test's backend. Each backend's lives for the whole session (of
+    this worker): the tests of one worker switch backends file by file, and a new database per
+    switch would cost a migration each time."""
+    return request.getfixturevalue(f"{request.param}_database")
+
+
+@pytest.fixture(scope="session")
+def sqlite_database(tmp_path_factory):
+    url = f"sqlite:///{tmp_path_factory.mktemp('sqlite') / 'svc.sqlite3'}"
+    _migrate(url, tmp_path_factory.mktemp("migrate"))
+    return url
+
+
+@pytest.fixture(scope="session")
+def postgresql_database(tmp_path_factory):
+    test_database = os.environ["SVC_TEST_DATABASE_URL"]
+    with postgresql_schema(test_database, f"svc_test_{os.getpid()}") as url:
         _migrate(url, tmp_path_factory.mktemp("migrate"))
         yield url
-        return
-    base_url = os.environ["SVC_TEST_DATABASE_URL"]
-    schema = f"svc_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
-    engine = create_engine(base_url)
-    with engine.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    url = _with_search_path(base_url, schema)
-    try:
-        _migrate(url, tmp_path_factory.mktemp("migrate"))
-        yield url
-    finally:
-        with engine.begin() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        engine.dispose()
 
 
 def _migrate(url: str, instance_path) -> None:

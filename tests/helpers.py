@@ -107,7 +107,7 @@ def upload(client, api_key: str, data: bytes, filename: str = "shot.png"):
     )
 
 
-# The widget settings of a project that never changed them (contract section 11).
+# The widget settings of a project that never changed them (docs/api.md §7.3).
 WIDGET_DEFAULTS = {
     "primaryColor": "#2563eb",
     "buttonText": "Report a bug",
@@ -122,7 +122,7 @@ WIDGET_DEFAULTS = {
     "captureActions": True,
 }
 
-# The report object of contract section 6: the list leaves out the captured arrays.
+# The report object of docs/api.md §8: the list leaves out the captured arrays.
 SUMMARY_FIELDS = {
     "id",
     "projectId",

@@ -1,4 +1,4 @@
-"""The instance's administration (contract section 12): the first user is admin; admins list
+"""The instance's administration (docs/api.md §5): the first user is admin; admins list
 accounts, deactivate and reactivate them, grant administration and send reset links; operators
 have `set-password` and `make-admin`."""
 

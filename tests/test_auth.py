@@ -1,4 +1,4 @@
-"""Accounts and browser sessions: contract section 2."""
+"""Accounts and browser sessions: docs/api.md §3."""
 
 from datetime import timedelta
 from http.cookies import SimpleCookie

@@ -1,4 +1,4 @@
-"""Bulk triage (contract section 13): PATCH and DELETE /api/v1/reports on up to 500 reports,
+"""Bulk triage (docs/api.md §8.6): PATCH and DELETE /api/v1/reports on up to 500 reports,
 all or nothing, with the rights of one by one."""
 
 from pathlib import Path

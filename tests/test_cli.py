@@ -1,4 +1,4 @@
-"""The `svc` command line (issue 25), run as a subprocess against `make run` with a real
+"""The `svc` command line (docs/cli.md), run as a subprocess against `make run` with a real
 personal access token: every command, its --json parsed, each exit code."""
 
 import csv
@@ -8,7 +8,6 @@ import os
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,8 @@ import pytest
 from harness.service import ROOT, set_up_project
 from tests.helpers import REPORT
 
-pytestmark = pytest.mark.server
+# A client over HTTP: the database cannot change its answer, SQLite alone (tests/conftest.py).
+pytestmark = [pytest.mark.server, pytest.mark.any_database]
 SVC = str(Path(sys.executable).with_name("svc"))
 CAPTURED = {
     "console_logs": [
@@ -82,10 +82,11 @@ def test_login_whoami_and_a_refused_token(served):
     code, _, err = svc(served, "login", "--url", served["url"], "--token", "svc_pat_nonsense")
     assert code == 3 and "Invalid personal access token" in err
     # The token asked for, not echoed, when not given.
-    code, out, _ = svc(
+    code, out, err = svc(
         served, "login", "--url", served["url"], stdin=served["token"]["token"] + "\n"
     )
     assert code == 0 and "Signed in" in out and "Ada" in out
+    assert "Warning" not in err  # getpass's GetPassWarning, when the token comes from a pipe
     saved = served["home"] / "svc" / "credentials.json"
     assert stat.S_IMODE(saved.stat().st_mode) == 0o600
     assert json.loads(saved.read_text())["token"] == served["token"]["token"]
@@ -135,7 +136,7 @@ def test_reports_list_show_update(served):
 
     code, out, _ = svc(served, "reports", "show", "ws-1")
     assert code == 0
-    assert "Console: 2 entries, 1 errors" in out and "Network: 2 requests, 1 failed" in out
+    assert "Console: 2 entries, 1 error\n" in out and "Network: 2 requests, 1 failed" in out
     code, _, err = svc(served, "reports", "show", "WS-99")
     assert code == 4 and "Report not found" in err
 
@@ -183,7 +184,8 @@ def test_reports_watch(served):
         text=True,
         env={**os.environ, "XDG_CONFIG_HOME": str(served["home"])},
     )
-    time.sleep(1.5)  # its first look: what exists already is not new
+    # Its first look (what exists already is not new) is done when it says it watches.
+    assert watcher.stderr.readline().startswith("Watching for new reports")
     for title in ("First new", "Second new"):
         served["browser"].post(
             f"{served['url']}/api/v1/reports",
@@ -209,3 +211,113 @@ def test_every_command_has_help(served):
         code, out, _ = svc(served, *command, "--help")
         assert code == 0 and "Usage: svc" in out
     assert svc(served, "no-such-command")[0] == 2
+    code, out, _ = svc(served, "--version")
+    assert code == 0 and out.startswith("svc ") and out.strip() != "svc"
+
+
+# An OSC 52 clipboard write, a window title, a line overwrite, and C1's CSI (8-bit ESC [).
+HOSTILE = "Pay\x1b]52;c;ZXZpbA==\x07 fails\x1b]0;pwned\x07\r\x1b[2K\x9b2J now"
+
+
+def under_a_terminal(served, *arguments) -> bytes:
+    """What `svc` writes to a pseudo-terminal, as a person's shell would show it."""
+    import pty
+
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [SVC, *arguments],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env={**os.environ, "XDG_CONFIG_HOME": str(served["home"])},
+        close_fds=True,
+    )
+    os.close(follower)
+    written = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed: the command is done
+            break
+        if not chunk:
+            break
+        written += chunk
+    os.close(leader)
+    assert process.wait(timeout=30) == 0, written
+    return written
+
+
+def test_report_text_reaches_a_terminal_without_its_control_characters(served):
+    signed_in(served)
+    filed = (
+        served["browser"]
+        .post(
+            f"{served['url']}/api/v1/reports",
+            json={**REPORT, "title": HOSTILE, "description": f"Steps\n{HOSTILE}"},
+            headers={"X-API-Key": served["project"]["apiKey"]},
+        )
+        .json()
+    )
+    code, _, err = svc(served, "reports", "update", filed["trackingId"], "--assignee", "me")
+    assert code == 0, err
+    for command in (
+        ("reports", "list"),
+        ("reports", "show", filed["trackingId"]),
+        ("reports", "show", filed["trackingId"], "--json"),
+        ("reports", "list", "--json"),
+    ):
+        written = under_a_terminal(served, *command)
+        assert b"\x1b" not in written and b"\xc2\x9b" not in written, command
+        assert b"Pay" in written, command
+    shown = under_a_terminal(served, "reports", "show", filed["trackingId"]).decode()
+    # What a person reads, not the API's keys.
+    assert "Assignee  Ada <ada@example.com>" in shown
+    assert "Reporter  none" in shown  # filed without one
+    assert "assigneeId" not in shown and "reporterIdentifier" not in shown
+    # --json stays the API's answer: the characters are there, escaped.
+    _, out, _ = svc(served, "reports", "show", filed["trackingId"], "--json")
+    assert json.loads(out)["title"] == HOSTILE
+
+
+def this_machines_address() -> str:
+    """An address of this machine that is not loopback (plain http:// to it leaves the host)."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("192.0.2.1", 9))  # no packet is sent: it only picks the route
+        return probe.getsockname()[0]
+
+
+def test_a_token_goes_over_plain_http_to_this_machine_only(tmp_path):
+    """Finding 10: plain http:// carries the token in clear to anyone on the way."""
+    import http.server
+    import threading
+
+    heard = []
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            heard.append(self.headers.get("Authorization"))
+            body = json.dumps({"name": "Ada", "email": "ada@example.com"}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("0.0.0.0", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        away = f"http://{this_machines_address()}:{server.server_port}"
+        served = {"home": tmp_path}
+        code, _, err = svc(served, "login", "--url", away, "--token", "svc_pat_secret")
+        assert code == 2 and "plain http://" in err and heard == []
+        insecure = svc(served, "--insecure", "login", "--url", away, "--token", "svc_pat_secret")
+        assert insecure[0] == 0 and heard == ["Bearer svc_pat_secret"]
+        local = f"http://127.0.0.1:{server.server_port}"
+        assert svc(served, "login", "--url", local, "--token", "svc_pat_local")[0] == 0
+    finally:
+        server.shutdown()

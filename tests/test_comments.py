@@ -1,4 +1,4 @@
-"""Comments and the activity of a report (contract section 13), through HTTP: who may write,
+"""Comments and the activity of a report (docs/api.md §8.7), through HTTP: who may write,
 edit and delete; mentions that mail; every kind of activity entry."""
 
 import pytest

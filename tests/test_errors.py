@@ -1,4 +1,4 @@
-"""Every error is JSON {"detail": ...} with the status of contract section 1, in its order."""
+"""Every error is JSON {"detail": ...} with the status of docs/api.md §1, in its order."""
 
 import pytest
 
@@ -181,3 +181,32 @@ def test_security_headers_on_every_response(client, user_client):
         assert response.headers["X-Content-Type-Options"] == "nosniff"
         assert response.headers["Referrer-Policy"] == "no-referrer"
         assert response.headers["X-Frame-Options"] == "DENY"
+
+
+def test_a_413_says_the_limit_and_no_retry_after(client, make_app):
+    body = '{"email": "' + "a" * (5 * 1024 * 1024) + '"}'
+    response = client.post("/api/v1/auth/login", data=body, content_type="application/json")
+    assert_error(response, 413)
+    assert response.get_json()["detail"].endswith("the limit is 5 MiB (5242880 bytes)")
+    assert "Retry-After" not in response.headers
+
+
+def test_retry_after_only_where_waiting_helps(make_app):
+    """The widget's endpoints are rate limited, and Flask-Limiter puts Retry-After on every
+    answer they give: only a 429 and a 503 keep it."""
+    from harness.client import create_project, register
+    from tests.helpers import png_bytes, upload
+
+    app = make_app(SVC_MAX_SCREENSHOT_BYTES="2000", SVC_RATE_LIMIT_INGEST="2/minute")
+    client = app.test_client()
+    register(client)
+    key = create_project(client)["apiKey"]
+    too_large = upload(client, key, png_bytes(padding=100_000))
+    assert too_large.status_code == 413
+    assert too_large.get_json()["detail"] == "Screenshot too large: the limit is 2000 bytes"
+    not_an_image = upload(client, key, b"plain text, not a picture")
+    assert not_an_image.status_code == 415
+    limited = upload(client, key, png_bytes())
+    assert limited.status_code == 429
+    assert [r.headers.get("Retry-After") for r in (too_large, not_an_image)] == [None, None]
+    assert int(limited.headers["Retry-After"]) > 0

@@ -1,4 +1,4 @@
-"""Export (contract section 13): the list's reports, all of them, as CSV or NDJSON, streamed."""
+"""Export (docs/api.md §8.3): the list's reports, all of them, as CSV or NDJSON, streamed."""
 
 import csv
 import io

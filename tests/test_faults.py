@@ -15,7 +15,14 @@ from flask_migrate import upgrade
 
 from harness.client import create_project, register
 from harness.receiver import Receiver
-from harness.service import delivery_log, file, kill_service, set_up_project, wait_until
+from harness.service import (
+    add_project,
+    delivery_log,
+    file,
+    kill_service,
+    set_up_project,
+    wait_until,
+)
 from svc.extensions import db
 from tests.helpers import REPORT
 
@@ -241,14 +248,7 @@ def test_a_dripping_receiver_holds_two_threads_for_its_deadline_and_no_one_else_
     try:
         dripping.script(*[("drip", 0.5)] * 10)
         browser, slow = set_up_project(base_url, dripping.url)
-        csrf = {"X-CSRF-Token": browser.cookies["svc_csrf_token"]}
-        fast = browser.post(f"{base_url}/api/v1/projects", json={"name": "Blog"}, headers=csrf)
-        fast = fast.json()
-        browser.patch(
-            f"{base_url}/api/v1/projects/{fast['id']}",
-            json={"settings": {"webhook_url": receiver.url}},
-            headers=csrf,
-        ).raise_for_status()
+        fast = add_project(browser, base_url, "Blog", receiver.url)
         for index in range(10):
             file(base_url, slow["apiKey"], title=f"slow {index}")
         dripping.wait_for(2)

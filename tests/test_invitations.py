@@ -1,4 +1,4 @@
-"""Invitations (contract section 12) end to end: the owner invites, the mail arrives at a real
+"""Invitations (docs/api.md §7.1) end to end: the owner invites, the mail arrives at a real
 SMTP server on loopback, the link is followed by a new or an existing user."""
 
 import re
@@ -213,3 +213,43 @@ def test_a_new_account_needs_a_name_and_a_good_password(closed_app, shop):
         assert response.status_code == 422 and field in response.get_json()["errors"]
     assert anonymous.get("/api/v1/auth/me").status_code == 401
     assert len(pending(ada, project)) == 1
+
+
+def test_invitations_are_limited_per_owner_and_per_address(make_app):
+    """Finding 5: with open registration anyone could make svc mail any address, and resend
+    without end."""
+    app = make_app(SVC_RATE_LIMIT_INVITE="4/hour", SVC_RATE_LIMIT_INVITE_ADDRESS="2/day")
+    ada = app.test_client()
+    register(ada)
+    project = create_project(ada)
+    base = f"/api/v1/projects/{project['id']}/invitations"
+
+    def invite(email):
+        return ada.post(base, json={"email": email, "role": "member"}, headers=csrf(ada))
+
+    first = invite("victim@example.com")
+    assert first.status_code == 201
+    resend = f"/api/v1/invitations/{first.get_json()['id']}/resend"
+    assert ada.post(resend, headers=csrf(ada)).status_code == 200
+    again = ada.post(resend, headers=csrf(ada))
+    assert again.status_code == 429 and again.get_json()["detail"]  # the address had its 2
+    assert invite("grace@example.com").status_code == 201  # the owner's 4th try of the hour
+    refused = invite("hedy@example.com")
+    assert refused.status_code == 429 and "4 per 1 hour" in refused.get_json()["detail"]
+
+
+def test_no_text_someone_typed_becomes_a_link_in_a_mail(mail_app, smtp_server):
+    ada = mail_app.test_client()
+    register(ada, name="Ada https://evil.example/login")
+    project = create_project(ada, name="Shop http://evil.example/x")
+    answer = ada.post(
+        f"/api/v1/projects/{project['id']}/invitations",
+        json={"email": "grace@example.com", "role": "member"},
+        headers=csrf(ada),
+    )
+    assert answer.status_code == 201
+    send_due(mail_app)
+    [message] = smtp_server.wait_for(1)
+    html = message.get_body(("html",)).get_content()
+    assert 'href="https://evil.example' not in html and 'href="http://evil.example' not in html
+    assert f'href="{answer.get_json()["url"]}"' in html  # svc's own link still is one

@@ -1,12 +1,12 @@
 """Mail: the outbox and its SMTP sender against a real server on loopback (aiosmtpd, STARTTLS,
-AUTH), and password reset end to end (contract section 12)."""
+AUTH), and password reset end to end (docs/api.md §3)."""
 
 import re
 import time
 
 import pytest
 
-from harness.client import PASSWORD, create_pat, register
+from harness.client import PASSWORD, create_pat, csrf, register
 from harness.service import kill_service, sign_up, wait_until
 from harness.smtp import Tarpit
 from svc.config import ConfigError, load_settings
@@ -33,7 +33,10 @@ def mails(app) -> list[OutgoingMail]:
 
 
 def test_a_queued_mail_reaches_the_server_with_text_html_and_headers(mail_app, smtp_server):
-    queue_one(mail_app, text="Open <this> at https://example.com/x?a=1&b=2")
+    queue_one(
+        mail_app,
+        text="Open <this> at https://bugs.example.com/x?a=1&b=2, not https://example.com/y",
+    )
     assert send_due(mail_app) == [None]
     [message] = smtp_server.wait_for(1)
     assert message["To"] == "ada@example.com" and message["Subject"] == "Hello"
@@ -41,9 +44,11 @@ def test_a_queued_mail_reaches_the_server_with_text_html_and_headers(mail_app, s
     assert message["List-Unsubscribe"] == "<https://example.com/u>"
     text = message.get_body(("plain",)).get_content()
     html = message.get_body(("html",)).get_content()
-    assert "Open <this> at https://example.com/x?a=1&b=2" in text
+    assert "Open <this> at https://bugs.example.com/x?a=1&b=2" in text
     assert "Open &lt;this&gt;" in html
-    assert '<a href="https://example.com/x?a=1&amp;b=2">' in html
+    # The service's own addresses become links; anyone else's stays text.
+    assert '<a href="https://bugs.example.com/x?a=1&amp;b=2">' in html
+    assert "not https://example.com/y" in html and 'href="https://example.com' not in html
     [row] = mails(mail_app)
     assert (row.status, row.attempts) == (SENT, 1)
     assert message["Message-ID"] == f"<{row.id}@bugs.example.com>"
@@ -177,6 +182,35 @@ def test_an_expired_or_unknown_link_is_400(mail_app, smtp_server):
     assert client.get("/api/v1/auth/me").status_code == 200  # nothing ended
 
 
+def test_a_reset_or_a_password_change_spends_every_other_link(mail_app, smtp_server):
+    """v4: a link mailed before the password changed cannot set it again."""
+    client = mail_app.test_client()
+    register(client)
+    for _ in range(3):
+        forgot(client, "ada@example.com")
+    send_due(mail_app)
+    first, second, third = (
+        RESET_LINK.search(m.get_body(("plain",)).get_content())[1] for m in smtp_server.wait_for(3)
+    )
+    assert reset(client, first).status_code == 204
+    assert reset(client, second, "the second new password").status_code == 400
+
+    signed_in = mail_app.test_client()
+    signed_in.post(
+        "/api/v1/auth/login", json={"email": "ada@example.com", "password": "a brand new password"}
+    )
+    forgot(client, "ada@example.com")
+    send_due(mail_app)
+    fourth = RESET_LINK.search(smtp_server.wait_for(4)[3].get_body(("plain",)).get_content())[1]
+    changed = signed_in.post(
+        "/api/v1/auth/password",
+        json={"current_password": "a brand new password", "new_password": "changed by hand"},
+        headers=csrf(signed_in),
+    )
+    assert changed.status_code == 204
+    assert [reset(client, link).status_code for link in (third, fourth)] == [400, 400]
+
+
 def test_a_reset_password_follows_the_password_rules(mail_app):
     response = reset(mail_app.test_client(), "whatever", "short")
     assert response.status_code == 422 and "password" in response.get_json()["errors"]
@@ -275,3 +309,32 @@ def test_mail_through_make_run_loses_none_when_the_scheduler_dies_mid_send(
     time.sleep(3)  # anything sent twice would arrive within the scheduler's next passes
     assert sorted(m["To"] for m in smtp_server.messages) == sorted(expected)
     assert {m["To"] for m in arrived} == expected
+
+
+def test_a_mail_that_cannot_be_built_fails_at_once(mail_app, smtp_server):
+    """v4: a line break in a header (a name, before names were one line) makes a mail no
+    retry can build: failed at the first attempt, not pending for ever."""
+    queue_one(mail_app, subject="[WS-1] Assigned to you by Ada\r\nBcc: everyone@example.com")
+    [error] = send_due(mail_app)
+    assert error.startswith("cannot be built")
+    [row] = mails(mail_app)
+    assert (row.status, row.attempts, row.next_attempt_at) == ("failed", 1, None)
+    assert send_due(mail_app) == []  # never claimed again
+    assert smtp_server.messages == []
+
+
+@pytest.mark.parametrize(
+    ("path", "field"),
+    [("/api/v1/auth/register", "name"), ("/api/v1/projects", "name"), ("/api/v1/tokens", "name")],
+)
+@pytest.mark.parametrize(
+    "name", ["Ada\r\nBcc: everyone@example.com", "Tab\there", "\x85" + "a" * 100]
+)
+def test_names_are_one_line(app, user_client, path, field, name):
+    """v4: names go into mail headers; a C1 control (U+0085, which strip() removes) counts too,
+    so a 101-character name cannot pass as 100."""
+    client = app.test_client() if "register" in path else user_client
+    body = {field: name, "email": "grace@example.com", "password": PASSWORD}
+    response = client.post(path, json=body, headers=csrf(client))
+    assert response.status_code == 422, response.get_json()
+    assert "One line" in response.get_json()["errors"][field][0]

@@ -1,4 +1,4 @@
-"""Notifications by mail (contract section 12): each person's choice per project decides who
+"""Notifications by mail (docs/api.md §4): each person's choice per project decides who
 hears of a new report; assignments are told; a burst becomes one summary; every mail has a
 one-click unsubscribe. Mails go to a real SMTP server on loopback."""
 
@@ -228,3 +228,27 @@ def test_a_deleted_report_takes_its_pending_notifications(mail_app, smtp_server,
     ada.delete(f"/api/v1/reports/{filed['trackingId']}", headers=csrf(ada))
     assert mail_out(mail_app) == []
     assert smtp_server.messages == []
+
+
+def test_a_member_removed_while_a_mail_waited_does_not_get_it(mail_app, smtp_server, team):
+    """Finding 11: Grace was removed while her notifications were held for a summary."""
+    ada, grace = team["ada"], team["grace"]
+    choose(grace, team["project"], "all")
+    now = utcnow()
+    for number in range(5):
+        report(team, "critical", title=f"Outage {number}")
+        mail_out(mail_app, now)
+    report(team, "critical", title="Held for the summary")
+    mail_out(mail_app, now + timedelta(minutes=1))
+    held = len(smtp_server.messages)
+    assert ("grace@example.com", "[WS-1] New critical report: Outage 0") in received(smtp_server)
+    removed = ada.delete(
+        f"/api/v1/projects/{team['project']['id']}/members/{grace.user['id']}",
+        headers=csrf(ada),
+    )
+    assert removed.status_code == 204
+    mail_out(mail_app, now + timedelta(minutes=5, seconds=1))
+    to_grace = [to for to, _ in received(smtp_server, since=held) if to == "grace@example.com"]
+    assert to_grace == []
+    # Ada, still an owner, gets hers.
+    assert [to for to, _ in received(smtp_server, since=held)] == ["ada@example.com"]

@@ -1,5 +1,5 @@
-"""Backup, restore and copy-to (issue 25), run as an operator runs them: `flask --app svc ...`
-in a subprocess beside `make run`, on SQLite and PostgreSQL."""
+"""Backup, restore and copy-to (docs/operations.md), run as an operator runs them:
+`flask --app svc ...` in a subprocess beside `make run`, on SQLite and PostgreSQL."""
 
 import io
 import json
@@ -10,7 +10,6 @@ import sys
 import tarfile
 import threading
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -18,12 +17,12 @@ import requests
 from sqlalchemy import create_engine, text, update
 
 from harness.client import PASSWORD
-from harness.service import ROOT, kill_service, set_up_project, start_service
+from harness.databases import postgresql_schema
+from harness.service import ROOT, add_project, kill_service, set_up_project, start_service
 from svc import create_app
 from svc.extensions import db
 from svc.models import User
 from svc.operations import tables
-from tests.conftest import _with_search_path
 from tests.helpers import REPORT, png_bytes
 
 pytestmark = pytest.mark.server
@@ -59,17 +58,8 @@ def empty_database(database_url, tmp_path):
     if database_url.startswith("sqlite"):
         yield f"sqlite:///{tmp_path / 'empty.sqlite3'}"
         return
-    base_url = os.environ["SVC_TEST_DATABASE_URL"]
-    schema = f"svc_restore_{uuid.uuid4().hex[:8]}"
-    engine = create_engine(base_url)
-    with engine.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield _with_search_path(base_url, schema)
-    finally:
-        with engine.begin() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        engine.dispose()
+    with postgresql_schema(os.environ["SVC_TEST_DATABASE_URL"], "svc_restore") as url:
+        yield url
 
 
 class Filers:
@@ -257,13 +247,7 @@ def sqlite_installation(tmp_path_factory, certificate_authority):
     try:
         browser, project = set_up_project(base_url, webhook_url=None)
         csrf = {"X-CSRF-Token": browser.cookies["svc_csrf_token"]}
-        hooked = browser.post(f"{base_url}/api/v1/projects", json={"name": "Hooked"}, headers=csrf)
-        hooked = hooked.json()
-        browser.patch(
-            f"{base_url}/api/v1/projects/{hooked['id']}",
-            json={"settings": {"webhook_url": receiver.url}},
-            headers=csrf,
-        ).raise_for_status()
+        hooked = add_project(browser, base_url, "Hooked", receiver.url)
         commented = _file(base_url, project["apiKey"], "Report 1 of the move")["id"]
         for number in range(3):
             browser.post(
@@ -376,3 +360,163 @@ def test_a_tables_checksum_changes_with_any_value(app, user_client):
     assert tables.differences(before, after) == [
         f"users: {before['users']} expected, {after['users']} found"
     ]
+
+
+# --- what restore accepts -------------------------------------------------------------------------
+
+A_KEY = "A" * 32 + ".png"
+
+
+@pytest.fixture(scope="module")
+def small_backup(tmp_path_factory) -> Path:
+    """A backup of a new SQLite installation: the archive every refusal below is made from."""
+    folder = tmp_path_factory.mktemp("small")
+    settings = install(folder, "source", f"sqlite:///{folder / 'source.sqlite3'}")
+    for command in (("db", "upgrade"), ("backup", str(folder / "backup.tar.gz"))):
+        done = flask(settings, *command)
+        assert done.returncode == 0, done.stderr
+    return folder / "backup.tar.gz"
+
+
+def test_a_backup_archive_is_readable_by_its_owner_alone(small_backup):
+    assert small_backup.stat().st_mode & 0o777 == 0o600
+
+
+def _with_member(archive: Path, copy: Path, member: tarfile.TarInfo, content: bytes = b"") -> Path:
+    """A copy of `archive` with one more member."""
+    with tarfile.open(archive) as source, tarfile.open(copy, "w:gz") as target:
+        for existing in source.getmembers():
+            target.addfile(existing, source.extractfile(existing))
+        member.size = len(content) if member.isreg() else 0
+        target.addfile(member, io.BytesIO(content) if member.isreg() else None)
+    return copy
+
+
+def _symlink(name: str, to: str) -> tarfile.TarInfo:
+    member = tarfile.TarInfo(name)
+    member.type, member.linkname = tarfile.SYMTYPE, to
+    return member
+
+
+def _bad_key_in_manifest(content: bytes) -> bytes:
+    manifest = json.loads(content)
+    manifest["screenshots"]["../../outside.png"] = "0" * 64
+    return json.dumps(manifest).encode()
+
+
+def _refusals(backup: Path, folder: Path) -> dict[str, tuple[Path, str]]:
+    """Archives restore must refuse, each with what its one Error line says."""
+    folder.mkdir(exist_ok=True)
+    whole = backup.read_bytes()
+    cut = folder / "cut.tar.gz"
+    cut.write_bytes(whole[: len(whole) // 2])
+    not_tar = folder / "notes.tar.gz"
+    not_tar.write_text("these are my notes, not a backup\n")
+    return {
+        "cut short": (cut, "cut short"),
+        "not a tar": (not_tar, "not a gzipped tar archive"),
+        "a link": (
+            _with_member(backup, folder / "link.tar.gz", _symlink(f"screenshots/{A_KEY}", "/etc")),
+            "is not a file",
+        ),
+        "a link chain": (
+            _with_member(backup, folder / "chain.tar.gz", _symlink("a/b/c/d", "../../../../..")),
+            "it holds 'a/b/c/d'",
+        ),
+        "another name": (
+            _with_member(backup, folder / "other.tar.gz", tarfile.TarInfo("../escape"), b"x"),
+            "it holds '../escape'",
+        ),
+        "not a key": (
+            _with_member(backup, folder / "key.tar.gz", tarfile.TarInfo("screenshots/x.sh"), b"x"),
+            "it holds 'screenshots/x.sh'",
+        ),
+        "a bad key in the manifest": (
+            _rewritten(backup, folder / "manifest.tar.gz", "manifest.json", _bad_key_in_manifest),
+            "not one of svc's keys",
+        ),
+        "an absolute name": (
+            _with_member(backup, folder / "absolute.tar.gz", tarfile.TarInfo("/tmp/x"), b"x"),
+            "it holds '/tmp/x'",
+        ),
+        "a hard link": (
+            _with_member(
+                backup, folder / "hard.tar.gz", _linked(tarfile.LNKTYPE, "database.sqlite3")
+            ),
+            "is not a file",
+        ),
+        "a device": (
+            _with_member(backup, folder / "device.tar.gz", _linked(tarfile.CHRTYPE, "")),
+            "is not a file",
+        ),
+        "a file twice": (
+            _with_member(backup, folder / "twice.tar.gz", tarfile.TarInfo("manifest.json"), b"{}"),
+            "is there twice",
+        ),
+        # CVE-2025-4517's technique: a folder, a link inside it that climbs out, a file through it.
+        "a deep link chain": (_deep_chain(backup, folder / "deep.tar.gz"), "it holds 'd'"),
+    }
+
+
+def _linked(kind: bytes, target: str) -> tarfile.TarInfo:
+    member = tarfile.TarInfo(f"screenshots/{A_KEY}")
+    member.type, member.linkname = kind, target
+    return member
+
+
+def _deep_chain(archive: Path, copy: Path) -> Path:
+    folder = tarfile.TarInfo("d")
+    folder.type = tarfile.DIRTYPE
+    climb = _symlink("d/" + "p/" * 16 + "up", "../" * 40 + "tmp")
+    through = tarfile.TarInfo("d/" + "p/" * 16 + "up/svc-escaped")
+    with tarfile.open(archive) as source, tarfile.open(copy, "w:gz") as target:
+        target.addfile(folder)
+        target.addfile(climb)
+        through.size = 1
+        target.addfile(through, io.BytesIO(b"x"))
+        for existing in source.getmembers():
+            target.addfile(existing, source.extractfile(existing))
+    return copy
+
+
+def test_restore_refuses_what_is_not_a_whole_backup_and_leaves_the_target_as_it_was(
+    small_backup, tmp_path
+):
+    for case, (archive, says) in _refusals(small_backup, tmp_path).items():
+        target = install(
+            tmp_path, f"target-{archive.stem}", f"sqlite:///{tmp_path / 'new.sqlite3'}"
+        )
+        refused = flask(target, "restore", str(archive))
+        assert refused.returncode == 1, case
+        assert refused.stderr.startswith("Error: ") and refused.stderr.count("\n") == 1, case
+        assert says in refused.stderr, (case, refused.stderr)
+        assert not Path(target["SVC_INSTANCE_PATH"]).exists(), case
+        assert not (tmp_path / "new.sqlite3").exists(), case
+        assert not Path(target["SVC_UPLOAD_DIR"]).exists(), case
+    assert {path.name for path in tmp_path.iterdir()} <= {
+        *(f"{a.stem.split('.')[0]}.tar.gz" for a, _ in _refusals(small_backup, tmp_path).values())
+    }
+    whole = install(tmp_path, "whole", f"sqlite:///{tmp_path / 'new.sqlite3'}")
+    restored = flask(whole, "restore", str(small_backup))
+    assert restored.returncode == 0, restored.stderr
+    assert not Path("/tmp/svc-escaped").exists()
+
+
+def _contents(folder: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(folder)): path.read_bytes() for path in folder.rglob("*")
+            if path.is_file()}  # fmt: skip
+
+
+def test_a_refused_restore_leaves_an_existing_instance_folder_byte_for_byte(small_backup, tmp_path):
+    """An installation set up and migrated, but empty: each refusal leaves every file of its
+    instance folder (secret key, database) as it was."""
+    target = install(tmp_path, "target", "")
+    target.pop("SVC_DATABASE_URL")  # the default: svc.sqlite3 in the instance folder
+    assert flask(target, "db", "upgrade").returncode == 0
+    instance = Path(target["SVC_INSTANCE_PATH"])
+    before = _contents(instance)
+    assert {"secret_key", "svc.sqlite3"} <= set(before)
+    for case, (archive, _) in _refusals(small_backup, tmp_path / "archives").items():
+        refused = flask(target, "restore", str(archive))
+        assert refused.returncode == 1, case
+        assert _contents(instance) == before, case

@@ -1,4 +1,4 @@
-"""Projects and teams: contract section 5."""
+"""Projects and teams: docs/api.md §7."""
 
 import base64
 import re
@@ -75,7 +75,7 @@ def test_member_view_has_no_webhook_secret(team):
 
 
 def test_only_owners_see_the_webhook_url(team):
-    """For Slack and Discord the address is itself a credential (contract section 8, v3)."""
+    """For Slack and Discord the address is itself a credential (docs/api.md §12)."""
     project, owner, member, _ = team
     hook = "https://hooks.slack.com/services/T000/B000/XXXXXXXX"
     owner.patch(

@@ -193,9 +193,9 @@ query_strategy = st.fixed_dictionaries(
 
 
 def _model_matches(report: dict, query: dict) -> bool:
-    """The contract's filters, one by one: several values of a filter are alternatives,
-    created_after is inclusive and created_before exclusive, reporter a case-insensitive
-    substring."""
+    """The list's filters (docs/api.md §8.2), one by one: several values of a filter are
+    alternatives, created_after is inclusive and created_before exclusive, reporter a
+    case-insensitive substring."""
     for name in ("status", "severity", "category"):
         if name in query and report[name] not in query[name].split(","):
             return False
@@ -219,8 +219,8 @@ def _model_matches(report: dict, query: dict) -> bool:
 
 
 def _model_page(reports: list[dict], query: dict) -> tuple[int, list[str]]:
-    """What the list should answer, computed in Python from the contract's rules. `reports` are
-    in creation order, so their index orders them by creation time."""
+    """What the list should answer, computed in Python from the rules of docs/api.md §8.2.
+    `reports` are in creation order, so their index orders them by creation time."""
     chosen = [(index, r) for index, r in enumerate(reports) if _model_matches(r, query)]
     sort = query.get("sort", "-created_at")
     if sort == "created_at":

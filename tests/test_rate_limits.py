@@ -1,4 +1,4 @@
-"""Rate limits on register and login (contract section 9)."""
+"""Rate limits on register and login (docs/api.md §1.1)."""
 
 import time
 from concurrent.futures import ThreadPoolExecutor

@@ -1,4 +1,4 @@
-"""Report creation with the project API key: contract section 6 (create) and section 9 (CORS)."""
+"""Report creation with the project API key: docs/api.md §8.1 (create) and §10 (CORS)."""
 
 import copy
 import json
@@ -244,7 +244,7 @@ def test_limits_are_inclusive(client, api_key):
         metadata={**{f"k{i}": i for i in range(99)}, "k" * 64: 1},
     )
     assert response.status_code == 201, response.get_json()
-    # The metadata object is level 1, so the contract's example is the deepest allowed.
+    # The metadata object is level 1, so the example of docs/api.md §8.1 is the deepest allowed.
     deepest = {"a": {"b": {"c": {"d": {"e": 1}}}}}
     assert file_report(client, api_key, metadata=deepest).status_code == 201
     assert (
@@ -345,7 +345,7 @@ def test_secret_query_parameters_are_redacted(client, api_key, parameter):
     expected = f"https://shop.example/cb?page=2&{parameter.upper()}=[redacted]&q=token#top"
     assert report["networkLogs"][0]["url"] == expected
     assert report["metadata"]["url"] == expected
-    assert report["metadata"]["other"] == expected  # any URL in metadata (contract v3)
+    assert report["metadata"]["other"] == expected  # any URL in metadata (docs/api.md §8.1.1)
 
 
 def test_jwts_are_redacted_in_network_entries_and_console_messages(client, api_key):
@@ -729,3 +729,48 @@ def test_concurrent_repeats_of_one_idempotency_key_create_one_report(app, api_ke
     assert sorted(status for status, _ in results) == [200] * (attempts - 1) + [201]
     assert len({report_id for _, report_id in results}) == 1
     assert count_reports(app) == 1
+
+
+@pytest.mark.parametrize(
+    "parameter",
+    [
+        "X-Amz-Signature",
+        "X-Amz-Credential",
+        "X-Amz-Security-Token",
+        "X-Goog-Signature",
+        "access-token",
+        "Access_Token",
+        "accessToken",
+        "api-key",
+        "auth_token",
+        "private_token",
+        "sessionToken",
+    ],
+)
+def test_names_are_compared_without_case_dashes_or_underscores(client, api_key, parameter):
+    """v4: a presigned URL is a working download link; names are spelt many ways."""
+    url = f"https://bucket.example/shot.png?X-Amz-Date=20261125&{parameter}=s3cr3t"
+    report = file_report(
+        client,
+        api_key,
+        network_logs=[{"url": url, "requestHeaders": {parameter: "s3cr3t"}}],
+        metadata={"url": url},
+    ).get_json()
+    expected = f"https://bucket.example/shot.png?X-Amz-Date=20261125&{parameter}=[redacted]"
+    assert report["networkLogs"][0]["url"] == expected
+    assert report["metadata"]["url"] == expected
+    if parameter.lower().startswith("x-"):
+        assert report["networkLogs"][0]["requestHeaders"] == {parameter: "[redacted]"}
+
+
+def test_user_actions_are_redacted_as_console_entries_are(client, api_key):
+    actions = [
+        {"type": "navigation", "target": "https://shop.example/cb?access_token=s3cr3t&page=2"},
+        {"type": "click", "target": "code#jwt", "data": {"text": f"copy {JWT}"}},
+        {"type": "navigation", "target": "/reset#token=s3cr3t", "data": {"via": "pushState"}},
+    ]
+    stored = file_report(client, api_key, user_actions=actions).get_json()["userActions"]
+    assert stored[0]["target"] == "https://shop.example/cb?access_token=[redacted]&page=2"
+    assert stored[1]["data"]["text"] == "copy [redacted]"
+    assert stored[2]["target"] == "/reset#token=[redacted]"
+    assert "s3cr3t" not in json.dumps(stored)

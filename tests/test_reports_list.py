@@ -1,4 +1,4 @@
-"""GET /api/v1/reports: filters, search, sort, paging, isolation (contract section 6)."""
+"""GET /api/v1/reports: filters, search, sort, paging, isolation (docs/api.md §8.2)."""
 
 import re
 import sqlite3

@@ -1,4 +1,4 @@
-"""Get, update and delete a report by id or tracking id (contract section 6)."""
+"""Get, update and delete a report by id or tracking id (docs/api.md §8.5)."""
 
 import time
 import uuid
@@ -35,7 +35,16 @@ def test_get_by_id_and_by_tracking_id(user_client, report):
 
 
 @pytest.mark.parametrize(
-    "reference", ["WS-2", "WS-0", "XX-1", "not-an-id", "WS-01", str(uuid.uuid4()), "WS-99999999999"]
+    "reference",
+    [
+        "WS-2",
+        "WS-0",
+        "XX-1",
+        "not-an-id",
+        "WS-01",
+        "0b7e8f4e-6a0c-4c1e-9d53-2f1a5c3b7d90",
+        "WS-99999999999",
+    ],
 )
 def test_unknown_reports_are_404(user_client, report, reference):
     response = user_client.get(f"/api/v1/reports/{reference}")

@@ -1,4 +1,4 @@
-"""Roles per project (contract section 12): owner, member, viewer.
+"""Roles per project (docs/api.md §7): owner, member, viewer.
 
 The rule for every endpoint is generated from the route table: an endpoint that declares the
 least role it needs (svc.api.decorators.needs_role) refuses every role below it with 403 and
@@ -27,7 +27,7 @@ NEEDED = needed_roles()
 PROJECT_SCOPED = [
     (rule, method)
     for rule, method, credentials in api_routes()
-    if "pat" in credentials
+    if "session" in credentials
     and any(
         name in rule
         for name in ("<uuid:project_id>", "<report_ref>", "/screenshots/", "<uuid:invitation_id>")

@@ -1,4 +1,4 @@
-"""Screenshot upload, serving and clean-up (contract section 7)."""
+"""Screenshot upload, serving and clean-up (docs/api.md §9)."""
 
 import re
 import subprocess

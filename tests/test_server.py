@@ -1,8 +1,10 @@
 """`make run` as the README shows it: gunicorn with several workers, over real HTTP."""
 
 import base64
+import json
 import os
 import signal
+import subprocess
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -13,6 +15,7 @@ from sqlalchemy import update
 
 from harness.client import create_project, register
 from harness.service import (
+    ROOT,
     delivery_log,
     descendants,
     file,
@@ -87,7 +90,7 @@ def test_the_access_log_keeps_no_query_string_referer_or_basic_auth_user(served)
 
 
 def test_the_access_log_keeps_no_token_of_a_link(served):
-    """Invitation and reset links carry their token in the path (contract section 12)."""
+    """Invitation and reset links carry their token in the path (docs/api.md §3)."""
     base_url, service = served
     for page in ("invite", "reset-password"):
         assert requests.get(f"{base_url}/{page}/T0kenOfALink{page}").status_code == 200
@@ -105,13 +108,19 @@ def test_python_older_than_the_tested_release_is_warned_about(app, service_env, 
     assert "warning: Python " in service.output and "older than 3.99.0" in service.output
 
 
-def test_stops_cleanly_on_sigterm(served):
-    _, service = served
+def test_stops_cleanly_on_sigterm_and_ran_no_control_socket(app, service_env, services, tmp_path):
+    home, runtime = tmp_path / "home", tmp_path / "run"
+    home.mkdir(), runtime.mkdir()
+    _, service = services({**service_env, "HOME": str(home), "XDG_RUNTIME_DIR": str(runtime)})
     children = descendants(service.process.pid)
     os.killpg(service.process.pid, signal.SIGTERM)
     output = service.wait(timeout=30)
     assert "Shutting down: Master" in output
     assert "scheduler: stopped" in output
+    # gunicorn's control socket is one path per user: a second installation on the host would
+    # replace the first's, and stopping either deletes it. svc runs none.
+    assert "Control socket" not in output
+    assert list(home.iterdir()) == [] and list(runtime.iterdir()) == []
     # No process is left behind: not gunicorn, its workers, nor the scheduler.
     time.sleep(0.5)
     alive = [
@@ -145,7 +154,7 @@ def test_the_scheduler_copies_sqlite_log_into_the_database_file(tmp_path, servic
     within seconds: the scheduler checkpoints once a second, where no request would for these
     few (svc.database.SQLITE_WAL_AUTOCHECKPOINT_PAGES)."""
     database = tmp_path / "svc.sqlite3"
-    base_url, _ = services(
+    base_url, service = services(
         {
             "SVC_WORKERS": "2",
             "SVC_DATABASE_URL": f"sqlite:///{database}",
@@ -161,6 +170,10 @@ def test_the_scheduler_copies_sqlite_log_into_the_database_file(tmp_path, servic
         seconds=15,
         message="the reports in the database file",
     )
+    # A job that ran and had nothing to say is not logged: four jobs a second would bury the
+    # request log.
+    assert "Running job" not in service.output and "executed successfully" not in service.output
+    assert "sweep: removed 0" not in service.output
 
 
 # --- webhooks against the real processes ---------------------------------------------------------
@@ -200,3 +213,55 @@ def test_four_workers_deliver_each_event_exactly_once(app, webhook_env, services
     assert sorted(r.json()["data"]["title"] for r in received) == sorted(
         f"report {index}" for index in range(50)
     )
+
+
+def test_make_run_installs_what_the_service_needs_and_make_test_the_rest(tmp_path):
+    """`make run` is the production entry point: no test tools in its .venv (393 MB with them)."""
+
+    def planned(target: str) -> str:
+        made = subprocess.run(
+            ["make", "--dry-run", "--no-print-directory", target, f"VENV={tmp_path / 'venv'}"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return made.stdout
+
+    run, test = planned("run"), planned("test")
+    assert "pip install --quiet -e .\n" in run and "[dev]" not in run
+    assert "pip install --quiet -e .\n" in test and "pip install --quiet -e '.[dev]'" in test
+
+
+def _raw(base_url: str, request: bytes) -> tuple[str, dict, bytes]:
+    """Send bytes as they are; the status line, headers and body of the answer."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as connection:
+        connection.sendall(request)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status, *lines = head.decode("latin1").split("\r\n")
+    headers = {name.lower(): value for name, _, value in (line.partition(": ") for line in lines)}
+    return status, headers, body
+
+
+def test_what_gunicorn_refuses_is_json_too(served):
+    """Finding 12: a URL past 4,094 bytes got gunicorn's own HTML 414."""
+    base_url, _ = served
+    long_line = b"GET /api/v1/reports/export?search=" + b"a" * 5000 + b" HTTP/1.1\r\n"
+    big_header = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 9000 + b"\r\n\r\n"
+    for request, code in (
+        (long_line + b"Host: x\r\n\r\n", "414"),
+        (big_header, "431"),
+        (b"NOT A REQUEST LINE\r\n\r\n", "400"),
+    ):
+        status, headers, body = _raw(base_url, request)
+        assert status.split(" ")[1] == code, status
+        assert headers["content-type"] == "application/json"
+        assert json.loads(body)["detail"], body
+    assert requests.get(f"{base_url}/healthz").ok  # the worker serves on

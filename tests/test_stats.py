@@ -1,4 +1,4 @@
-"""The overview (contract section 13): its counters always equal a count of the reports."""
+"""The overview (docs/api.md §8.4): its counters always equal a count of the reports."""
 
 import itertools
 from collections import Counter

@@ -1,4 +1,4 @@
-"""Personal access tokens and which credential opens what: contract sections 3 and 4."""
+"""Personal access tokens and which credential opens what: docs/api.md §2 and §6."""
 
 import re
 from datetime import timedelta
@@ -98,7 +98,7 @@ def test_pat_writes_skip_csrf(app, user_client):
 
 
 def test_a_pat_cannot_mint_a_token_that_outlives_it(app, user_client):
-    """Contract section 3 (v3): creating tokens needs a browser session."""
+    """docs/api.md §2: creating tokens needs a browser session."""
     parent = create_pat(user_client, expires_in_days=1)
     script = app.test_client()
     response = script.post(
@@ -195,3 +195,42 @@ def test_token_endpoints_need_a_credential(client):
     assert client.get("/api/v1/tokens").status_code == 401
     assert client.post("/api/v1/tokens", json={"name": "x"}).status_code == 401
     assert client.delete("/api/v1/tokens/00000000-0000-4000-8000-000000000000").status_code == 401
+
+
+def test_a_pat_cannot_hand_on_power(app, user_client, other_client):
+    """v4 (docs/api.md §2): what changes who holds power needs a browser session, so that a
+    token cannot outlive the person behind it. The first user is the instance's admin."""
+    from harness.client import create_project
+
+    project = create_project(user_client)
+    base = f"/api/v1/projects/{project['id']}"
+    invited = user_client.post(
+        f"{base}/invitations",
+        json={"email": "eve@example.com", "role": "owner"},
+        headers=csrf(user_client),
+    ).get_json()
+    grace = other_client.user["id"]
+    token = create_pat(user_client)["token"]
+    script = app.test_client()
+    refused = {
+        ("POST", f"{base}/invitations", '{"email": "mallory@example.com", "role": "owner"}'),
+        ("POST", f"/api/v1/invitations/{invited['id']}/resend", None),
+        ("DELETE", f"/api/v1/invitations/{invited['id']}", None),
+        ("PATCH", f"{base}/members/{user_client.user['id']}", '{"role": "member"}'),
+        ("POST", f"{base}/rotate-api-key", None),
+        ("POST", f"{base}/rotate-webhook-secret", None),
+        ("PATCH", f"/api/v1/admin/users/{grace}", '{"is_admin": true}'),
+    }
+    for method, path, body in refused:
+        answer = script.open(
+            path, method=method, data=body, content_type="application/json", headers=bearer(token)
+        )
+        assert answer.status_code == 403, (method, path, answer.get_json())
+        assert "browser session" in answer.get_json()["detail"], path
+    # Nothing changed; the same calls from the browser session still work.
+    assert script.get(base, headers=bearer(token)).get_json()["apiKey"] == project["apiKey"]
+    assert [i["email"] for i in user_client.get(f"{base}/invitations").get_json()] == [
+        "eve@example.com"
+    ]
+    rotated = user_client.post(f"{base}/rotate-api-key", headers=csrf(user_client))
+    assert rotated.status_code == 200

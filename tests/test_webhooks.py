@@ -1,4 +1,4 @@
-"""Webhook delivery to a real HTTPS receiver on 127.0.0.1 (contract section 8)."""
+"""Webhook delivery to a real HTTPS receiver on 127.0.0.1 (docs/api.md §12)."""
 
 import hashlib
 import hmac
@@ -364,7 +364,7 @@ def test_redeliver_starts_a_new_cycle_with_the_same_id(team, receiver):
 
 
 def test_a_deleted_report_lives_on_in_no_delivery(team, receiver):
-    """Contract section 8 (v3): its pending deliveries are cancelled, every payload that held
+    """docs/api.md §12: its pending deliveries are cancelled, every payload that held
     it is cleared, and none can be redelivered; another report's delivery goes on."""
     app, owner, project = team
     file_report(owner, project["apiKey"], title="Secret plans for the launch")

@@ -1,4 +1,4 @@
-"""What the service does for the widget (contract sections 6 and 11): the script itself, the
+"""What the service does for the widget (docs/api.md §8.1 and §7.3): the script itself, the
 widget's settings and the endpoints it reads with the API key, the honeypot, an empty
 description. The widget in a browser: tests/test_widget_browser.py."""
 

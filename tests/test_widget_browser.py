@@ -21,7 +21,8 @@ from harness.service import wait_until
 from tests.browser import OPEN_SHADOW_ROOTS, save_screenshot
 from tests.host_site import HostSite
 
-pytestmark = pytest.mark.browser
+# In the browser the database cannot change the answer: SQLite alone (tests/conftest.py).
+pytestmark = [pytest.mark.browser, pytest.mark.any_database]
 
 VIEWPORT = {"width": 1024, "height": 720}
 
@@ -407,3 +408,172 @@ def test_the_javascript_api_files_and_drops_reports(page, host_site, team, live_
     expect(launcher(page)).to_be_hidden()  # launcher: false; Svc.open still opens the dialog
     page.evaluate("Svc.open({title: 'Opened from code'})")
     expect(dialog(page).get_by_label("Title")).to_have_value("Opened from code")
+
+
+# --- large screenshots -------------------------------------------------------------------------
+
+FILL_LOCAL_STORAGE = """() => {
+  const chunk = "x".repeat(256 * 1024);
+  for (let index = 0; ; index += 1) {
+    try { localStorage.setItem("page-data-" + index, chunk); } catch (_) { break; }
+  }
+  for (let index = 0; ; index += 1) {
+    try { localStorage.setItem("page-tail-" + index, "x".repeat(1024)); } catch (_) { return; }
+  }
+}"""
+
+
+def noise_png(path, megabytes: float) -> Image.Image:
+    """A PNG of random pixels (which no encoder can shrink) of about that size on disk."""
+    import os
+
+    side = int((megabytes * 2**20 / 3) ** 0.5)
+    picture = Image.frombytes("RGB", (side, side), os.urandom(side * side * 3))
+    picture.save(path, compress_level=1)
+    return picture
+
+
+def attach_image(page: Page, path) -> None:
+    with page.expect_file_chooser() as chooser:
+        dialog(page).get_by_role("button", name="Attach an image").click()
+    chooser.value.set_files(str(path))
+    expect(dialog(page).get_by_text("Screenshot added.")).to_be_visible()
+
+
+def assert_arrived(team, report: dict, original: Image.Image) -> None:
+    """The server has the attached picture: the very pixels as PNG, or, where the widget had to
+    re-encode it to fit the service's limit (docs/widget.md), a picture no larger than that."""
+    response = team.get(f"/api/v1/screenshots/{report['screenshotUrl']}")
+    assert response.status_code == 200
+    limit = team.get("/api/v1/projects/widget-config", headers={"X-API-Key": team.key})
+    assert len(response.data) <= limit.get_json()["maxScreenshotBytes"]
+    received = Image.open(io.BytesIO(response.data))
+    if received.format == "PNG":
+        assert received.convert("RGB").tobytes() == original.tobytes()
+    else:
+        assert received.size[0] <= original.size[0] and received.size[0] > original.size[0] // 2
+    assert "widgetNote" not in report["metadata"]
+
+
+@pytest.mark.parametrize("megabytes", [4.5, 7, 9.5])
+def test_a_large_attached_image_arrives(page, host_site, team, tmp_path, megabytes):
+    original = noise_png(tmp_path / "large.png", megabytes)
+    assert (tmp_path / "large.png").stat().st_size > (megabytes - 0.2) * 2**20
+    open_shop(page, host_site, team.key)
+    launcher(page).click()
+    dialog(page).get_by_label("Title").fill(f"A {megabytes} MB picture")
+    attach_image(page, tmp_path / "large.png")
+    dialog(page).get_by_role("button", name="Send report").click()
+    expect(dialog(page).get_by_role("status")).to_contain_text("Thanks — WS-1", timeout=30_000)
+    [report] = reports(team)
+    assert_arrived(team, team.get(f"/api/v1/reports/{report['id']}").get_json(), original)
+
+
+def test_a_full_local_storage_keeps_nothing_from_the_live_send(page, host_site, team, tmp_path):
+    original = noise_png(tmp_path / "large.png", 4.5)
+    open_shop(page, host_site, team.key)
+    page.evaluate(FILL_LOCAL_STORAGE)
+    launcher(page).click()
+    dialog(page).get_by_label("Title").fill("Sent from a page whose storage is full")
+    attach_image(page, tmp_path / "large.png")
+    dialog(page).get_by_role("button", name="Send report").click()
+    expect(dialog(page).get_by_role("status")).to_contain_text("Thanks — WS-1", timeout=30_000)
+    report = team.get(f"/api/v1/reports/{reports(team)[0]['id']}").get_json()
+    assert_arrived(team, report, original)
+
+
+def test_offline_the_reporter_is_told_the_stored_copy_has_no_screenshot(
+    context, page, host_site, team, tmp_path
+):
+    noise_png(tmp_path / "large.png", 4.5)  # its base64 outgrows localStorage's 5 MB
+    open_shop(page, host_site, team.key)
+    expect(launcher(page)).to_be_visible()
+    context.set_offline(True)
+    launcher(page).click()
+    dialog(page).get_by_label("Title").fill("Filed offline with a large picture")
+    attach_image(page, tmp_path / "large.png")
+    dialog(page).get_by_role("button", name="Send report").click()
+    expect(dialog(page).get_by_role("status")).to_contain_text(
+        "will be sent automatically, but without the screenshot"
+    )
+    [stored] = stored_reports(page)
+    assert stored["images"] == {}
+
+    context.set_offline(False)
+    page.reload()
+    [report] = wait_for_reports(team, 1)
+    report = team.get(f"/api/v1/reports/{report['id']}").get_json()
+    assert report["screenshotUrl"] is None
+    assert (
+        report["metadata"]["widgetNote"] == "Screenshot left out: this browser's storage was full."
+    )
+
+
+def test_offline_a_small_screenshot_is_kept_and_sent_later(
+    context, page, host_site, team, tmp_path
+):
+    original = noise_png(tmp_path / "small.png", 0.3)
+    open_shop(page, host_site, team.key)
+    expect(launcher(page)).to_be_visible()
+    context.set_offline(True)
+    launcher(page).click()
+    dialog(page).get_by_label("Title").fill("Filed offline with a small picture")
+    attach_image(page, tmp_path / "small.png")
+    dialog(page).get_by_role("button", name="Send report").click()
+    status = dialog(page).get_by_role("status")
+    expect(status).to_contain_text("will be sent automatically.")
+    expect(status).not_to_contain_text("without the screenshot")
+
+    context.set_offline(False)
+    page.reload()
+    [report] = wait_for_reports(team, 1)
+    assert_arrived(team, team.get(f"/api/v1/reports/{report['id']}").get_json(), original)
+
+
+def test_a_refused_capture_and_a_file_that_is_no_image_are_said_as_errors(
+    page, host_site, team, tmp_path
+):
+    page.add_init_script(
+        "navigator.mediaDevices.getDisplayMedia = () =>"
+        " Promise.reject(new DOMException('Permission denied', 'NotAllowedError'));"
+    )
+    open_shop(page, host_site, team.key)
+    launcher(page).click()
+    dialog(page).get_by_role("button", name="Capture this page").click()
+    problem = dialog(page).get_by_role("alert").filter(has_text="could not be captured")
+    expect(problem).to_be_visible()
+    expect(problem).to_contain_text("refused")
+
+    (tmp_path / "notes.png").write_text("not a picture")
+    with page.expect_file_chooser() as chooser:
+        dialog(page).get_by_role("button", name="Attach an image").click()
+    chooser.value.set_files(str(tmp_path / "notes.png"))
+    expect(dialog(page).get_by_role("alert").filter(has_text="could not be read")).to_be_visible()
+
+
+def test_clicks_and_logs_carry_no_typed_text_and_no_secret(page, host_site, team):
+    """What the review found stored: a contenteditable's typed text, a textarea's prefilled
+    value, a select's options, a JWT from a clicked <code>, a password in a logged object."""
+    open_shop(page, host_site, team.key)
+    expect(launcher(page)).to_be_visible()
+    page.locator("#notes").click()
+    page.keyboard.type("my card is 4111 1111")
+    # The host's stylesheet hides textareas and selects (it is hostile to the widget's own).
+    page.locator("#address").dispatch_event("click")
+    page.locator("#plan").dispatch_event("click")
+    page.locator("#jwt").click()
+    page.evaluate("console.log('login', {password: 'hunter2', user: 'ada', apiKey: 'k-123'})")
+    launcher(page).click()
+    dialog(page).get_by_label("Title").fill("Leaks nothing")
+    dialog(page).get_by_role("button", name="Send report").click()
+    expect(dialog(page).get_by_role("status")).to_contain_text("Thanks — WS-1")
+
+    report = team.get(f"/api/v1/reports/{reports(team)[0]['id']}").get_json()
+    stored = json.dumps(report["userActions"]) + json.dumps(report["consoleLogs"])
+    for secret in ("4111", "Prefilled Street", "Basic plan", "Secret plan", "eyJhbGci", "hunter2",
+                   "k-123"):  # fmt: skip
+        assert secret not in stored, secret
+    clicked = {action["target"] for action in report["userActions"] if action["type"] == "click"}
+    assert {"div#notes", "textarea#address", "select#plan", "code#jwt"} <= clicked
+    logged = next(entry for entry in report["consoleLogs"] if "login" in entry["message"])
+    assert '"user":"ada"' in logged["message"]

@@ -1,11 +1,11 @@
-"""The instance's administration (contract section 12), for its administrators only."""
+"""The instance's administration (docs/api.md §5), for its administrators only."""
 
 import uuid
 
 from flask import Blueprint
 
 from svc.api.decorators import body, response
-from svc.auth.guard import admin_required
+from svc.auth.guard import admin_required, admin_session_required
 from svc.schemas.users import AdminUserIn, AdminUserOut, InstanceStatusOut
 from svc.services import admin
 
@@ -21,7 +21,7 @@ def list_users():
 
 
 @bp.patch("/users/<uuid:user_id>")
-@admin_required
+@admin_session_required
 @body(AdminUserIn())
 @response(AdminUserOut(), errors=(409,))
 def update_user(data, user_id: uuid.UUID):

@@ -1,4 +1,4 @@
-"""Accounts and browser sessions (contract section 2)."""
+"""Accounts and browser sessions (docs/api.md §3)."""
 
 from flask import Blueprint, after_this_request, request
 
@@ -10,7 +10,7 @@ from svc.auth.cookies import (
     clear_session_cookies,
     set_session_cookies,
 )
-from svc.auth.guard import current_caller, login_required, session_required
+from svc.auth.guard import current_caller, current_user, login_required, session_required
 from svc.errors import APIError
 from svc.schemas.users import (
     ForgotPasswordIn,
@@ -87,7 +87,7 @@ def refresh():
 @response(UserOut())
 def me():
     """The signed-in user."""
-    return current_caller().user
+    return current_user()
 
 
 @bp.post("/logout")

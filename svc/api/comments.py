@@ -1,20 +1,16 @@
-"""Comments on reports (contract section 13)."""
+"""Comments on reports (docs/api.md §8.7)."""
 
 import uuid
 
 from flask import Blueprint
 
 from svc.api.decorators import body, needs_role, response
-from svc.auth.guard import current_caller, login_required
+from svc.auth.guard import current_user, login_required
 from svc.models import MEMBER
 from svc.schemas.comments import CommentIn, CommentOut
 from svc.services import comments
 
 bp = Blueprint("comments", __name__, url_prefix="/api/v1")
-
-
-def _user():
-    return current_caller().user
 
 
 @bp.post("/reports/<report_ref>/comments")
@@ -24,7 +20,7 @@ def _user():
 @response(CommentOut(), 201)
 def add_comment(data, report_ref: str):
     """Comment on a report; `@Name` or `@email` of a member mentions them."""
-    return comments.add(_user(), report_ref, data["body"])
+    return comments.add(current_user(), report_ref, data["body"])
 
 
 @bp.get("/reports/<report_ref>/comments")
@@ -32,7 +28,7 @@ def add_comment(data, report_ref: str):
 @response(CommentOut(many=True))
 def list_comments(report_ref: str):
     """A report's comments, oldest first."""
-    return comments.list_for(_user(), report_ref)
+    return comments.list_for(current_user(), report_ref)
 
 
 @bp.patch("/comments/<uuid:comment_id>")
@@ -42,7 +38,7 @@ def list_comments(report_ref: str):
 @response(CommentOut())
 def edit_comment(data, comment_id: uuid.UUID):
     """Change the text of a comment: its author only."""
-    return comments.edit(_user(), comment_id, data["body"])
+    return comments.edit(current_user(), comment_id, data["body"])
 
 
 @bp.delete("/comments/<uuid:comment_id>")
@@ -51,4 +47,4 @@ def edit_comment(data, comment_id: uuid.UUID):
 @response(None, 204)
 def delete_comment(comment_id: uuid.UUID):
     """Delete a comment: its author, or any owner of the project."""
-    comments.delete(_user(), comment_id)
+    comments.delete(current_user(), comment_id)

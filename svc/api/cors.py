@@ -1,4 +1,4 @@
-"""CORS for the widget's endpoints only (contract sections 9 and 11): report creation,
+"""CORS for the widget's endpoints only (docs/api.md §10 and §7.3): report creation,
 screenshot upload and the widget's configuration, their preflights, and their error responses.
 No other endpoint sends CORS headers."""
 

@@ -14,12 +14,12 @@ from flask_limiter.util import get_remote_address
 from marshmallow import Schema
 
 from svc import json_codec
-from svc.auth.guard import current_caller
+from svc.auth.guard import current_user
 from svc.errors import APIError
 from svc.extensions import limiter
 
 JSON_MIMETYPE = "application/json"
-# Contract section 6 (v3): deeper bodies are refused before anything reads them.
+# docs/api.md §1.1: deeper bodies are refused before anything reads them.
 MAX_JSON_LEVELS = 64
 TOO_DEEP = f"Request body nests deeper than {MAX_JSON_LEVELS} levels"
 
@@ -122,11 +122,11 @@ def api_key_and_address() -> str:
 def signed_in_user() -> str:
     """Rate-limit key of what a signed-in user does, whichever address or session it comes
     from; the limit must then sit below the credential check."""
-    return f"user|{current_caller().user.id}"
+    return f"user|{current_user().id}"
 
 
 def needs_role(role: str) -> Callable:
-    """Record the least project role (contract section 12) the endpoint needs. The service
+    """Record the least project role (docs/api.md §7) the endpoint needs. The service
     enforces it, as only it knows the project (a report's is known once the report is read);
     this is what the API description says and what the role tests, generated from the route
     table, hold the service to. Endpoints without it are open to every role."""
@@ -149,9 +149,12 @@ def described(**openapi) -> Callable:
     return decorator
 
 
-def rate_limited(setting_name: str, key_func: Callable[[], str] | None = None) -> Callable:
+def rate_limited(
+    setting_name: str, key_func: Callable[[], str] | None = None, shared: bool = False
+) -> Callable:
     """Apply the limit configured in `setting_name` (e.g. SVC_RATE_LIMIT_AUTH); `off` disables.
-    By default the limit is per client address."""
+    By default the limit is per client address, and per endpoint; `shared`: one count for every
+    endpoint that names the same setting (sending and resending invitations)."""
 
     def limit_value() -> str:
         # Flask-Limiter parses the limit before it asks exempt_when, and logs an error for "off";
@@ -162,7 +165,13 @@ def rate_limited(setting_name: str, key_func: Callable[[], str] | None = None) -
         return current_app.config[setting_name] == "off"
 
     def decorator(view):
-        limited = limiter.limit(limit_value, key_func=key_func, exempt_when=disabled)(view)
+        if shared:
+            limit = limiter.shared_limit(
+                limit_value, scope=setting_name, key_func=key_func, exempt_when=disabled
+            )
+        else:
+            limit = limiter.limit(limit_value, key_func=key_func, exempt_when=disabled)
+        limited = limit(view)
         limited.rate_limited = True
         return limited
 

@@ -1,11 +1,11 @@
-"""A project's webhook delivery log, and redelivery (contract section 8)."""
+"""A project's webhook delivery log, and redelivery (docs/api.md §12)."""
 
 import uuid
 
 from flask import Blueprint
 
 from svc.api.decorators import needs_role, query, response
-from svc.auth.guard import current_caller, login_required
+from svc.auth.guard import current_user, login_required
 from svc.models import MEMBER
 from svc.schemas.deliveries import DeliveryListQuery, DeliveryOut, DeliveryPageOut
 from svc.services import deliveries
@@ -21,9 +21,7 @@ bp = Blueprint(
 @response(DeliveryPageOut())
 def list_deliveries(params, project_id: uuid.UUID):
     """The project's deliveries, newest first."""
-    return deliveries.page_for(
-        current_caller().user, project_id, params["page"], params["page_size"]
-    )
+    return deliveries.page_for(current_user(), project_id, params["page"], params["page_size"])
 
 
 @bp.post("/<uuid:delivery_id>/redeliver")
@@ -32,4 +30,4 @@ def list_deliveries(params, project_id: uuid.UUID):
 @response(DeliveryOut(), 202)
 def redeliver(project_id: uuid.UUID, delivery_id: uuid.UUID):
     """Send a delivery again: a new cycle of attempts, with the same delivery id."""
-    return deliveries.redeliver(current_caller().user, project_id, delivery_id)
+    return deliveries.redeliver(current_user(), project_id, delivery_id)

@@ -1,13 +1,20 @@
-"""Invitations to projects (contract section 12): owners invite, list, resend and revoke; the
+"""Invitations to projects (docs/api.md §7.1): owners invite, list, resend and revoke; the
 invitee previews and accepts, signed in or with a new account."""
 
+import hashlib
 import uuid
 
-from flask import Blueprint
+from flask import Blueprint, request
 
 from svc.api.auth import sign_in
-from svc.api.decorators import body, needs_role, rate_limited, response
-from svc.auth.guard import current_caller, login_required, signed_in_if_credentials
+from svc.api.decorators import body, needs_role, rate_limited, response, signed_in_user
+from svc.auth.guard import (
+    current_caller,
+    current_user,
+    login_required,
+    session_required,
+    signed_in_if_credentials,
+)
 from svc.errors import field_error
 from svc.models import OWNER
 from svc.schemas.invitations import (
@@ -24,8 +31,17 @@ from svc.services import invitations
 bp = Blueprint("invitations", __name__, url_prefix="/api/v1")
 
 
-def _user():
-    return current_caller().user
+def _invited_address() -> str:
+    """Rate-limit key: the address an invitation (new, or resent) goes to, so that no one can
+    make svc mail one address without end."""
+    invitation_id = request.view_args.get("invitation_id")
+    if invitation_id is not None:
+        email = invitations.address_of(invitation_id) or ""
+    else:
+        body = request.get_json(silent=True)
+        # Any JSON may arrive here before the schema refuses it: a list or a string has no email.
+        email = str(body.get("email", "")) if isinstance(body, dict) else ""
+    return "invited|" + hashlib.sha256(email.strip().lower().encode()).hexdigest()[:24]
 
 
 def _with_url(invitation, url):
@@ -34,13 +50,15 @@ def _with_url(invitation, url):
 
 
 @bp.post("/projects/<uuid:project_id>/invitations")
-@login_required
+@session_required
+@rate_limited("SVC_RATE_LIMIT_INVITE", key_func=signed_in_user, shared=True)
+@rate_limited("SVC_RATE_LIMIT_INVITE_ADDRESS", key_func=_invited_address, shared=True)
 @body(InvitationIn())
 @needs_role(OWNER)
 @response(InvitationLinkOut(), 201, errors=(409,))
 def invite(data, project_id: uuid.UUID):
     """Invite an e-mail address with a role; the answer and the mail carry the link."""
-    return _with_url(*invitations.invite(_user(), project_id, data["email"], data["role"]))
+    return _with_url(*invitations.invite(current_user(), project_id, data["email"], data["role"]))
 
 
 @bp.get("/projects/<uuid:project_id>/invitations")
@@ -49,25 +67,27 @@ def invite(data, project_id: uuid.UUID):
 @response(InvitationOut(many=True))
 def list_invitations(project_id: uuid.UUID):
     """Pending invitations, newest first (expired ones too, so they can be resent)."""
-    return invitations.pending(_user(), project_id)
+    return invitations.pending(current_user(), project_id)
 
 
 @bp.delete("/invitations/<uuid:invitation_id>")
-@login_required
+@session_required
 @needs_role(OWNER)
 @response(None, 204)
 def revoke_invitation(invitation_id: uuid.UUID):
     """Revoke a pending invitation: its link stops working."""
-    invitations.revoke(_user(), invitation_id)
+    invitations.revoke(current_user(), invitation_id)
 
 
 @bp.post("/invitations/<uuid:invitation_id>/resend")
-@login_required
+@session_required
+@rate_limited("SVC_RATE_LIMIT_INVITE", key_func=signed_in_user, shared=True)
+@rate_limited("SVC_RATE_LIMIT_INVITE_ADDRESS", key_func=_invited_address, shared=True)
 @needs_role(OWNER)
 @response(InvitationLinkOut())
 def resend_invitation(invitation_id: uuid.UUID):
     """Mail a new link, valid for 7 more days; the old link stops working."""
-    return _with_url(*invitations.resend(_user(), invitation_id))
+    return _with_url(*invitations.resend(current_user(), invitation_id))
 
 
 @bp.post("/invitations/preview")

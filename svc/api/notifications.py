@@ -1,10 +1,10 @@
-"""Mail notifications (contract section 12): each user's choices, and the one-click
+"""Mail notifications (docs/api.md §4): each user's choices, and the one-click
 unsubscribe link every notification mail carries."""
 
 from flask import Blueprint
 
 from svc.api.decorators import body, response
-from svc.auth.guard import current_caller, login_required
+from svc.auth.guard import current_user, login_required
 from svc.schemas.notifications import NotificationChoiceIn, NotificationChoiceOut, UnsubscribedOut
 from svc.services import notifications
 
@@ -16,7 +16,7 @@ bp = Blueprint("notifications", __name__)
 @response(NotificationChoiceOut(many=True))
 def get_choices():
     """Which new reports of each of the caller's projects they hear of by mail."""
-    return notifications.preferences(current_caller().user)
+    return notifications.preferences(current_user())
 
 
 @bp.put("/api/v1/auth/me/notifications")
@@ -25,7 +25,7 @@ def get_choices():
 @response(NotificationChoiceOut(many=True), errors=(404,))
 def set_choices(data):
     """Set the choice of the projects named (an array); the others keep theirs."""
-    return notifications.set_preferences(current_caller().user, data)
+    return notifications.set_preferences(current_user(), data)
 
 
 # Not rate limited: the token is signed (nothing to guess), and mail providers send these

@@ -1,11 +1,11 @@
-"""Projects, their keys and their members (contract section 5)."""
+"""Projects, their keys and their members (docs/api.md §7)."""
 
 import uuid
 
 from flask import Blueprint
 
 from svc.api.decorators import body, needs_role, response
-from svc.auth.guard import current_caller, login_required
+from svc.auth.guard import current_user, login_required, session_required
 from svc.models import OWNER
 from svc.schemas.projects import (
     MemberOut,
@@ -20,17 +20,13 @@ from svc.services import projects
 bp = Blueprint("projects", __name__, url_prefix="/api/v1/projects")
 
 
-def _user():
-    return current_caller().user
-
-
 @bp.post("")
 @login_required
 @body(ProjectCreateIn())
 @response(ProjectOut(), 201, errors=(409,))
 def create_project(data):
     """Create a project; the caller owns it."""
-    project = projects.create(_user(), data["name"], data.get("tracking_prefix"))
+    project = projects.create(current_user(), data["name"], data.get("tracking_prefix"))
     return project, {"Location": f"/api/v1/projects/{project.project.id}"}
 
 
@@ -39,7 +35,7 @@ def create_project(data):
 @response(ProjectSummaryOut(many=True))
 def list_projects():
     """The projects the caller owns or is a member of."""
-    return projects.list_for(_user())
+    return projects.list_for(current_user())
 
 
 @bp.get("/<uuid:project_id>")
@@ -47,7 +43,7 @@ def list_projects():
 @response(ProjectOut())
 def get_project(project_id: uuid.UUID):
     """One project; `webhookSecret` for its owner only."""
-    return projects.access(_user(), project_id)
+    return projects.access(current_user(), project_id)
 
 
 @bp.patch("/<uuid:project_id>")
@@ -57,7 +53,7 @@ def get_project(project_id: uuid.UUID):
 @response(ProjectOut(), errors=(409,))
 def update_project(data, project_id: uuid.UUID):
     """Change the name, tracking prefix or settings (merged: keys not sent keep their values)."""
-    return projects.update(_user(), project_id, data)
+    return projects.update(current_user(), project_id, data)
 
 
 @bp.delete("/<uuid:project_id>")
@@ -66,25 +62,25 @@ def update_project(data, project_id: uuid.UUID):
 @response(None, 204)
 def delete_project(project_id: uuid.UUID):
     """Delete the project with everything that belongs to it."""
-    projects.delete(_user(), project_id)
+    projects.delete(current_user(), project_id)
 
 
 @bp.post("/<uuid:project_id>/rotate-api-key")
-@login_required
+@session_required
 @needs_role(OWNER)
 @response(ProjectOut())
 def rotate_api_key(project_id: uuid.UUID):
     """Replace the API key; the old one stops working at once."""
-    return projects.rotate_api_key(_user(), project_id)
+    return projects.rotate_api_key(current_user(), project_id)
 
 
 @bp.post("/<uuid:project_id>/rotate-webhook-secret")
-@login_required
+@session_required
 @needs_role(OWNER)
 @response(ProjectOut())
 def rotate_webhook_secret(project_id: uuid.UUID):
     """Replace the secret that keys the Standard Webhooks signature."""
-    return projects.rotate_webhook_secret(_user(), project_id)
+    return projects.rotate_webhook_secret(current_user(), project_id)
 
 
 @bp.get("/<uuid:project_id>/members")
@@ -93,17 +89,17 @@ def rotate_webhook_secret(project_id: uuid.UUID):
 def list_members(project_id: uuid.UUID):
     """The people of a project with their roles. They join by invitation (svc.api.invitations):
     POST here is 405."""
-    return projects.list_members(_user(), project_id)
+    return projects.list_members(current_user(), project_id)
 
 
 @bp.patch("/<uuid:project_id>/members/<uuid:user_id>")
-@login_required
+@session_required
 @needs_role(OWNER)
 @body(MemberRoleIn())
 @response(MemberOut(), errors=(409,))
 def change_member_role(data, project_id: uuid.UUID, user_id: uuid.UUID):
     """Set a member's role; the last owner cannot be demoted (409)."""
-    return projects.change_role(_user(), project_id, user_id, data["role"])
+    return projects.change_role(current_user(), project_id, user_id, data["role"])
 
 
 @bp.delete("/<uuid:project_id>/members/<uuid:user_id>")
@@ -113,4 +109,4 @@ def change_member_role(data, project_id: uuid.UUID, user_id: uuid.UUID):
 def remove_member(project_id: uuid.UUID, user_id: uuid.UUID):
     """Remove a member (owners), or leave the project (anyone, with their own id); the last
     owner can do neither (409)."""
-    projects.remove_member(_user(), project_id, user_id)
+    projects.remove_member(current_user(), project_id, user_id)

@@ -1,4 +1,4 @@
-"""Reports (contract section 6): the widget files them with the project's API key; the team
+"""Reports (docs/api.md §8): the widget files them with the project's API key; the team
 lists, reads, updates and deletes them with a session or a PAT."""
 
 from flask import Blueprint, Response, request, stream_with_context
@@ -13,7 +13,7 @@ from svc.api.decorators import (
     rate_limited,
     response,
 )
-from svc.auth.guard import api_key_required, current_caller, current_project, login_required
+from svc.auth.guard import api_key_required, current_project, current_user, login_required
 from svc.errors import field_error
 from svc.models import MEMBER
 from svc.models.base import utcnow
@@ -27,17 +27,17 @@ from svc.schemas.reports import (
     ReportPageOut,
     ReportUpdateIn,
 )
-from svc.services import export, listing, reports
+from svc.services import export, intake, listing, reports
 
 bp = Blueprint("reports", __name__, url_prefix="/api/v1/reports")
 
 
 def _idempotency_key() -> str | None:
-    key = request.headers.get(reports.IDEMPOTENCY_HEADER)
+    key = request.headers.get(intake.IDEMPOTENCY_HEADER)
     if key is None:
         return None
     if not 1 <= len(key) <= 255 or not all(" " <= char <= "~" for char in key):
-        raise field_error(reports.IDEMPOTENCY_HEADER, "1 to 255 printable ASCII characters.")
+        raise field_error(intake.IDEMPOTENCY_HEADER, "1 to 255 printable ASCII characters.")
     return key
 
 
@@ -49,7 +49,7 @@ def _idempotency_key() -> str | None:
 @response(ReportOut(), 201, also=(200,))
 def create_report(data):
     """File a report (the widget). A repeated Idempotency-Key answers 200 with the first report."""
-    report, created = reports.create(current_project(), data, _idempotency_key())
+    report, created = intake.create(current_project(), data, _idempotency_key())
     return report, {"Location": f"/api/v1/reports/{report.id}"}, 201 if created else 200
 
 
@@ -59,7 +59,7 @@ def create_report(data):
 @response(ReportPageOut())
 def list_reports(params):
     """The reports of the caller's projects: filtered, searched, sorted and paged."""
-    return listing.list_for(current_caller().user, params)
+    return listing.list_for(current_user(), params)
 
 
 @bp.patch("")
@@ -69,7 +69,7 @@ def list_reports(params):
 @response(BulkUpdatedOut(), errors=(404,))
 def update_reports(data):
     """Set the same fields on up to 500 reports, all or none; `updated` counts those changed."""
-    return {"updated": reports.bulk_update(current_caller().user, data["ids"], data["set"])}
+    return {"updated": reports.bulk_update(current_user(), data["ids"], data["set"])}
 
 
 @bp.delete("")
@@ -79,7 +79,7 @@ def update_reports(data):
 @response(BulkDeletedOut(), errors=(404,))
 def delete_reports(data):
     """Delete up to 500 reports with their screenshots, all or none."""
-    return {"deleted": reports.bulk_delete(current_caller().user, data["ids"])}
+    return {"deleted": reports.bulk_delete(current_user(), data["ids"])}
 
 
 EXPORT_TYPES = {"csv": "text/csv", "ndjson": "application/x-ndjson"}
@@ -98,7 +98,7 @@ EXPORT_TYPES = {"csv": "text/csv", "ndjson": "application/x-ndjson"}
 )
 def export_reports(params):
     """Download every report the list's filters choose, as CSV or NDJSON, streamed."""
-    items = export.reports(current_caller().user, params)
+    items = export.reports(current_user(), params)
     kind = params["format"]
     body = export.csv_text(items) if kind == "csv" else export.ndjson(items)
     filename = f"svc-reports-{utcnow():%Y-%m-%d}.{kind}"
@@ -114,7 +114,7 @@ def export_reports(params):
 @response(ReportOut())
 def get_report(report_ref: str):
     """One report, by its id or its tracking id (WS-12)."""
-    return reports.get_for(current_caller().user, report_ref)
+    return reports.get_for(current_user(), report_ref)
 
 
 @bp.get("/<report_ref>/activity")
@@ -122,7 +122,7 @@ def get_report(report_ref: str):
 @response(ActivityOut(many=True))
 def report_activity(report_ref: str):
     """What happened to a report, oldest first: its creation, each change, comments."""
-    return reports.history(current_caller().user, report_ref)
+    return reports.history(current_user(), report_ref)
 
 
 @bp.patch("/<report_ref>")
@@ -132,7 +132,7 @@ def report_activity(report_ref: str):
 @response(ReportOut())
 def update_report(data, report_ref: str):
     """Change status, severity, category, title, description or assignee."""
-    report, _changes = reports.update(current_caller().user, report_ref, data)
+    report, _changes = reports.update(current_user(), report_ref, data)
     return report
 
 
@@ -142,4 +142,4 @@ def update_report(data, report_ref: str):
 @response(None, 204)
 def delete_report(report_ref: str):
     """Delete a report and its screenshots."""
-    reports.delete(current_caller().user, report_ref)
+    reports.delete(current_user(), report_ref)

@@ -1,9 +1,9 @@
-"""The overview of the caller's reports (contract section 13)."""
+"""The overview of the caller's reports (docs/api.md §8.4)."""
 
 from flask import Blueprint
 
 from svc.api.decorators import query, response
-from svc.auth.guard import current_caller, login_required
+from svc.auth.guard import current_user, login_required
 from svc.schemas.stats import StatsOut, StatsQuery
 from svc.services import stats
 
@@ -17,4 +17,4 @@ bp = Blueprint("stats", __name__, url_prefix="/api/v1/stats")
 def overview(params):
     """Open reports by status, severity and category; created and resolved per day over the
     last `days` (UTC); the median hours from filed to resolved of those resolved then."""
-    return stats.overview(current_caller().user, params.get("project_id"), params["days"])
+    return stats.overview(current_user(), params.get("project_id"), params["days"])

@@ -1,4 +1,4 @@
-"""Personal access tokens (contract section 4)."""
+"""Personal access tokens (docs/api.md §6)."""
 
 import uuid
 
@@ -6,7 +6,7 @@ from flask import Blueprint
 
 from svc.api.decorators import body, response
 from svc.auth import pats
-from svc.auth.guard import current_caller, login_required, session_required
+from svc.auth.guard import current_user, login_required, session_required
 from svc.schemas.tokens import TokenCreatedOut, TokenCreateIn, TokenOut
 
 bp = Blueprint("tokens", __name__, url_prefix="/api/v1/tokens")
@@ -18,7 +18,7 @@ bp = Blueprint("tokens", __name__, url_prefix="/api/v1/tokens")
 @response(TokenCreatedOut(), 201)
 def create_token(data):
     """Create a token; its value is shown in this answer only."""
-    return pats.issue(current_caller().user, data["name"], data["expires_in_days"])
+    return pats.issue(current_user(), data["name"], data["expires_in_days"])
 
 
 @bp.get("")
@@ -26,7 +26,7 @@ def create_token(data):
 @response(TokenOut(many=True))
 def list_tokens():
     """The caller's tokens, newest first, without their values."""
-    return pats.list_for(current_caller().user)
+    return pats.list_for(current_user())
 
 
 @bp.delete("/<uuid:token_id>")
@@ -34,4 +34,4 @@ def list_tokens():
 @response(None, 204)
 def revoke_token(token_id: uuid.UUID):
     """Revoke a token at once."""
-    pats.revoke(current_caller().user, token_id)
+    pats.revoke(current_user(), token_id)

@@ -1,11 +1,12 @@
-"""Screenshot upload (the widget) and serving (the team): contract section 7."""
+"""Screenshot upload (the widget) and serving (the team): docs/api.md §9."""
 
 from flask import Blueprint, current_app, request, send_file
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from svc.api.cors import widget_cors
 from svc.api.decorators import api_key_and_address, described, rate_limited, response
-from svc.auth.guard import api_key_required, current_caller, current_project, login_required
-from svc.errors import APIError, field_error
+from svc.auth.guard import api_key_required, current_project, current_user, login_required
+from svc.errors import APIError, TooLarge, field_error, size_in_words
 from svc.schemas.reports import ScreenshotOut
 from svc.services import screenshots
 
@@ -41,8 +42,12 @@ def upload_screenshot():
     """Upload a PNG, JPEG, WebP or GIF (multipart field `file`); pass the key as screenshot_url."""
     if request.mimetype != "multipart/form-data":
         raise APIError(415, "Upload the image as multipart/form-data in a field named file")
-    request.max_content_length = current_app.config["SVC_MAX_SCREENSHOT_BYTES"] + MULTIPART_OVERHEAD
-    upload = request.files.get("file")
+    limit = current_app.config["SVC_MAX_SCREENSHOT_BYTES"]
+    request.max_content_length = limit + MULTIPART_OVERHEAD
+    try:
+        upload = request.files.get("file")
+    except RequestEntityTooLarge:
+        raise TooLarge(f"Screenshot too large: the limit is {size_in_words(limit)}") from None
     if upload is None:
         raise field_error("file", "Missing data for required field.")
     return screenshots.upload(current_project(), upload.stream)
@@ -57,7 +62,7 @@ def upload_screenshot():
 )
 def get_screenshot(key: str):
     """A screenshot of one of the caller's projects, with its real content type."""
-    path, content_type = screenshots.open_for(current_caller().user, key)
+    path, content_type = screenshots.open_for(current_user(), key)
     answer = send_file(
         path, mimetype=content_type, conditional=True, max_age=SCREENSHOT_CACHE_SECONDS
     )

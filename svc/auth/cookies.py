@@ -1,4 +1,4 @@
-"""The three session cookies of contract section 2, set and cleared in one place."""
+"""The three session cookies of docs/api.md §2.1, set and cleared in one place."""
 
 from flask import Response, current_app, request
 

@@ -1,9 +1,9 @@
-"""The decorators that say which credentials an endpoint accepts (contract section 3).
+"""The decorators that say which credentials an endpoint accepts (docs/api.md §2).
 
 `@login_required`: a session cookie (with CSRF on unsafe methods) or a personal access token.
 `@session_required`: a session cookie only; a personal access token gets 403 (creating tokens,
 changing the password: a token must not outlive or lock out the person behind it).
-The caller is then `current_caller()`; views hand `caller.user` to the services.
+The caller is then `current_caller()`; views hand `current_user()` to the services.
 `@admin_required`: as @login_required, for administrators of the instance only.
 `@signed_in_if_credentials`: either, or none at all (then the view decides).
 `@api_key_required`: a project's API key in `X-API-Key`; the project is then `current_project()`.
@@ -20,7 +20,7 @@ from flask import current_app, g, request
 from svc import database
 from svc.auth import api_keys, pats, sessions, tokens
 from svc.auth.cookies import ACCESS_COOKIE, CSRF_COOKIE, CSRF_HEADER
-from svc.errors import Forbidden, unauthorized
+from svc.errors import AccountDeactivated, Forbidden, unauthorized
 from svc.extensions import db
 from svc.models import Project, User
 
@@ -29,7 +29,6 @@ SESSION_OR_PAT = ("session", "pat")
 SESSION_ONLY = ("session",)
 API_KEY = ("api_key",)
 API_KEY_HEADER = "X-API-Key"
-DEACTIVATED = "This account is deactivated; ask an administrator of this svc"
 
 
 @dataclass(frozen=True)
@@ -42,6 +41,11 @@ class Caller:
 def current_caller() -> Caller | None:
     """Who is calling; None only under @signed_in_if_credentials for a caller without any."""
     return g.caller
+
+
+def current_user() -> User | None:
+    """The user calling; None only under @signed_in_if_credentials for a caller without any."""
+    return g.caller.user if g.caller else None
 
 
 def _bearer_value(header: str) -> str:
@@ -67,11 +71,11 @@ def _check_csrf(session_id: uuid.UUID) -> None:
 
 
 def authenticate_user() -> Caller:
-    """Who is calling, by the rules of contract sections 2 and 3; raises 401 or 403. A
-    deactivated account's sessions and tokens are refused (contract section 12)."""
+    """Who is calling, by the rules of docs/api.md §3 and §2; raises 401 or 403. A
+    deactivated account's sessions and tokens are refused (docs/api.md §5)."""
     caller = _caller()
     if not caller.user.active:
-        raise unauthorized(DEACTIVATED)
+        raise AccountDeactivated()
     return caller
 
 
@@ -88,8 +92,7 @@ def _caller() -> Caller:
     access_token = request.cookies.get(ACCESS_COOKIE)
     if not access_token:
         raise unauthorized()
-    # Checking a session only reads (a token's check writes: it records the token's use).
-    database.begin_read_only(db.session())
+    _read_only_transaction()
     session = sessions.session_for_access_token(access_token)
     if session is None:
         raise unauthorized("Session expired or ended; sign in again")
@@ -98,72 +101,87 @@ def _caller() -> Caller:
     return Caller(user=sessions.user_of(session), kind="session", session_id=session.id)
 
 
+def _read_only_transaction() -> None:
+    """Checking a session only reads, so it runs in a read-only transaction, which on SQLite
+    takes no write lock (a token's check writes: it records the token's use)."""
+    database.begin_read_only(db.session())
+
+
 def _end_transaction() -> None:
     """Before the view parses the body (svc.database.end_transaction); a view that only reads
     then reads without SQLite's write lock."""
     database.end_transaction(then_read_only=request.method not in UNSAFE_METHODS)
 
 
-def login_required(view: Callable) -> Callable:
-    @wraps(view)
-    def wrapper(*args, **kwargs):
-        g.caller = authenticate_user()
-        _end_transaction()
-        return view(*args, **kwargs)
+def _guarded(check: Callable[[], None], accepted: tuple[str, ...], **marks) -> Callable:
+    """A decorator that runs `check` (which authenticates and sets g.caller or g.project, or
+    raises) before the view, then ends the credential's transaction; `accepted` and `marks` are
+    what svc.openapi and the role tests read off the view."""
 
-    wrapper.accepted_credentials = SESSION_OR_PAT
-    return wrapper
+    def decorator(view: Callable) -> Callable:
+        @wraps(view)
+        def wrapper(*args, **kwargs):
+            check()
+            _end_transaction()
+            return view(*args, **kwargs)
 
+        wrapper.accepted_credentials = accepted
+        for name, value in marks.items():
+            setattr(wrapper, name, value)
+        return wrapper
 
-def session_required(view: Callable) -> Callable:
-    @wraps(view)
-    def wrapper(*args, **kwargs):
-        g.caller = authenticate_user()
-        if g.caller.kind != "session":
-            raise Forbidden(
-                "This needs a signed-in browser session; a personal access token cannot"
-            )
-        _end_transaction()
-        return view(*args, **kwargs)
-
-    wrapper.accepted_credentials = SESSION_ONLY
-    return wrapper
+    return decorator
 
 
-def admin_required(view: Callable) -> Callable:
-    """@login_required, for the instance's administrators only (403 for anyone else)."""
-
-    @wraps(view)
-    def wrapper(*args, **kwargs):
-        g.caller = authenticate_user()
-        if not g.caller.user.is_admin:
-            raise Forbidden("Only administrators of this svc can do this")
-        _end_transaction()
-        return view(*args, **kwargs)
-
-    wrapper.accepted_credentials = SESSION_OR_PAT
-    wrapper.needs_admin = True
-    return wrapper
+def _any_user() -> None:
+    g.caller = authenticate_user()
 
 
-def signed_in_if_credentials(view: Callable) -> Callable:
-    """For an endpoint that serves both a signed-in user and someone without an account yet
-    (accepting an invitation): credentials that come along are checked as @login_required
-    checks them; without any, current_caller() is None."""
+def _browser_session() -> None:
+    g.caller = authenticate_user()
+    _require_browser_session()
 
-    @wraps(view)
-    def wrapper(*args, **kwargs):
-        credentials = (
-            "Authorization" in request.headers
-            or API_KEY_HEADER in request.headers
-            or ACCESS_COOKIE in request.cookies
-        )
-        g.caller = authenticate_user() if credentials else None
-        _end_transaction()
-        return view(*args, **kwargs)
 
-    wrapper.accepted_credentials = ("public", *SESSION_OR_PAT)
-    return wrapper
+def _require_browser_session() -> None:
+    if g.caller.kind != "session":
+        raise Forbidden("This needs a signed-in browser session; a personal access token cannot")
+
+
+def _administrator() -> None:
+    g.caller = authenticate_user()
+    if not g.caller.user.is_admin:
+        raise Forbidden("Only administrators of this svc can do this")
+
+
+def _administrator_in_browser() -> None:
+    _administrator()
+    _require_browser_session()
+
+
+def _user_if_credentials() -> None:
+    credentials = (
+        "Authorization" in request.headers
+        or API_KEY_HEADER in request.headers
+        or ACCESS_COOKIE in request.cookies
+    )
+    g.caller = authenticate_user() if credentials else None
+
+
+def _project() -> None:
+    g.project = authenticate_project()
+
+
+login_required = _guarded(_any_user, SESSION_OR_PAT)
+session_required = _guarded(_browser_session, SESSION_ONLY)
+# @login_required, for the instance's administrators only (403 for anyone else).
+admin_required = _guarded(_administrator, SESSION_OR_PAT, needs_admin=True)
+# What changes who holds power (an admin's changes to accounts): a browser session only, so
+# that a token cannot outlive the person behind it by handing power on.
+admin_session_required = _guarded(_administrator_in_browser, SESSION_ONLY, needs_admin=True)
+# For an endpoint that serves both a signed-in user and someone without an account yet
+# (accepting an invitation): credentials that come along are checked as @login_required
+# checks them; without any, current_caller() is None.
+signed_in_if_credentials = _guarded(_user_if_credentials, ("public", *SESSION_OR_PAT))
 
 
 def current_project() -> Project:
@@ -185,12 +203,4 @@ def authenticate_project() -> Project:
     return project
 
 
-def api_key_required(view: Callable) -> Callable:
-    @wraps(view)
-    def wrapper(*args, **kwargs):
-        g.project = authenticate_project()
-        _end_transaction()
-        return view(*args, **kwargs)
-
-    wrapper.accepted_credentials = API_KEY
-    return wrapper
+api_key_required = _guarded(_project, API_KEY)

@@ -1,3 +1,3 @@
-"""`svc`, the command line of svc (contract: issue 25): talks to any svc over HTTP(S) with a
+"""`svc`, the command line of svc (docs/cli.md): talks to any svc over HTTP(S) with a
 personal access token, for people (tables) and scripts (`--json`). It imports nothing of the
 service: the HTTP API is its only way in, as for any other client."""

@@ -2,6 +2,9 @@
 a `Failure` with the exit code it means (0 ok, 1 error, 2 usage, 3 not signed in or token
 refused, 4 not found)."""
 
+import ipaddress
+from urllib.parse import urlsplit
+
 import requests
 
 ERROR, USAGE, UNAUTHORIZED, NOT_FOUND = 1, 2, 3, 4
@@ -14,10 +17,34 @@ class Failure(Exception):
         self.exit_code = exit_code
 
 
+def plain_http_refused(url: str) -> bool:
+    """Whether sending a token to `url` would put it on the wire in clear: http:// to anything
+    but this machine."""
+    parts = urlsplit(url)
+    if parts.scheme != "http":
+        return False
+    host = parts.hostname or ""
+    if host == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True
+
+
 class Api:
+    # `svc --insecure` sets it: a token may then go over plain http:// to another host.
+    insecure = False
+
     def __init__(self, url: str | None, token: str | None):
         if not url or not token:
             raise Failure("Not signed in: run `svc login --url https://...`", UNAUTHORIZED)
+        if plain_http_refused(url) and not Api.insecure:
+            raise Failure(
+                f"Refusing to send your token to {url} over plain http://, where anyone on the "
+                "way can read it: use https://, or --insecure if you must",
+                USAGE,
+            )
         self.base = url.rstrip("/") + "/api/v1"
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"Bearer {token}"

@@ -4,7 +4,6 @@ Exit codes: 0 done, 1 an error (the API's `detail` is printed), 2 a usage error,
 in or the token refused, 4 not found. `--json` prints what the API answered, for scripts.
 """
 
-import json
 import sys
 import time
 import uuid
@@ -13,7 +12,8 @@ import click
 
 from svc.client import settings
 from svc.client.http import NOT_FOUND, Api, Failure
-from svc.client.output import emit, fields_table, table
+from svc.client.output import as_json as json_text
+from svc.client.output import emit, fields_table, say, table
 
 STATUSES = ("new", "in_progress", "resolved", "closed")
 SEVERITIES = ("low", "medium", "high", "critical")
@@ -37,12 +37,19 @@ def api() -> Api:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-def svc():
+@click.version_option(package_name="svc", prog_name="svc", message="%(prog)s %(version)s")
+@click.option(
+    "--insecure",
+    is_flag=True,
+    help="Send the token over plain http:// to a host other than this machine.",
+)
+def svc(insecure):
     """The command line of svc, a self-hosted bug-report service.
 
     Sign in once with `svc login --url https://bugs.example.com` and a personal access token
     (made on the dashboard's Account page); SVC_URL and SVC_TOKEN override what was saved.
     """
+    Api.insecure = insecure
 
 
 # --- signing in ----------------------------------------------------------------------------------
@@ -53,13 +60,19 @@ def svc():
 @click.option(
     "--token",
     envvar="SVC_TOKEN",
-    prompt="Personal access token",
-    hide_input=True,
-    help="A personal access token (asked for when not given).",
+    help="A personal access token (asked for when not given, or read from a pipe).",
 )
 @json_option
 def login(url, token, as_json):
     """Check a personal access token and keep it, with the address, for the next commands."""
+    if token is None:
+        # Piped in (`pass svc | svc login ...`): read it; getpass would warn that it cannot
+        # hide what a pipe does not show anyway.
+        token = (
+            click.prompt("Personal access token", hide_input=True)
+            if sys.stdin.isatty()
+            else sys.stdin.readline()
+        )
     me = Api(url, token.strip()).get("/auth/me")
     where = settings.save(url, token.strip())
     emit(as_json, me, lambda: f"Signed in to {url} as {me['name']} <{me['email']}> ({where})")
@@ -108,7 +121,14 @@ def show_project(project, as_json):
         as_json,
         found,
         lambda: fields_table(
-            found, ("id", "name", "trackingPrefix", "role", "apiKey", "createdAt")
+            [
+                ("Id", found["id"]),
+                ("Name", found["name"]),
+                ("Tracking prefix", found["trackingPrefix"]),
+                ("Your role", found["role"]),
+                ("API key", found["apiKey"]),
+                ("Created", found["createdAt"]),
+            ]
         ),
     )
 
@@ -205,11 +225,27 @@ def _more(shown: int, total: int) -> str:
 @json_option
 def show_report(reference, as_json):
     """One report, by its tracking id (WS-12) or id; its captured logs summarised."""
-    report = api().get(f"/reports/{reference}")
-    emit(as_json, report, lambda: report_text(report))
+    client = api()
+    report = client.get(f"/reports/{reference}")
+    emit(as_json, report, lambda: report_text(report, assignee_of(client, report)))
 
 
-def report_text(report: dict) -> str:
+def counted(number: int, one: str, many: str | None = None) -> str:
+    """'1 request', '2 requests'."""
+    return f"{number} {one if number == 1 else (many or one + 's')}"
+
+
+def assignee_of(client: Api, report: dict) -> str | None:
+    """The assignee as a person reads it: "Name <e-mail>"."""
+    if not report.get("assigneeId"):
+        return None
+    for member in client.get(f"/projects/{report['projectId']}/members"):
+        if member["userId"] == report["assigneeId"]:
+            return f"{member['name']} <{member['email']}>"
+    return report["assigneeId"]  # no longer a member
+
+
+def report_text(report: dict, assignee: str | None) -> str:
     consoles = report["consoleLogs"]
     errors = sum(str(entry.get("level", "")).lower() == "error" for entry in consoles)
     requests_ = report["networkLogs"]
@@ -217,22 +253,21 @@ def report_text(report: dict) -> str:
     lines = [
         f"{report['trackingId']}  {report['title']}",
         fields_table(
-            report,
-            (
-                "status",
-                "severity",
-                "category",
-                "reporterIdentifier",
-                "assigneeId",
-                "createdAt",
-                "updatedAt",
-            ),
+            [
+                ("Status", report["status"]),
+                ("Severity", report["severity"]),
+                ("Category", report["category"]),
+                ("Reporter", report["reporterIdentifier"]),
+                ("Assignee", assignee),
+                ("Reported", report["createdAt"]),
+                ("Updated", report["updatedAt"]),
+            ]
         ),
         "",
         report["description"] or "(no description)",
         "",
-        f"Console: {len(consoles)} entries, {errors} errors",
-        f"Network: {len(requests_)} requests, {failed} failed",
+        f"Console: {counted(len(consoles), 'entry', 'entries')}, {counted(errors, 'error')}",
+        f"Network: {counted(len(requests_), 'request')}, {failed} failed",
         f"User actions: {len(report['userActions'])}",
         f"Screenshot: {report['screenshotUrl'] or 'none'}",
     ]
@@ -267,7 +302,13 @@ def update_report(reference, status, severity, category, title, assignee, as_jso
             "Give at least one of --status, --severity, --category, --title, --assignee."
         )
     report = client.patch(f"/reports/{reference}", changes)
-    emit(as_json, report, lambda: f"Updated {report['trackingId']}.\n" + report_text(report))
+    emit(
+        as_json,
+        report,
+        lambda: (
+            f"Updated {report['trackingId']}.\n" + report_text(report, assignee_of(client, report))
+        ),
+    )
 
 
 def assignee_id(client: Api, reference: str, assignee: str) -> str | None:
@@ -320,6 +361,8 @@ def watch_reports(project, interval, count, as_json):
     if project:
         params["project_id"] = project_id(client, project)
     seen = {item["id"] for item in client.get("/reports", **params)["items"]}
+    # On stderr, so that --json stays one object per line; scripts can wait for it.
+    say("Watching for new reports; Ctrl-C stops.", err=True)
     shown = 0
     try:
         while count is None or shown < count:
@@ -329,15 +372,13 @@ def watch_reports(project, interval, count, as_json):
             ]
             for item in reversed(new):  # oldest first
                 seen.add(item["id"])
-                line = (
-                    json.dumps(item)
-                    if as_json
-                    else (
+                if as_json:
+                    click.echo(json_text(item, indent=None))
+                else:
+                    say(
                         f"{item['createdAt']}  {item['trackingId']}  [{item['severity']}] "
                         f"{item['title']}"
                     )
-                )
-                click.echo(line)
                 shown += 1
                 if count is not None and shown >= count:
                     break
@@ -365,7 +406,7 @@ def main(arguments: list[str] | None = None) -> int:
     try:
         result = svc.main(args=arguments, prog_name="svc", standalone_mode=False)
     except Failure as failure:
-        click.echo(f"svc: {failure}", err=True)
+        say(f"svc: {failure}", err=True)
         return failure.exit_code
     except click.ClickException as error:
         error.show()

@@ -1,15 +1,37 @@
 """What the commands print: JSON for scripts, plain aligned text for people."""
 
 import json
+import re
 
 import click
 
 _WIDEST = 60  # a cell longer than this is cut (tables only; --json has everything)
+# What a terminal acts on rather than shows: C0 controls but tab and newline, DEL, the C1
+# controls. A report's text is anyone's who has the publishable key: an OSC sequence in a title
+# could write the clipboard, retitle the window or overwrite lines.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# JSON escapes the C0 controls itself; with ensure_ascii=False it leaves DEL and C1 raw.
+_RAW_IN_JSON = re.compile("[\x7f-\x9f]")
 
 
-def emit(as_json: bool, data, text) -> None:
+def printable(text: str) -> str:
+    """`text` without the control characters a terminal would act on."""
+    return _CONTROLS.sub("", text)
+
+
+def say(text: str, err: bool = False) -> None:
+    click.echo(printable(text), err=err)
+
+
+def as_json(data, indent: int | None = 2) -> str:
+    """JSON as the API answered it, with every control character escaped."""
+    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    return _RAW_IN_JSON.sub(lambda found: f"\\u{ord(found[0]):04x}", text)
+
+
+def emit(json_wanted: bool, data, text) -> None:
     """`data` as JSON with --json, else the text `text()` makes of it."""
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False) if as_json else text())
+    click.echo(as_json(data) if json_wanted else printable(text()))
 
 
 def _cell(value) -> str:
@@ -30,7 +52,10 @@ def table(rows: list[dict], columns: tuple[tuple[str, str], ...]) -> str:
     )
 
 
-def fields_table(record: dict, keys: tuple[str, ...]) -> str:
-    """One record as "key: value" lines."""
-    width = max(len(key) for key in keys)
-    return "\n".join(f"{key.ljust(width)}  {_cell(record.get(key))}" for key in keys)
+def fields_table(pairs: list[tuple[str, object]]) -> str:
+    """(label, value) pairs as aligned lines; an empty value reads "none"."""
+    width = max(len(label) for label, _ in pairs)
+    return "\n".join(
+        f"{label.ljust(width)}  {_cell(value) if value not in (None, '') else 'none'}"
+        for label, value in pairs
+    )

@@ -5,7 +5,12 @@ Each page of the dashboard has a real URL (a view can be shared or reloaded); th
 same page, whose script renders the view the URL names.
 """
 
-from flask import Blueprint, Response, current_app, render_template
+from pathlib import Path
+
+from flask import Blueprint, Response, current_app, render_template, request, send_file
+from werkzeug.exceptions import NotFound
+
+from svc.errors import error_response
 
 bp = Blueprint(
     "dashboard",
@@ -51,6 +56,33 @@ def page(**_path_values) -> Response:
 
 for rule in PAGES:
     bp.add_url_rule(rule, view_func=page, methods=["GET"])
+
+
+# The docs a deployed user is pointed to from the dashboard, served from the checkout svc runs
+# from, as plain text.
+DOCS = Path(__file__).resolve().parent.parent.parent / "docs"
+SERVED_DOCS = ("widget.md",)
+
+
+@bp.get("/docs/<name>")
+def document(name: str) -> Response:
+    if name not in SERVED_DOCS or not (DOCS / name).is_file():
+        raise NotFound()
+    answer = send_file(DOCS / name, mimetype="text/plain; charset=utf-8", conditional=True)
+    answer.headers["Cache-Control"] = "no-cache"
+    return answer
+
+
+@bp.app_errorhandler(404)
+def no_such_page(error: NotFound):
+    """An address with no route: a browser asking for a page gets the dashboard, whose script
+    says there is no page here (still a 404); everything else the API's JSON error."""
+    wanted = request.accept_mimetypes.best_match(["application/json", "text/html"])
+    if request.path.startswith("/api/") or wanted != "text/html":
+        return error_response(404, "Not found")
+    response = page()
+    response.status_code = 404
+    return response
 
 
 @bp.after_request

@@ -1,2 +1,2 @@
-"""Mail (contract section 12): messages composed with the standard library's `email` package,
+"""Mail (docs/api.md §3 and §4): messages composed with the standard library's `email` package,
 kept in a durable outbox in the database and sent by the scheduler over SMTP."""

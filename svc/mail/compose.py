@@ -1,19 +1,28 @@
 """A mail's text and HTML parts from one plain-text body: the HTML part is the same text,
-escaped, with its links made clickable, so what a mail says is written once."""
+escaped, with the service's own links made clickable, so what a mail says is written once."""
 
 import html
 import re
 from email.message import EmailMessage
 from email.utils import formatdate
 
-_LINK = re.compile(r"https?://[^\s<>\"]+")
+# An address ends before a sentence's own punctuation ("see https://x/y." links https://x/y).
+_LINK = re.compile(r"https?://[^\s<>\"]*[^\s<>\".,;:!?)']")
 
 
-def html_of(text: str) -> str:
+def html_of(text: str, own_links: str) -> str:
+    """Only addresses that start with `own_links` (the service's public URL) become links: a
+    name or a title someone typed must not turn into one (the invitation mails made svc a
+    relay for anyone's links)."""
+    prefix = html.escape(own_links.rstrip("/") + "/")
+
+    def link(found):
+        address = found[0]
+        return f'<a href="{address}">{address}</a>' if address.startswith(prefix) else address
+
     paragraphs = []
     for paragraph in text.strip().split("\n\n"):
-        escaped = html.escape(paragraph)
-        linked = _LINK.sub(lambda m: f'<a href="{m[0]}">{m[0]}</a>', escaped)
+        linked = _LINK.sub(link, html.escape(paragraph))
         paragraphs.append(f"<p>{linked.replace(chr(10), '<br>')}</p>")
     return (
         '<!doctype html><html><body style="font-family: sans-serif; line-height: 1.5">'

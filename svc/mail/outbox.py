@@ -39,7 +39,7 @@ def queue(to: str, subject: str, text: str, headers: dict[str, str] | None = Non
             to_address=to,
             subject=subject,
             text_body=text,
-            html_body=compose.html_of(text),
+            html_body=compose.html_of(text, public_url("/")),
             headers=headers or {},
             status=PENDING,
             attempts=0,
@@ -102,15 +102,23 @@ def attempt(mail_id: uuid.UUID, attempt_number: int) -> str | None:
         db.session.rollback()
         return None
     sender = sender_address()
-    message = compose.message(
-        sender=sender,
-        to=mail.to_address,
-        subject=mail.subject,
-        text=mail.text_body,
-        html_body=mail.html_body,
-        headers=mail.headers,
-        message_id=compose.message_id_for(mail.id, sender.rpartition("@")[2]),
-    )
+    try:
+        message = compose.message(
+            sender=sender,
+            to=mail.to_address,
+            subject=mail.subject,
+            text=mail.text_body,
+            html_body=mail.html_body,
+            headers=mail.headers,
+            message_id=compose.message_id_for(mail.id, sender.rpartition("@")[2]),
+        )
+    except (ValueError, TypeError) as exc:
+        # The email package refuses it (a line break in a header): no retry can build it.
+        db.session.rollback()
+        error = f"cannot be built: {exc}"[:500]
+        _record(mail_id, attempt_number, error, final=True)
+        log.error("mail %s attempt %d: %s", mail_id, attempt_number, error)
+        return error
     db.session.commit()  # no transaction stays open while the server takes its time
     error = _send(message)
     _record(mail_id, attempt_number, error)
@@ -135,12 +143,15 @@ def _send(message) -> str | None:
     return None
 
 
-def _record(mail_id: uuid.UUID, attempt_number: int, error: str | None) -> None:
+def _record(
+    mail_id: uuid.UUID, attempt_number: int, error: str | None, final: bool = False
+) -> None:
+    """The attempt's outcome: sent, a retry later, or failed (retries spent, or `final`)."""
     now = utcnow()
     delays = setting("SVC_MAIL_RETRY_DELAYS")
     if error is None:
         values = {"status": SENT, "sent_at": now, "next_attempt_at": None, "last_error": None}
-    elif attempt_number <= len(delays):
+    elif attempt_number <= len(delays) and not final:
         values = {
             "last_error": error,
             "next_attempt_at": now + timedelta(seconds=delays[attempt_number - 1]),

@@ -8,7 +8,7 @@ from svc.extensions import db
 from svc.models.base import UTCDateTime, new_id, same_as_created, utcnow
 from svc.models.users import User
 
-# The kinds of a report's activity (contract section 13). "created" is not stored: the report's
+# The kinds of a report's activity (docs/api.md §8.8). "created" is not stored: the report's
 # own created_at says it (svc.services.activity), so filing a report writes nothing more.
 CREATED = "created"
 CHANGED = "changed"

@@ -7,7 +7,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from svc.extensions import db
 from svc.models.base import UTCDateTime, new_id, utcnow
 
-# What a notification tells (contract sections 12 and 13).
+# What a notification tells (docs/api.md §4 and §8.7).
 NEW_REPORT = "new_report"
 ASSIGNED = "assigned"
 MENTIONED = "mentioned"

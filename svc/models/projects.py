@@ -8,10 +8,27 @@ from svc.extensions import db
 from svc.models.base import UTCDateTime, new_id, same_as_created, utcnow
 from svc.models.users import User
 
+# The widget's settings: where its button may sit, and what a project has until its owner
+# changes a setting (svc.services.widget.settings_in_force overlays the changes).
+WIDGET_POSITIONS = ("bottom-right", "bottom-left", "top-right", "top-left")
+WIDGET_DEFAULTS = {
+    "primary_color": "#2563eb",
+    "button_text": "Report a bug",
+    "modal_title": "Report a bug",
+    "logo_url": None,
+    "position": "bottom-right",
+    "enable_screenshot": True,
+    "enable_session_recording": True,
+    "show_watermark": False,
+    "capture_console": True,
+    "capture_network": True,
+    "capture_actions": True,
+}
+
 OWNER = "owner"
 MEMBER = "member"
 VIEWER = "viewer"
-# Least to most: each role may do everything the ones before it may (contract section 12).
+# Least to most: each role may do everything the ones before it may (docs/api.md §7).
 ROLES = (VIEWER, MEMBER, OWNER)
 
 
@@ -72,7 +89,7 @@ class Membership(db.Model):
 
 
 class Invitation(db.Model):
-    """A pending invitation to a project (contract section 12). Accepting or revoking deletes
+    """A pending invitation to a project (docs/api.md §7.1). Accepting or revoking deletes
     it, so a row is a pending invitation; only a hash of its token is stored, as for personal
     access tokens. One per address and project: inviting again means resending."""
 

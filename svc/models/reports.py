@@ -11,6 +11,7 @@ from svc.models.projects import Project
 SEVERITIES = ("low", "medium", "high", "critical")  # in rank order
 CATEGORIES = ("bug", "ui", "performance", "crash", "other")
 STATUSES = ("new", "in_progress", "resolved", "closed")
+OPEN_STATUSES = ("new", "in_progress")  # counted as open by the overview
 SEVERITY_RANK = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 
 

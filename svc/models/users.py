@@ -16,7 +16,7 @@ class User(db.Model):
     # Stored lower-cased and trimmed, so the unique index is case-insensitive in effect.
     email: Mapped[str] = mapped_column(String(320), unique=True)
     password_hash: Mapped[str] = mapped_column(String(255))
-    # The instance's administrators (contract section 12): the first user, and whoever an
+    # The instance's administrators (docs/api.md §5): the first user, and whoever an
     # admin or `flask --app svc make-admin` makes one.
     is_admin: Mapped[bool] = mapped_column(default=False, server_default=false())
     # A deactivated account cannot sign in; its sessions and tokens are refused at once.

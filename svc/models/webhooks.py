@@ -30,7 +30,7 @@ class WebhookDelivery(db.Model):
     # No foreign key: the log keeps the event of a report deleted since.
     report_id: Mapped[uuid.UUID | None]
     event: Mapped[str] = mapped_column(String(32))
-    # The JSON payload of contract section 8, serialised once when the event happened.
+    # The JSON payload of docs/api.md §12, serialised once when the event happened.
     payload: Mapped[str] = mapped_column(Text)
     status: Mapped[str] = mapped_column(String(16), default=PENDING)
     attempts: Mapped[int] = mapped_column(default=0)

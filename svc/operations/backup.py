@@ -9,6 +9,7 @@ import os
 import shutil
 import tarfile
 import tempfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -116,7 +117,9 @@ def _write_archive(path: Path, snapshot: Path, manifest: dict) -> list[str]:
     upload_dir = current_app.config["SVC_UPLOAD_DIR"]
     missing = []
     try:
-        with tarfile.open(partial, "w:gz") as archive:
+        # Owner-only from its first byte: it holds password hashes, API keys and secrets.
+        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with open(descriptor, "wb") as file, tarfile.open(fileobj=file, mode="w:gz") as archive:
             archive.add(snapshot, DATABASE_FILE)
             for key in _screenshot_keys(snapshot):
                 source = storage.path_for(upload_dir, key)
@@ -165,15 +168,16 @@ class Restored:
 
 
 def restore(archive_path: str) -> Restored:
-    """Restore an archive into this installation, which must be empty. The archive is checked
-    whole (every file's checksum, every table's count and checksum) before anything is written."""
+    """Restore an archive into this installation, which must be empty. The archive is read and
+    checked whole (its members, every file's checksum, every table's count and checksum) before
+    the installation is looked at, and nothing is written to it before both pass."""
     upload_dir = Path(current_app.config["SVC_UPLOAD_DIR"])
-    _refuse_unless_empty(upload_dir)
     with tempfile.TemporaryDirectory(
         prefix=".svc-restore-", dir=current_app.instance_path
     ) as staging:
         staging = Path(staging)
         manifest = _unpack(Path(archive_path), staging)
+        _refuse_unless_empty(upload_dir)
         snapshot = staging / DATABASE_FILE
         migrated_from = tables.upgrade_snapshot(snapshot)
         if db.engine.dialect.name == "sqlite":
@@ -185,21 +189,33 @@ def restore(archive_path: str) -> Restored:
 
 
 def _refuse_unless_empty(upload_dir: Path) -> None:
-    tables.refuse_unless_empty(db.engine, "this installation")
+    if db.engine.dialect.name != "sqlite" or Path(db.engine.url.database).exists():
+        tables.refuse_unless_empty(db.engine, "this installation")
     if upload_dir.is_dir() and any(path.is_file() for path in upload_dir.rglob("*")):
         raise OperationFailed(f"this installation is not empty: {upload_dir} holds files")
 
 
 def _unpack(archive_path: Path, staging: Path) -> dict:
-    """Extract the archive and check it against its manifest."""
+    """Copy the archive's files into staging and check them against its manifest.
+
+    Never tarfile's extraction: its filters have been bypassed (CVE-2025-4517 on 3.11.7). Every
+    member must be a regular file of a name a backup writes, and each is copied through
+    extractfile() to a path built here from that checked name."""
     try:
-        with tarfile.open(archive_path) as archive:
-            archive.extractall(staging, filter="data")
-        manifest = json.loads((staging / MANIFEST).read_text())
+        with tarfile.open(archive_path, "r:gz") as archive:
+            members = archive.getmembers()  # reads to the end: a cut-short archive fails here
+            targets = _staging_paths(archive_path, members, staging)
+            (staging / SCREENSHOTS_DIR).mkdir()
+            for member, target in zip(members, targets, strict=True):
+                with archive.extractfile(member) as source, open(target, "xb") as copy:
+                    shutil.copyfileobj(source, copy, _READ_BYTES)
+        manifest = _checked_manifest(archive_path, json.loads((staging / MANIFEST).read_bytes()))
+    except (tarfile.ReadError, EOFError, zlib.error) as exc:
+        why = "cut short" if isinstance(exc, EOFError) else "not a gzipped tar archive"
+        raise OperationFailed(f"{archive_path} is not a readable svc backup: {why}") from None
     except (OSError, tarfile.TarError, ValueError) as exc:
-        raise OperationFailed(f"{archive_path} is not a readable svc backup: {exc}") from None
-    if manifest.get("format") != FORMAT:
-        raise OperationFailed(f"{archive_path}: unknown backup format {manifest.get('format')}")
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise OperationFailed(f"{archive_path} is not a readable svc backup: {why}") from None
     damaged = [
         name
         for name, expected in (
@@ -213,6 +229,53 @@ def _unpack(archive_path: Path, staging: Path) -> dict:
     wrong = tables.differences(manifest["tables"], _summary_of_file(staging / DATABASE_FILE))
     if wrong:
         raise OperationFailed(f"{archive_path} is damaged: " + "; ".join(wrong))
+    return manifest
+
+
+def _staging_paths(archive_path: Path, members: list, staging: Path) -> list[Path]:
+    """Where each member goes: manifest.json, database.sqlite3 and screenshots/<key> alone, as
+    regular files, each once; any other member refuses the whole archive."""
+    targets = []
+    for member in members:
+        name = member.name
+        if name in (MANIFEST, DATABASE_FILE):
+            target = staging / name
+        elif name.startswith(SCREENSHOTS_DIR + "/") and storage.is_key(name.split("/", 1)[1]):
+            target = staging / SCREENSHOTS_DIR / name.split("/", 1)[1]
+        else:
+            raise OperationFailed(f"{archive_path} is not an svc backup: it holds {name!r}")
+        if not member.isreg():
+            raise OperationFailed(f"{archive_path} is not an svc backup: {name!r} is not a file")
+        if target in targets:
+            raise OperationFailed(f"{archive_path} is not an svc backup: {name!r} is there twice")
+        targets.append(target)
+    for required in (MANIFEST, DATABASE_FILE):
+        if staging / required not in targets:
+            raise OperationFailed(f"{archive_path} is not an svc backup: no {required}")
+    return targets
+
+
+def _checked_manifest(archive_path: Path, manifest) -> dict:
+    """The manifest, if it has every part restore reads, of the right kinds."""
+    problem = None
+    if not isinstance(manifest, dict):
+        problem = "the manifest is not an object"
+    elif manifest.get("format") != FORMAT:
+        problem = f"unknown backup format {manifest.get('format')!r}"
+    elif not isinstance(manifest.get("tables"), dict) or not isinstance(
+        manifest.get("created_at"), str
+    ):
+        problem = "the manifest has no tables or no time"
+    elif not isinstance(manifest.get("database"), dict) or not isinstance(
+        manifest["database"].get("sha256"), str
+    ):
+        problem = "the manifest has no checksum of the database"
+    elif not isinstance(manifest.get("screenshots"), dict) or not all(
+        storage.is_key(key) and isinstance(sha, str) for key, sha in manifest["screenshots"].items()
+    ):
+        problem = "the manifest names a screenshot that is not one of svc's keys"
+    if problem:
+        raise OperationFailed(f"{archive_path}: {problem}")
     return manifest
 
 

@@ -1,5 +1,6 @@
-"""The conventions every schema shares (contract section 1)."""
+"""The conventions every schema shares (docs/api.md §1)."""
 
+import re
 from urllib.parse import urlsplit
 
 from marshmallow import (
@@ -41,6 +42,21 @@ class Text(fields.String):
 
     def _deserialize(self, value, attr, data, **kwargs):
         return super()._deserialize(value, attr, data, **kwargs).strip()
+
+
+# Line breaks and every other control character (C0, DEL, C1) and the Unicode line and
+# paragraph separators: a name goes into mail headers and one-line displays.
+_NOT_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+class OneLine(Text):
+    """A name: one line of text, checked as received (before the trim, which would take a
+    leading U+0085 off and let one character too many through)."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, str) and _NOT_ONE_LINE.search(value):
+            raise ValidationError("One line of text, without control characters.")
+        return super()._deserialize(value, attr, data, **kwargs)
 
 
 class EmailAddress(fields.Email):

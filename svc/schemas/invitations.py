@@ -1,7 +1,7 @@
 from marshmallow import fields, validate
 
 from svc.models import MEMBER, ROLES
-from svc.schemas.base import EmailAddress, InSchema, OutSchema, Text, Timestamp
+from svc.schemas.base import EmailAddress, InSchema, OneLine, OutSchema, Timestamp
 from svc.schemas.projects import ProjectSummaryOut
 from svc.schemas.users import PASSWORD, UserOut
 
@@ -42,7 +42,7 @@ class InvitationTokenIn(InSchema):
 class AcceptIn(InvitationTokenIn):
     """`token` alone with a session; `name` and `password` too without one (a new account)."""
 
-    name = Text(validate=validate.Length(min=1, max=100))
+    name = OneLine(validate=validate.Length(min=1, max=100))
     password = fields.String(validate=PASSWORD)
 
 

@@ -5,15 +5,8 @@ from marshmallow import ValidationError, fields, post_load, pre_dump, validate
 
 from svc.auth.api_keys import normalize_origin
 from svc.models import OWNER, ROLES
-from svc.schemas.base import (
-    InSchema,
-    OutSchema,
-    Text,
-    Timestamp,
-    check_absolute_url,
-)
+from svc.schemas.base import InSchema, OneLine, OutSchema, Timestamp, check_absolute_url
 from svc.schemas.widget import WidgetSettingsIn, WidgetSettingsOut
-from svc.services.widget import settings_in_force
 from svc.webhooks.formats import FORMATS, format_in_force
 
 PREFIX = validate.Regexp(
@@ -96,12 +89,12 @@ class ProjectSettingsIn(InSchema):
 
 
 class ProjectCreateIn(InSchema):
-    name = Text(required=True, validate=validate.Length(min=1, max=100))
+    name = OneLine(required=True, validate=validate.Length(min=1, max=100))
     tracking_prefix = fields.String(validate=PREFIX)
 
 
 class ProjectUpdateIn(InSchema):
-    name = Text(validate=validate.Length(min=1, max=100))
+    name = OneLine(validate=validate.Length(min=1, max=100))
     tracking_prefix = fields.String(validate=PREFIX)
     settings = fields.Nested(ProjectSettingsIn)
 
@@ -141,7 +134,7 @@ class ProjectOut(OutSchema):
                 "webhook_url": project.webhook_url if access.role == OWNER else None,
                 "webhook_format": format_in_force(project.webhook_format, project.webhook_url),
                 "allowed_origins": list(project.allowed_origins or []),
-                "widget": settings_in_force(project),
+                "widget": access.widget_settings,
             },
             "created_at": project.created_at,
             "updated_at": project.updated_at,

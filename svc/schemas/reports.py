@@ -94,7 +94,7 @@ class ReportCreateIn(InSchema):
         return data
 
     title = Text(required=True, validate=validate.Length(min=1, max=200))
-    # Required, but may be empty (contract v3): widgets treat it as optional and send "".
+    # Required, but may be empty (docs/api.md §8.1): widgets treat it as optional and send "".
     description = fields.String(required=True, validate=validate.Length(max=20_000))
     severity = fields.String(required=True, validate=validate.OneOf(SEVERITIES))
     category = fields.String(required=True, validate=validate.OneOf(CATEGORIES))
@@ -160,7 +160,7 @@ class QueryTime(fields.String):
 
 
 class ReportFilterQuery(InSchema):
-    """The list's filters (contract sections 6 and 13), shared by the list and the export."""
+    """The list's filters (docs/api.md §8.2), shared by the list and the export."""
 
     project_id = fields.UUID()
     status = OneOrMore(STATUSES)

@@ -1,8 +1,8 @@
 from marshmallow import fields, validate
 
 from svc.models import CATEGORIES, SEVERITIES
+from svc.models.reports import OPEN_STATUSES
 from svc.schemas.base import InSchema, OutSchema, QueryInt
-from svc.services.stats import OPEN
 
 
 class StatsQuery(InSchema):
@@ -21,7 +21,7 @@ def _counts(keys) -> fields.Dict:
 
 
 class OpenCountsOut(OutSchema):
-    by_status = _counts(OPEN)
+    by_status = _counts(OPEN_STATUSES)
     by_severity = _counts(SEVERITIES)
     by_category = _counts(CATEGORIES)
 

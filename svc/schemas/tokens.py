@@ -1,10 +1,10 @@
 from marshmallow import fields, validate
 
-from svc.schemas.base import InSchema, OutSchema, Text, Timestamp
+from svc.schemas.base import InSchema, OneLine, OutSchema, Timestamp
 
 
 class TokenCreateIn(InSchema):
-    name = Text(required=True, validate=validate.Length(min=1, max=100))
+    name = OneLine(required=True, validate=validate.Length(min=1, max=100))
     expires_in_days = fields.Integer(
         strict=True, load_default=30, validate=validate.Range(min=1, max=365)
     )

@@ -1,12 +1,12 @@
 from marshmallow import fields, validate
 
-from svc.schemas.base import EmailAddress, InSchema, OutSchema, Text, Timestamp
+from svc.schemas.base import EmailAddress, InSchema, OneLine, OutSchema, Timestamp
 
 PASSWORD = validate.Length(min=8, max=128)
 
 
 class RegisterIn(InSchema):
-    name = Text(required=True, validate=validate.Length(min=1, max=100))
+    name = OneLine(required=True, validate=validate.Length(min=1, max=100))
     email = EmailAddress(required=True)
     password = fields.String(required=True, validate=PASSWORD)
 

@@ -1,10 +1,10 @@
 """The widget's settings (PATCH /projects/{id} `settings.widget`) and what the widget reads with
-the API key (contract section 11)."""
+the API key (docs/api.md §7.3)."""
 
 from marshmallow import Schema, fields, validate
 
+from svc.models.projects import WIDGET_POSITIONS
 from svc.schemas.base import InSchema, OutSchema, Text, check_absolute_url
-from svc.services.widget import POSITIONS
 
 COLOUR = validate.Regexp(r"^#[0-9a-fA-F]{6}$", error="A colour as #rrggbb.")
 
@@ -42,7 +42,7 @@ class WidgetSettingsIn(InSchema):
     logo_url = fields.String(
         allow_none=True, validate=[validate.Length(max=2048), validate_image_url]
     )
-    position = fields.String(validate=validate.OneOf(POSITIONS))
+    position = fields.String(validate=validate.OneOf(WIDGET_POSITIONS))
     enable_screenshot = Flag()
     enable_session_recording = Flag()
     show_watermark = Flag()
@@ -52,13 +52,13 @@ class WidgetSettingsIn(InSchema):
 
 
 class WidgetSettingsOut(OutSchema):
-    """Every setting in force (svc.services.widget.settings_in_force)."""
+    """Every setting in force (what ProjectAccess.widget_settings derives)."""
 
     primary_color = fields.String(required=True)
     button_text = fields.String(required=True)
     modal_title = fields.String(required=True)
     logo_url = fields.String(required=True, allow_none=True)
-    position = fields.String(required=True, validate=validate.OneOf(POSITIONS))
+    position = fields.String(required=True, validate=validate.OneOf(WIDGET_POSITIONS))
     enable_screenshot = fields.Boolean(required=True)
     enable_session_recording = fields.Boolean(required=True)
     show_watermark = fields.Boolean(required=True)
@@ -68,8 +68,8 @@ class WidgetSettingsOut(OutSchema):
 
 
 class WidgetConfigOut(WidgetSettingsOut):
-    """What the widget reads on load; beyond the contract's fields, the upload limit, so that the
-    widget scales a screenshot down before it uploads rather than after a 413."""
+    """What the widget reads on load (docs/api.md §7.3): its settings and the upload limit, so
+    that the widget scales a screenshot down before it uploads rather than after a 413."""
 
     max_screenshot_bytes = fields.Integer(required=True)
 

@@ -1,4 +1,4 @@
-"""The history of a report (contract section 13): who changed what and when, comments added
+"""The history of a report (docs/api.md §8.8): who changed what and when, comments added
 and deleted. Written in the transaction of the change itself; read oldest first, led by the
 report's creation (which is not stored: the report's created_at tells it, and the widget is
 its actor, so filing a report costs nothing more)."""

@@ -1,4 +1,4 @@
-"""The instance's administration (contract section 12): accounts, their activity and their
+"""The instance's administration (docs/api.md §5): accounts, their activity and their
 administrators. Deactivating ends the account's sessions at once; its personal access tokens
 are refused while it stays deactivated (svc.auth.guard) and work again if it is reactivated."""
 

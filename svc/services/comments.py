@@ -1,4 +1,4 @@
-"""Comments on reports (contract section 13): members and owners write, everyone in the project
+"""Comments on reports (docs/api.md §8.7): members and owners write, everyone in the project
 reads; authors edit and delete their own, owners delete any. `@Name` or `@email` of a project
 member mentions them (a notification mail, by their choice), and each new comment is a
 `report.commented` webhook event."""

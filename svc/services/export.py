@@ -1,4 +1,4 @@
-"""Export of the reports a list shows (contract section 13), as CSV or NDJSON, streamed: rows
+"""Export of the reports a list shows (docs/api.md §8.3), as CSV or NDJSON, streamed: rows
 are read from the database a batch at a time and written out as they come, so memory stays
 the same whatever the number of reports (measured in docs/performance.md, "The overview and
 the export").

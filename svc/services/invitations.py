@@ -1,4 +1,4 @@
-"""Invitations: the only way into a project (contract section 12). An owner invites an e-mail
+"""Invitations: the only way into a project (docs/api.md §7.1). An owner invites an e-mail
 address with a role; the link, valid for 7 days, either adds a signed-in user with that address
 or creates the account (also when registration is closed: an invitation is the way in).
 
@@ -83,6 +83,11 @@ def _owned_invitation(user: User, invitation_id: uuid.UUID) -> Invitation:
         raise not_found("Invitation not found")
     projects.access(user, invitation.project_id, at_least=OWNER)
     return invitation
+
+
+def address_of(invitation_id: uuid.UUID) -> str | None:
+    """The address an invitation goes to (for the per-address limit), or None."""
+    return db.session.scalar(select(Invitation.email).where(Invitation.id == invitation_id))
 
 
 def _renew_and_mail(invitation: Invitation, inviter: User) -> str:

@@ -1,4 +1,4 @@
-"""The report list (contract section 6): filters, search, sorts and pages, and which reports a
+"""The report list (docs/api.md §8.2): filters, search, sorts and pages, and which reports a
 user may see."""
 
 import uuid
@@ -36,8 +36,8 @@ def visible_to(user: User):
 
 
 def filter_conditions(user: User, query: dict) -> list:
-    """The conditions of the list's filters but project and search (contract sections 6 and
-    13): those the projects' report counts cannot answer."""
+    """The conditions of the list's filters but project and search (docs/api.md §8.2): those
+    the projects' report counts cannot answer."""
     conditions = []
     for name, column in (("status", Report.status), ("category", Report.category)):
         if name in query:

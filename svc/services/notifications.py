@@ -1,4 +1,4 @@
-"""Notifications by mail (contract section 12): who hears of what, and when many things at once
+"""Notifications by mail (docs/api.md §4): who hears of what, and when many things at once
 become one summary.
 
 A change writes a Notification row per person to tell, in its own transaction (a new report,
@@ -11,14 +11,13 @@ More than BURST_LIMIT mails within BURST_WINDOW would flood an inbox: what is pe
 limit would be passed goes out as one summary, as soon as the window has room for one more mail
 (so a burst gives at most BURST_LIMIT single mails and one summary per window).
 Every mail carries a one-click unsubscribe link (RFC 8058) for its project, a summary one for
-every project.
+every project. What the mails say: svc.services.notification_mails.
 """
 
 import uuid
 from datetime import datetime, timedelta
 
-from flask import current_app
-from itsdangerous import BadSignature, URLSafeSerializer
+from itsdangerous import BadSignature
 from sqlalchemy import bindparam, delete, func, insert, select
 
 from svc.errors import not_found
@@ -35,6 +34,7 @@ from svc.models.notifications import (
     NONE,
     ONLY_ASSIGNED,
 )
+from svc.services import notification_mails
 
 BURST_LIMIT = 5
 BURST_WINDOW = timedelta(minutes=5)
@@ -183,6 +183,13 @@ def _send_for(user_id: uuid.UUID, now: datetime) -> int:
             .with_for_update()
         )
     )
+    # Removed from a project (or left it) while a notification waited: it goes unsent.
+    member_of = set(
+        db.session.scalars(select(Membership.project_id).where(Membership.user_id == user_id))
+    )
+    for item in [item for item in pending if item.project_id not in member_of]:
+        item.mailed_at = now
+        pending.remove(item)
     room = BURST_LIMIT - _mails_within(user_id, now)
     if not pending or (room <= 0 and user.active):
         db.session.commit()
@@ -193,9 +200,9 @@ def _send_for(user_id: uuid.UUID, now: datetime) -> int:
     if not user.active:  # deactivated since: nothing goes to them
         mails = []
     elif len(pending) <= room and not held:
-        mails = [(_single_mail(user, item), [item]) for item in pending]
+        mails = [(notification_mails.single(user, item), [item]) for item in pending]
     else:
-        mails = [(_summary_mail(user, pending), pending)]
+        mails = [(notification_mails.summary(user, pending), pending)]
     for mail, items in mails:
         mail_id = outbox.queue(user.email, *mail)
         for item in items:
@@ -218,67 +225,6 @@ def _mails_within(user_id: uuid.UUID, until: datetime) -> int:
     )
 
 
-def _single_mail(user: User, item: Notification) -> tuple[str, str, dict]:
-    report, project = _report_and_project(item)
-    link = outbox.public_url(f"/reports/{report.tracking_id}")
-    title = _one_line(report.title)
-    if item.kind == NEW_REPORT:
-        subject = f"[{report.tracking_id}] New {report.severity} report: {title}"
-        opening = f"A new {report.severity} report came into {project.name}:"
-    elif item.kind == ASSIGNED:
-        subject = f"[{report.tracking_id}] Assigned to you: {title}"
-        opening = f"{item.actor_name} assigned a report of {project.name} to you:"
-    else:  # MENTIONED
-        subject = f"[{report.tracking_id}] {item.actor_name} mentioned you: {title}"
-        opening = f"{item.actor_name} mentioned you on a report of {project.name}:"
-    text = f"{opening}\n\n{report.tracking_id} {title}\n\n{link}"
-    return _with_footer(user, subject, text, project)
-
-
-def _summary_mail(user: User, items: list[Notification]) -> tuple[str, str, dict]:
-    lines = []
-    for item in items:
-        report, _ = _report_and_project(item)
-        what = {
-            NEW_REPORT: f"new {report.severity} report",
-            ASSIGNED: f"assigned to you by {item.actor_name}",
-            MENTIONED: f"{item.actor_name} mentioned you",
-        }[item.kind]
-        link = outbox.public_url(f"/reports/{report.tracking_id}")
-        lines.append(f"{report.tracking_id} ({what}): {_one_line(report.title)}\n{link}")
-    subject = f"{len(items)} updates from svc"
-    text = (
-        f"So much happened at once that it comes in one mail, {len(items)} updates:\n\n"
-        + "\n\n".join(lines)
-    )
-    return _with_footer(user, subject, text, None)
-
-
-def _report_and_project(item: Notification) -> tuple[Report, Project]:
-    report = db.session.get(Report, item.report_id)
-    return report, db.session.get(Project, item.project_id)
-
-
-def _one_line(text: str, limit: int = 120) -> str:
-    """A title fit for a Subject header: one line, and not too long."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def _with_footer(user: User, subject: str, text: str, project: Project | None):
-    link = outbox.public_url(f"/unsubscribe/{unsubscribe_token(user.id, project)}")
-    about = f"about {project.name}" if project else "about any project"
-    text += (
-        f"\n\n--\nYou get this mail because of your notification settings: "
-        f"{outbox.public_url('/account')}\nNo more mails {about}: {link}"
-    )
-    headers = {
-        "List-Unsubscribe": f"<{link}>",
-        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
-    }
-    return subject, text, headers
-
-
 def forget_mailed(now: datetime | None = None) -> int:
     """Drop notifications mailed long enough ago to count for nothing (an hourly job)."""
     cutoff = (now or utcnow()) - KEEP_MAILED
@@ -292,20 +238,10 @@ def forget_mailed(now: datetime | None = None) -> int:
 # --- unsubscribing -------------------------------------------------------------------------------
 
 
-def _serializer() -> URLSafeSerializer:
-    return URLSafeSerializer(current_app.config["SECRET_KEY"], salt="svc-unsubscribe")
-
-
-def unsubscribe_token(user_id: uuid.UUID, project: Project | None) -> str:
-    """Signed, not stored: a link in an old mail keeps working; it names the user and the
-    project (None: every project)."""
-    return _serializer().dumps([str(user_id), str(project.id) if project else None])
-
-
 def unsubscribe(token: str) -> dict:
     """Set the choice to `none` for the token's project (or every project of the user)."""
     try:
-        user_id, project_id = _serializer().loads(token)
+        user_id, project_id = notification_mails.unsubscribe_target(token)
         user = db.session.get(User, uuid.UUID(user_id))
         project_uuid = uuid.UUID(project_id) if project_id else None
     except (BadSignature, ValueError, TypeError):

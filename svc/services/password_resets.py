@@ -1,4 +1,4 @@
-"""Password reset by e-mail (contract section 12): a single-use link valid for an hour, whose
+"""Password reset by e-mail (docs/api.md §3): a single-use link valid for an hour, whose
 token is stored hashed. Asking answers the same whether or not the address has an account;
 using it ends every session and revokes every personal access token of the user."""
 
@@ -12,7 +12,7 @@ from svc.extensions import db
 from svc.mail import outbox
 from svc.models import PasswordReset, User
 from svc.models.base import utcnow
-from svc.services.users import normalize_email
+from svc.services.users import normalize_email, spend_reset_links
 
 LIFETIME = timedelta(hours=1)
 TOKEN_LENGTH = 43  # base62: 256 bits
@@ -27,7 +27,8 @@ def request_reset(email: str) -> None:
 
 
 def send_reset_link(user: User) -> None:
-    """A new link, mailed; earlier links of the user keep working until they expire."""
+    """A new link, mailed; earlier links of the user keep working until they expire, or until
+    one of them (or a password change) sets a new password."""
     value = tokens.random_base62(TOKEN_LENGTH)
     db.session.add(
         PasswordReset(
@@ -76,5 +77,6 @@ def set_password(user: User, new_password: str) -> None:
     `flask --app svc set-password`)."""
     user.password_hash = passwords.hash_password(new_password)
     pats.revoke_all_of(user.id)
+    spend_reset_links(user.id)
     db.session.commit()
     sessions.end_sessions_of(user.id)

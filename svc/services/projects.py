@@ -1,4 +1,4 @@
-"""Projects and teams (contract section 5): who may see and change what, tracking prefixes, keys."""
+"""Projects and teams (docs/api.md §7): who may see and change what, tracking prefixes, keys."""
 
 import re
 import unicodedata
@@ -27,6 +27,11 @@ class ProjectAccess:
 
     project: Project
     role: str
+
+    @property
+    def widget_settings(self) -> dict:
+        """Every widget setting in force, for the schema that dumps this."""
+        return widget.settings_in_force(self.project)
 
 
 # --- tracking prefixes ---------------------------------------------------------------------------
@@ -83,7 +88,7 @@ def _prefix_conflict(prefix: str) -> Conflict:
 
 def access(user: User, project_id: uuid.UUID, *, at_least: str = VIEWER) -> ProjectAccess:
     """The project if the user has a role in it: 404 for anyone else (existence is not leaked),
-    403 for a role below `at_least` (contract section 12)."""
+    403 for a role below `at_least` (docs/api.md §7)."""
     membership = db.session.get(Membership, (project_id, user.id))
     if membership is None:
         raise not_found("Project not found")

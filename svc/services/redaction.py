@@ -1,4 +1,4 @@
-"""Secrets never reach storage: the redaction of contract section 6, applied to every report
+"""Secrets never reach storage: the redaction of docs/api.md §8.1.1, applied to every report
 before it is stored, whatever client sent it."""
 
 import json
@@ -9,8 +9,25 @@ from urllib.parse import unquote, unquote_plus
 from svc import json_codec
 
 REDACTED = "[redacted]"
+
+
+def canonical(name) -> str:
+    """A parameter's or header's name as it is compared: without regard to case, `-` and `_`
+    (`access-token`, `Access_Token` and `accessToken` are all `accesstoken`)."""
+    return str(name).strip().lower().replace("-", "").replace("_", "")
+
+
+# Signed-URL parameters and headers of the cloud stores: a presigned URL is a working download.
+_CLOUD_SECRETS = (
+    "x-amz-signature",
+    "x-amz-credential",
+    "x-amz-security-token",
+    "x-goog-signature",
+    "x-goog-credential",
+)
 SECRET_HEADERS = frozenset(
-    {
+    canonical(name)
+    for name in (
         "authorization",
         "proxy-authorization",
         "cookie",
@@ -19,24 +36,29 @@ SECRET_HEADERS = frozenset(
         "x-auth-token",
         "x-access-token",
         "x-csrf-token",
-    }
+        *_CLOUD_SECRETS,
+    )
 )
 SECRET_PARAMETERS = frozenset(
-    {
+    canonical(name)
+    for name in (
         "token",
         "access_token",
         "refresh_token",
         "id_token",
+        "auth_token",
+        "private_token",
+        "session_token",
         "code",
         "password",
         "secret",
         "client_secret",
         "api_key",
-        "apikey",
         "key",
         "signature",
         "sig",
-    }
+        *_CLOUD_SECRETS,
+    )
 )
 HEADER_FIELDS = ("requestHeaders", "responseHeaders", "headers")
 # Fields of a network entry that may hold a request or response body, as text or as JSON.
@@ -93,7 +115,7 @@ def _redact_pairs(text: str, names: frozenset[str]) -> str:
     pairs = []
     for pair in text.split("&"):
         name, equals, value = pair.partition("=")
-        if equals and unquote_plus(name).strip().lower() in names and not is_masked(unquote(value)):
+        if equals and canonical(unquote_plus(name)) in names and not is_masked(unquote(value)):
             pair = f"{name}={REDACTED}"
         pairs.append(pair)
     return "&".join(pairs)
@@ -129,7 +151,7 @@ def _redact_headers(headers, names: frozenset[str]):
     """Headers as an object {name: value}, or as a list of {name, value} / [name, value]."""
     if isinstance(headers, dict):
         return {
-            name: REDACTED if str(name).lower() in names and not is_masked(value) else value
+            name: REDACTED if canonical(name) in names and not is_masked(value) else value
             for name, value in headers.items()
         }
     if isinstance(headers, list):
@@ -137,14 +159,14 @@ def _redact_headers(headers, names: frozenset[str]):
         for item in headers:
             if (
                 isinstance(item, dict)
-                and str(item.get("name", "")).lower() in names
+                and canonical(item.get("name", "")) in names
                 and not is_masked(item.get("value"))
             ):
                 item = {**item, "value": REDACTED}
             elif (
                 isinstance(item, list)
                 and len(item) == 2
-                and str(item[0]).lower() in names
+                and canonical(item[0]) in names
                 and not is_masked(item[1])
             ):
                 item = [item[0], REDACTED]
@@ -154,9 +176,8 @@ def _redact_headers(headers, names: frozenset[str]):
 
 
 def _is_secret_key(key, names: frozenset[str]) -> bool:
-    name = str(key).lower()
-    squeezed = name.replace("-", "").replace("_", "")
-    return name in names or any(part in squeezed for part in SECRET_KEY_PARTS)
+    name = canonical(key)
+    return name in names or any(part in name for part in SECRET_KEY_PARTS)
 
 
 def _redact_secret_keys(value, names: frozenset[str]):
@@ -216,8 +237,8 @@ def _redact_urls(value, names: frozenset[str]):
 
 
 def redact_report(data: dict, extra_names: Iterable[str] = ()) -> dict:
-    """A copy of a report's fields with every secret the contract names replaced."""
-    extra = frozenset(name.lower() for name in extra_names)
+    """A copy of a report's fields with every secret docs/api.md §8.1.1 names replaced."""
+    extra = frozenset(canonical(name) for name in extra_names)
     header_names = SECRET_HEADERS | extra
     parameter_names = SECRET_PARAMETERS | extra
     redacted = dict(data)
@@ -231,6 +252,11 @@ def redact_report(data: dict, extra_names: Iterable[str] = ()) -> dict:
     if "console_logs" in data:
         # Messages, stacks and arguments alike.
         redacted["console_logs"] = _without_jwts(data["console_logs"])
+    if "user_actions" in data:
+        # Targets, data strings and the URLs of navigations, as console entries and metadata.
+        redacted["user_actions"] = _without_jwts(
+            _redact_urls(data["user_actions"], parameter_names)
+        )
     if isinstance(data.get("metadata"), dict):
         redacted["metadata"] = _without_jwts(_redact_urls(data["metadata"], parameter_names))
     return redacted

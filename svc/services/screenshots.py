@@ -1,4 +1,4 @@
-"""Screenshots (contract section 7): upload tied to a project, serving to its team, clean-up."""
+"""Screenshots (docs/api.md §9): upload tied to a project, serving to its team, clean-up."""
 
 from datetime import timedelta
 from pathlib import Path

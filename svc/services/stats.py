@@ -1,4 +1,4 @@
-"""The overview of a team's reports (contract section 13): open reports by status, severity and
+"""The overview of a team's reports (docs/api.md §8.4): open reports by status, severity and
 category, new and resolved per day, the median time to resolve.
 
 Answered from counters kept in the transaction of every change to a report (ReportTally: the
@@ -20,9 +20,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from svc.extensions import db
 from svc.models import CATEGORIES, SEVERITIES, Report, ReportDay, ReportTally, User
 from svc.models.base import utcnow
+from svc.models.reports import OPEN_STATUSES
 from svc.services import listing, projects
-
-OPEN = ("new", "in_progress")
 
 
 @dataclass(frozen=True)
@@ -77,9 +76,9 @@ def count(counted: Counted, sign: int) -> None:
 
 def recount(report: Report, before: Counted) -> None:
     """After a change: move the report's counts, and set or clear when it was resolved."""
-    if report.status not in OPEN and before.status in OPEN:
+    if report.status not in OPEN_STATUSES and before.status in OPEN_STATUSES:
         report.resolved_at = utcnow()
-    elif report.status in OPEN:
+    elif report.status in OPEN_STATUSES:
         report.resolved_at = None
     after = Counted.of(report)
     if after != before:
@@ -156,7 +155,7 @@ def overview(user: User, project_id: uuid.UUID | None, days: int) -> dict:
 
 def _open(chosen) -> dict:
     by = {
-        "by_status": dict.fromkeys(OPEN, 0),
+        "by_status": dict.fromkeys(OPEN_STATUSES, 0),
         "by_severity": dict.fromkeys(SEVERITIES, 0),
         "by_category": dict.fromkeys(CATEGORIES, 0),
     }
@@ -167,7 +166,7 @@ def _open(chosen) -> dict:
             ReportTally.category,
             func.sum(ReportTally.count),
         )
-        .where(ReportTally.project_id.in_(chosen), ReportTally.status.in_(OPEN))
+        .where(ReportTally.project_id.in_(chosen), ReportTally.status.in_(OPEN_STATUSES))
         .group_by(ReportTally.status, ReportTally.severity, ReportTally.category)
     )
     for status, severity, category, number in rows:

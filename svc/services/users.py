@@ -1,14 +1,14 @@
 """Accounts: registration, credentials check, password change."""
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from svc.auth import passwords, sessions
-from svc.auth.guard import DEACTIVATED
 from svc.config import setting
-from svc.errors import Conflict, Forbidden, field_error, unauthorized
+from svc.errors import AccountDeactivated, Conflict, Forbidden, field_error, unauthorized
 from svc.extensions import db
-from svc.models import User
+from svc.models import PasswordReset, User
+from svc.models.base import utcnow
 
 INVALID_LOGIN = "Invalid email or password"
 EMAIL_TAKEN = "Email already registered"
@@ -75,11 +75,21 @@ def authenticate(email: str, password: str) -> User:
     if not passwords.verify_password(user.password_hash, password):
         raise unauthorized(INVALID_LOGIN)
     if not user.active:
-        raise unauthorized(DEACTIVATED)
+        raise AccountDeactivated()
     if passwords.needs_rehash(user.password_hash):
         user.password_hash = passwords.hash_password(password)
         db.session.commit()
     return user
+
+
+def spend_reset_links(user_id) -> None:
+    """Every unused reset link of the user stops working: a link mailed before a password
+    changed must not reset it again (contract v4)."""
+    db.session.execute(
+        update(PasswordReset)
+        .where(PasswordReset.user_id == user_id, PasswordReset.used_at.is_(None))
+        .values(used_at=utcnow())
+    )
 
 
 def change_password(
@@ -89,5 +99,6 @@ def change_password(
     if not passwords.verify_password(user.password_hash, current_password):
         raise field_error("current_password", "Current password is incorrect.")
     user.password_hash = passwords.hash_password(new_password)
+    spend_reset_links(user.id)
     db.session.commit()
     sessions.end_sessions_of(user.id, keep=keep_session)

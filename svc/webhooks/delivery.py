@@ -1,4 +1,4 @@
-"""Durable webhook delivery (contract section 8). See docs/webhooks.md for the design.
+"""Durable webhook delivery (docs/api.md §12). See docs/webhooks.md for the design.
 
 - `record` writes the delivery (the outbox row) in the caller's transaction, beside the change.
 - `claim_due` takes due deliveries with a conditional update, so no two processes can make the
@@ -161,7 +161,15 @@ def attempt(delivery_id: uuid.UUID, attempt_number: int) -> sender.Outcome | Non
         db.session.rollback()  # deleted, with its project or its report, since the claim
         return None
     url = project.webhook_url
-    request = _request(delivery, project) if url else None
+    try:
+        request = _request(delivery, project) if url else None
+    except (ValueError, TypeError, KeyError) as exc:
+        # A payload no retry can turn into a request: failed at once, not retried for ever.
+        db.session.rollback()
+        outcome = sender.Outcome(None, f"cannot be built: {exc!r}")
+        _record_outcome(delivery_id, attempt_number, outcome, final=True)
+        log.error("webhook %s attempt %d: %s", delivery_id, attempt_number, outcome.error)
+        return outcome
     # No transaction stays open while a receiver takes its time.
     db.session.commit()
     if request is None:
@@ -186,7 +194,9 @@ def attempt(delivery_id: uuid.UUID, attempt_number: int) -> sender.Outcome | Non
     return outcome
 
 
-def _record_outcome(delivery_id: uuid.UUID, attempt_number: int, outcome: sender.Outcome) -> None:
+def _record_outcome(
+    delivery_id: uuid.UUID, attempt_number: int, outcome: sender.Outcome, final: bool = False
+) -> None:
     now = utcnow()
     values = {
         "last_status_code": outcome.status_code,
@@ -196,7 +206,7 @@ def _record_outcome(delivery_id: uuid.UUID, attempt_number: int, outcome: sender
     delays = setting("SVC_WEBHOOK_RETRY_DELAYS")
     if outcome.succeeded:
         values.update(status=SUCCEEDED, next_attempt_at=None)
-    elif attempt_number <= len(delays):
+    elif attempt_number <= len(delays) and not final:
         values.update(next_attempt_at=now + timedelta(seconds=delays[attempt_number - 1]))
     else:
         values.update(status=FAILED, next_attempt_at=None)

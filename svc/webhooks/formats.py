@@ -1,4 +1,4 @@
-"""Which payload format a webhook URL gets (contract section 5)."""
+"""Which payload format a webhook URL gets (docs/api.md §7)."""
 
 from urllib.parse import urlsplit
 

@@ -1,4 +1,4 @@
-"""What a delivery sends: the JSON event of contract section 8, or a chat message made from it."""
+"""What a delivery sends: the JSON event of docs/api.md §12, or a chat message made from it."""
 
 import json
 import re
@@ -22,7 +22,7 @@ def _plain(value):
 
 def event_payload(event: str, report, at, changes: dict | None = None, comment=None) -> str:
     """The serialised body of a json-format delivery; its bytes are what is signed and sent.
-    `report.commented` carries the comment (contract section 13)."""
+    `report.commented` carries the comment (docs/api.md §12)."""
     data = {
         "id": str(report.id),
         "projectId": str(report.project_id),

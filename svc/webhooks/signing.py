@@ -1,4 +1,4 @@
-"""The two signatures every delivery carries (contract section 8)."""
+"""The two signatures every delivery carries (docs/api.md §12)."""
 
 import base64
 import hashlib

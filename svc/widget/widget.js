@@ -14,10 +14,16 @@
   const MAX_RETRY_SECONDS = 60;
   const DEFAULT_MAX_SCREENSHOT = 10 * 1024 * 1024;
   const MASK = "[REDACTED]";
+  const STORED_WITHOUT_SCREENSHOT = "Screenshot left out: this browser's storage was full.";
   // Query, fragment and form names whose values never leave the page (the service redacts
   // them again, and more: docs/security.md).
   const SECRET_NAME = /^(?:token|access_token|refresh_token|id_token|code|password|passwd|pwd|secret|client_secret|api_key|apikey|key|signature|sig|auth|authorization|session|sessionid|jwt)$/i;
   const JWT = /eyJ[\w-]*\.[\w-]+\.[\w-]*/g;
+  // A logged object's key whose name (any case, without - and _) holds one of these holds a
+  // secret: its value is masked, as the service masks it in bodies (docs/security.md).
+  const SECRET_KEY = /password|passwd|passphrase|secret|token|authorization|apikey|cookie|credential|privatekey/;
+  // Elements whose text is what someone typed or chose, never what they clicked on.
+  const TYPED = "input,textarea,select,[contenteditable]:not([contenteditable=false])";
   const SEVERITIES = [["low", "Low"], ["medium", "Medium"], ["high", "High"], ["critical", "Critical"]];
   const CATEGORIES = [["bug", "Something is broken"], ["ui", "Looks wrong"], ["performance", "Slow"],
     ["crash", "Crash or freeze"], ["other", "Other"]];
@@ -33,6 +39,10 @@
     413: "The report is too large to send.",
     429: "Too many reports were sent from here. Please try again in a minute.",
     saved: "You seem to be offline. Your report is saved in this browser and will be sent automatically.",
+    savedWithoutScreenshot: "You seem to be offline. Your report is saved in this browser and will be sent " +
+      "automatically, but without the screenshot: this browser's storage is too full to keep it.",
+    notSaved: "You seem to be offline, and this browser's storage is full, so the report could not be " +
+      "kept. Please send it again when you are back online.",
     failed: "The report could not be sent.",
   };
 
@@ -129,7 +139,9 @@
       result = {};
       const keys = Object.keys(value);
       for (const key of keys.slice(0, LIMIT.keys)) {
-        result[key] = quietly(() => plain(value[key], depth + 1, ancestors)) ?? "[unreadable]";
+        result[key] = SECRET_KEY.test(key.toLowerCase().replace(/[-_]/g, ""))
+          ? MASK
+          : quietly(() => plain(value[key], depth + 1, ancestors)) ?? "[unreadable]";
       }
       if (keys.length > LIMIT.keys) result["…"] = (keys.length - LIMIT.keys) + " more keys";
     }
@@ -269,11 +281,11 @@
       const target = event.target instanceof Element
         ? event.target.closest("a,button,input,select,textarea,label,summary,[role=button],[role=link]") || event.target
         : event.target;
-      const typing = target instanceof HTMLInputElement && !/^(button|submit|reset|checkbox|radio)$/.test(target.type);
-      const text = target instanceof HTMLInputElement
-        ? (typing ? "" : target.value)
-        : (target.textContent || target.getAttribute?.("aria-label") || "");
-      const shown = cut(String(text).replace(/\s+/g, " ").trim(), 80);
+      // No text of a field (typed, prefilled or its options), nor of an editable area; what
+      // else was clicked on is masked as console text is.
+      const typed = (event.target instanceof Element && event.target.closest(TYPED)) || event.target.isContentEditable;
+      const text = typed ? "" : (target.textContent || target.getAttribute?.("aria-label") || "");
+      const shown = cut(maskText(String(text).replace(/\s+/g, " ").trim()), 80);
       recordAction("click", selector(target), shown ? { text: shown } : null);
     }, { capture: true, passive: true });
     listen(document, "change", (event) => {
@@ -415,11 +427,13 @@
   }
 
   // Reports not yet accepted live in localStorage, so that a flaky network or a closed tab loses
-  // none; the Idempotency-Key they carry makes sure none is filed twice.
+  // none; the Idempotency-Key they carry makes sure none is filed twice. What is stored is a copy:
+  // when storage is short the copy loses its screenshots (with a note), never the live send.
   function outbox(run) {
     const key = "svc-outbox:" + run.options.projectKey;
     const read = () => quietly(() => JSON.parse(localStorage.getItem(key) || "[]")) || [];
     const write = (list) => {
+      list = list.map((item) => ({ ...item, images: { ...item.images } }));
       for (;;) {
         try {
           if (list.length) localStorage.setItem(key, JSON.stringify(list));
@@ -430,7 +444,7 @@
           const heavy = list.find((item) => Object.keys(item.images).length);
           if (heavy) {
             heavy.images = {};
-            heavy.body.metadata.widgetNote = "Screenshot left out: this browser's storage was full.";
+            heavy.body = { ...heavy.body, metadata: { ...heavy.body.metadata, widgetNote: STORED_WITHOUT_SCREENSHOT } };
           } else if (list.length) {
             list.shift();
           } else {
@@ -441,12 +455,13 @@
     };
     return {
       all: read,
+      // How much of the submission the stored copy keeps: "whole", "text" (no screenshot) or "none".
       add(submission) {
         const list = read().filter((item) => item.id !== submission.id);
         list.push(submission);
-        const kept = write(list.slice(-MAX_STORED));
-        const stored = kept.find((item) => item.id === submission.id);
-        if (stored) Object.assign(submission, stored); // what was dropped to fit, is dropped here too
+        const stored = write(list.slice(-MAX_STORED)).find((item) => item.id === submission.id);
+        if (!stored) return "none";
+        return Object.keys(stored.images).length < Object.keys(submission.images).length ? "text" : "whole";
       },
       update(submission) {
         const list = read();
@@ -484,10 +499,13 @@
       if (!body) return null;
     }
     const submission = { id: randomId(), body, images, createdAt: Date.now() };
-    outbox(run).add(submission);
+    const stored = outbox(run).add(submission);
     run.sending.add(submission.id);
     try {
       return await deliver(run, submission, attempts);
+    } catch (problem) {
+      if (problem instanceof Problem && problem.retryable) problem.stored = stored;
+      throw problem;
     } finally {
       run.sending.delete(submission.id);
     }
@@ -752,161 +770,19 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
     root.append(wrapper);
 
     let dialog = null;
-    let frozen = null;
-    let shot = null; // { base: canvas, annotate: annotator }
-
-    const alert = el("p", { class: "alert", role: "alert", hidden: true });
-    const showAlert = (text) => { alert.textContent = text; alert.hidden = !text; };
-
+    const close = () => { if (dialog && dialog.open) dialog.close(); };
+    // While the tab is captured, the widget is not in the picture.
+    const hideUi = () => {
+      wrapper.classList.add("capturing");
+      return () => wrapper.classList.remove("capturing");
+    };
     const open = (prefill = {}) => {
       if (dialog && dialog.open) return;
-      frozen = snapshot(run);
-      shot = null;
-      dialog = dialogFor(prefill);
+      dialog = dialogFor(run, { close, logo, hideUi }, prefill);
       wrapper.append(dialog);
       dialog.showModal();
-      if (run.configProblem) showAlert(run.configProblem);
     };
-    const close = () => { if (dialog && dialog.open) dialog.close(); };
     launcher.addEventListener("click", () => open());
-
-    function dialogFor(prefill) {
-      const user = identity.user || {};
-      const title = el("input", { id: "svc-title", name: "title", required: true, maxlength: 200, autocomplete: "off", autofocus: true });
-      title.value = prefill.title || "";
-      const description = el("textarea", { id: "svc-description", name: "description", maxlength: 20000, rows: 4 });
-      description.value = prefill.description || "";
-      const severity = el("select", { id: "svc-severity", name: "severity" }, options(SEVERITIES, prefill.severity || "medium"));
-      const category = el("select", { id: "svc-category", name: "category" }, options(CATEGORIES, prefill.category || "bug"));
-      const email = el("input", { id: "svc-email", name: "email", type: "email", maxlength: 320, autocomplete: "email" });
-      email.value = prefill.email || user.email || "";
-      const honeypot = el("input", { id: "svc-website", name: "hp_field", tabindex: "-1", autocomplete: "off" });
-      const submit = el("button", { type: "submit", class: "primary" }, "Send report");
-      const includes = includeChoices(run, frozen);
-      const screenshot = run.config.enableScreenshot ? screenshotPanel() : null;
-      const form = el("form", { novalidate: true },
-        el("header", {}, logo(), el("h2", { id: "svc-heading", text: config.modalTitle }),
-          el("button", { type: "button", class: "close", "aria-label": "Close", onclick: close }, "×")),
-        alert,
-        el("div", {}, el("label", { for: "svc-title", text: "Title" }), title),
-        el("div", {}, el("label", { for: "svc-description" }, "What happened? ", el("span", { class: "optional", text: "(optional)" })), description),
-        el("div", { class: "row" },
-          el("div", {}, el("label", { for: "svc-severity", text: "Severity" }), severity),
-          el("div", {}, el("label", { for: "svc-category", text: "Category" }), category)),
-        el("div", {}, el("label", { for: "svc-email" }, "Your e-mail ", el("span", { class: "optional", text: "(optional, for follow-up questions)" })), email),
-        el("div", { class: "honeypot", "aria-hidden": "true" }, el("label", { for: "svc-website", text: "Leave this field empty" }), honeypot),
-        screenshot && screenshot.element,
-        includes.element,
-        el("footer", {}, el("button", { type: "button", onclick: close }, "Cancel"), submit),
-        config.showWatermark ? el("p", { class: "watermark", text: "Bug reports by svc" }) : null);
-      const done = el("div", { class: "done", role: "status", hidden: true });
-      const box = el("dialog", { "aria-labelledby": "svc-heading" }, form, done);
-      box.addEventListener("close", () => box.remove());
-      if (screenshot) box.addEventListener("paste", screenshot.paste);
-      form.addEventListener("submit", async (event) => {
-        event.preventDefault();
-        showAlert("");
-        if (!title.value.trim()) {
-          showAlert("Please give the report a title.");
-          title.setAttribute("aria-invalid", "true");
-          title.focus();
-          return;
-        }
-        title.removeAttribute("aria-invalid");
-        submit.disabled = true;
-        submit.textContent = "Sending…";
-        form.setAttribute("aria-busy", "true");
-        try {
-          const images = screenshot ? await screenshot.images() : {};
-          const fields = collect(run, frozen, includes.chosen(), {
-            title: title.value.trim(), description: description.value, severity: severity.value,
-            category: category.value, email: email.value.trim(), hp_field: honeypot.value,
-          });
-          const report = await send(run, fields, images, ATTEMPTS_IN_DIALOG);
-          finish(done, form, report ? "Thanks — " + report.trackingId + ". Your report has been filed." : "Thanks — your report has been filed.");
-        } catch (problem) {
-          if (problem instanceof Problem && problem.retryable) {
-            finish(done, form, MESSAGES.saved);
-            flushWhenOnline(run);
-          } else {
-            showAlert(problem instanceof Problem ? problem.message : MESSAGES.failed);
-          }
-        } finally {
-          submit.disabled = false;
-          submit.textContent = "Send report";
-          form.removeAttribute("aria-busy");
-        }
-      });
-      return box;
-    }
-
-    function finish(done, form, text) {
-      const closeButton = el("button", { type: "button", class: "primary", onclick: close }, "Close");
-      done.replaceChildren(el("p", { text }), el("footer", {}, closeButton));
-      form.hidden = true;
-      done.hidden = false;
-      closeButton.focus();
-    }
-
-    function screenshotPanel() {
-      const canCapture = !!(navigator.mediaDevices && navigator.mediaDevices.getDisplayMedia);
-      const file = el("input", { type: "file", accept: "image/*", hidden: true, "aria-label": "Attach an image" });
-      const canvas = el("canvas", { "aria-label": "Screenshot: drag to draw on it" });
-      const hint = el("p", { class: "hint", text: "Drag on the picture to mark it. Redact hides what should not be seen." });
-      const tools = el("div", { class: "tools", role: "toolbar", "aria-label": "Annotation tools" });
-      const area = el("div", { hidden: true }, tools, canvas, hint);
-      const status = el("p", { class: "hint", role: "status" });
-      const toolButtons = [["redact", "Redact"], ["highlight", "Highlight"], ["pen", "Pen"]].map(([name, text]) =>
-        el("button", { type: "button", "aria-pressed": String(name === "redact"), onclick: (event) => {
-          shot.annotate.setTool(name);
-          for (const button of toolButtons) button.setAttribute("aria-pressed", String(button === event.currentTarget));
-        } }, text));
-      tools.append(...toolButtons,
-        el("button", { type: "button", onclick: () => shot.annotate.undo() }, "Undo"),
-        el("button", { type: "button", onclick: () => shot.annotate.clear() }, "Clear"),
-        el("button", { type: "button", onclick: () => { shot = null; area.hidden = true; status.textContent = "Screenshot removed."; } }, "Remove"));
-      const use = (base) => {
-        shot = { base, annotate: annotator(canvas, base) };
-        area.hidden = false;
-        status.textContent = "Screenshot added.";
-      };
-      const attach = async (blob) => {
-        try {
-          use(await imageToCanvas(blob));
-        } catch (_) {
-          status.textContent = "That file could not be read as an image.";
-        }
-      };
-      file.addEventListener("change", () => { if (file.files[0]) attach(file.files[0]); file.value = ""; });
-      const captureButton = canCapture ? el("button", { type: "button", onclick: async () => {
-        try {
-          use(await captureTab(() => {
-            wrapper.classList.add("capturing");
-            return () => wrapper.classList.remove("capturing");
-          }));
-        } catch (error) {
-          status.textContent = "The page could not be captured (" + (error && error.name === "NotAllowedError" ? "permission refused" : "not supported here") + "). Attach an image instead.";
-        }
-      } }, "Capture this page") : null;
-      const element = el("fieldset", {}, el("legend", { text: "Screenshot" }),
-        el("div", { class: "buttons" }, captureButton,
-          el("button", { type: "button", onclick: () => file.click() }, "Attach an image"), file),
-        el("p", { class: "hint", text: "You can also paste an image here." }), status, area);
-      return {
-        element,
-        paste(event) {
-          const item = Array.from(event.clipboardData ? event.clipboardData.items : []).find((entry) => entry.type.startsWith("image/"));
-          if (item) { event.preventDefault(); attach(item.getAsFile()); }
-        },
-        async images() {
-          if (!shot) return {};
-          const limit = run.config.maxScreenshotBytes || DEFAULT_MAX_SCREENSHOT;
-          const images = { screenshot_url: encode(shot.base, limit) };
-          if (shot.annotate.marked) images.annotated_screenshot_url = encode(canvas, limit);
-          return images;
-        },
-      };
-    }
 
     return {
       host,
@@ -914,6 +790,161 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
       close,
       destroy() { close(); host.remove(); },
       mount() { (document.body || document.documentElement).append(host); },
+    };
+  }
+
+  // The report dialog: the form, what it includes, and its sending. `ui` is what buildUi
+  // lends it: close, logo and hideUi (for the capture).
+  function dialogFor(run, ui, prefill) {
+    const { close, logo } = ui;
+    const config = run.config;
+    const frozen = snapshot(run);
+    const alert = el("p", { class: "alert", role: "alert", hidden: true });
+    const showAlert = (text) => { alert.textContent = text; alert.hidden = !text; };
+    if (run.configProblem) showAlert(run.configProblem);
+    const user = identity.user || {};
+    const title = el("input", { id: "svc-title", name: "title", required: true, maxlength: 200, autocomplete: "off", autofocus: true });
+    title.value = prefill.title || "";
+    const description = el("textarea", { id: "svc-description", name: "description", maxlength: 20000, rows: 4 });
+    description.value = prefill.description || "";
+    const severity = el("select", { id: "svc-severity", name: "severity" }, options(SEVERITIES, prefill.severity || "medium"));
+    const category = el("select", { id: "svc-category", name: "category" }, options(CATEGORIES, prefill.category || "bug"));
+    const email = el("input", { id: "svc-email", name: "email", type: "email", maxlength: 320, autocomplete: "email" });
+    email.value = prefill.email || user.email || "";
+    const honeypot = el("input", { id: "svc-website", name: "hp_field", tabindex: "-1", autocomplete: "off" });
+    const submit = el("button", { type: "submit", class: "primary" }, "Send report");
+    const includes = includeChoices(run, frozen);
+    const screenshot = run.config.enableScreenshot ? screenshotPanel(run, ui.hideUi) : null;
+    const form = el("form", { novalidate: true },
+      el("header", {}, logo(), el("h2", { id: "svc-heading", text: config.modalTitle }),
+        el("button", { type: "button", class: "close", "aria-label": "Close", onclick: close }, "×")),
+      alert,
+      el("div", {}, el("label", { for: "svc-title", text: "Title" }), title),
+      el("div", {}, el("label", { for: "svc-description" }, "What happened? ", el("span", { class: "optional", text: "(optional)" })), description),
+      el("div", { class: "row" },
+        el("div", {}, el("label", { for: "svc-severity", text: "Severity" }), severity),
+        el("div", {}, el("label", { for: "svc-category", text: "Category" }), category)),
+      el("div", {}, el("label", { for: "svc-email" }, "Your e-mail ", el("span", { class: "optional", text: "(optional, for follow-up questions)" })), email),
+      el("div", { class: "honeypot", "aria-hidden": "true" }, el("label", { for: "svc-website", text: "Leave this field empty" }), honeypot),
+      screenshot && screenshot.element,
+      includes.element,
+      el("footer", {}, el("button", { type: "button", onclick: close }, "Cancel"), submit),
+      config.showWatermark ? el("p", { class: "watermark", text: "Bug reports by svc" }) : null);
+    const done = el("div", { class: "done", role: "status", hidden: true });
+    const box = el("dialog", { "aria-labelledby": "svc-heading" }, form, done);
+    box.addEventListener("close", () => box.remove());
+    if (screenshot) box.addEventListener("paste", screenshot.paste);
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      showAlert("");
+      if (!title.value.trim()) {
+        showAlert("Please give the report a title.");
+        title.setAttribute("aria-invalid", "true");
+        title.focus();
+        return;
+      }
+      title.removeAttribute("aria-invalid");
+      submit.disabled = true;
+      submit.textContent = "Sending…";
+      form.setAttribute("aria-busy", "true");
+      try {
+        const images = screenshot ? await screenshot.images() : {};
+        const fields = collect(run, frozen, includes.chosen(), {
+          title: title.value.trim(), description: description.value, severity: severity.value,
+          category: category.value, email: email.value.trim(), hp_field: honeypot.value,
+        });
+        const report = await send(run, fields, images, ATTEMPTS_IN_DIALOG);
+        finish(done, form, close, report ? "Thanks — " + report.trackingId + ". Your report has been filed." : "Thanks — your report has been filed.");
+      } catch (problem) {
+        if (problem instanceof Problem && problem.retryable && problem.stored === "none") {
+          showAlert(MESSAGES.notSaved);
+        } else if (problem instanceof Problem && problem.retryable) {
+          finish(done, form, close, problem.stored === "text" ? MESSAGES.savedWithoutScreenshot : MESSAGES.saved);
+          flushWhenOnline(run);
+        } else {
+          showAlert(problem instanceof Problem ? problem.message : MESSAGES.failed);
+        }
+      } finally {
+        submit.disabled = false;
+        submit.textContent = "Send report";
+        form.removeAttribute("aria-busy");
+      }
+    });
+    return box;
+  }
+
+  function finish(done, form, close, text) {
+    const closeButton = el("button", { type: "button", class: "primary", onclick: close }, "Close");
+    done.replaceChildren(el("p", { text }), el("footer", {}, closeButton));
+    form.hidden = true;
+    done.hidden = false;
+    closeButton.focus();
+  }
+
+  // Capture, attach or paste a picture, and mark it up; images() encodes it to fit the
+  // service's limit. hideUi takes the widget out of the page while the tab is captured.
+  function screenshotPanel(run, hideUi) {
+    let shot = null; // { base: canvas, annotate: annotator }
+    const canCapture = !!(navigator.mediaDevices && navigator.mediaDevices.getDisplayMedia);
+    const file = el("input", { type: "file", accept: "image/*", hidden: true, "aria-label": "Attach an image" });
+    const canvas = el("canvas", { "aria-label": "Screenshot: drag to draw on it" });
+    const hint = el("p", { class: "hint", text: "Drag on the picture to mark it. Redact hides what should not be seen." });
+    const tools = el("div", { class: "tools", role: "toolbar", "aria-label": "Annotation tools" });
+    const area = el("div", { hidden: true }, tools, canvas, hint);
+    const status = el("p", { class: "hint", role: "status" });
+    const problem = el("p", { class: "alert", role: "alert", hidden: true });
+    // What went well is a quiet status; what went wrong an alert, in the error's colour.
+    const say = (text, wrong) => {
+      status.textContent = wrong ? "" : text;
+      problem.textContent = wrong ? text : "";
+      problem.hidden = !wrong;
+    };
+    const toolButtons = [["redact", "Redact"], ["highlight", "Highlight"], ["pen", "Pen"]].map(([name, text]) =>
+      el("button", { type: "button", "aria-pressed": String(name === "redact"), onclick: (event) => {
+        shot.annotate.setTool(name);
+        for (const button of toolButtons) button.setAttribute("aria-pressed", String(button === event.currentTarget));
+      } }, text));
+    tools.append(...toolButtons,
+      el("button", { type: "button", onclick: () => shot.annotate.undo() }, "Undo"),
+      el("button", { type: "button", onclick: () => shot.annotate.clear() }, "Clear"),
+      el("button", { type: "button", onclick: () => { shot = null; area.hidden = true; say("Screenshot removed."); } }, "Remove"));
+    const use = (base) => {
+      shot = { base, annotate: annotator(canvas, base) };
+      area.hidden = false;
+      say("Screenshot added.");
+    };
+    const attach = async (blob) => {
+      try {
+        use(await imageToCanvas(blob));
+      } catch (_) {
+        say("That file could not be read as an image. Try a PNG, JPEG, GIF or WebP file.", true);
+      }
+    };
+    file.addEventListener("change", () => { if (file.files[0]) attach(file.files[0]); file.value = ""; });
+    const captureButton = canCapture ? el("button", { type: "button", onclick: async () => {
+      try {
+        use(await captureTab(hideUi));
+      } catch (error) {
+        say("The page could not be captured (" + (error && error.name === "NotAllowedError" ? "the browser or you refused it" : "not supported here") + "). Attach an image instead.", true);
+      }
+    } }, "Capture this page") : null;
+    const element = el("fieldset", {}, el("legend", { text: "Screenshot" }),
+      el("div", { class: "buttons" }, captureButton,
+        el("button", { type: "button", onclick: () => file.click() }, "Attach an image"), file),
+      el("p", { class: "hint", text: "You can also paste an image here." }), status, problem, area);
+    return {
+      element,
+      paste(event) {
+        const item = Array.from(event.clipboardData ? event.clipboardData.items : []).find((entry) => entry.type.startsWith("image/"));
+        if (item) { event.preventDefault(); attach(item.getAsFile()); }
+      },
+      async images() {
+        if (!shot) return {};
+        const limit = run.config.maxScreenshotBytes || DEFAULT_MAX_SCREENSHOT;
+        const images = { screenshot_url: encode(shot.base, limit) };
+        if (shot.annotate.marked) images.annotated_screenshot_url = encode(canvas, limit);
+        return images;
+      },
     };
   }
 

@@ -34,6 +34,11 @@ PAGE = """<!doctype html>
   <label>Password <input id="password" type="password"></label>
   <button id="pay" class="primary big">Pay now</button>
   <p id="out"></p>
+  <div id="notes" contenteditable="true">Notes: </div>
+  <textarea id="address">Ada Lovelace, 12 Prefilled Street</textarea>
+  <select id="plan"><option>Basic plan</option><option>Secret plan</option></select>
+  <p>Your key:
+    <code id="jwt">eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhZGEifQ.c2lnbmF0dXJlLXNpZ25hdHVyZQ</code></p>
 </body>
 </html>"""
 

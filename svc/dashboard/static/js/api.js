@@ -24,6 +24,12 @@ function csrfToken() {
   return match ? decodeURIComponent(match[1]) : "";
 }
 
+// The CSRF cookie lives exactly as long as the session (svc/auth/cookies.py): without it nobody
+// is signed in, and the dashboard need not ask (and log two 401s in the console) to know it.
+export function mayBeSignedIn() {
+  return csrfToken() !== "";
+}
+
 let refreshing = null;
 let onSignedOut = () => {};
 

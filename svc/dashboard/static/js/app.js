@@ -1,7 +1,7 @@
 // The dashboard's entry point: which view a URL shows, who is signed in, and navigation
 // without reloading the page (every view still has a real URL that can be shared or reloaded).
 
-import { api, whenSignedOut } from "./api.js";
+import { api, mayBeSignedIn, whenSignedOut } from "./api.js";
 import { h, replaceContent } from "./dom.js";
 import {
   forgotPasswordView, invitationView, resetPasswordView, signInView, signUpView, unsubscribeView,
@@ -45,6 +45,7 @@ export function navigate(url, { replace = false } = {}) {
 
 async function currentUser() {
   if (session.known) return session.user;
+  if (!mayBeSignedIn()) return Object.assign(session, { user: null, known: true }).user;
   try {
     session.user = await api.get("/auth/me");
   } catch (error) {
@@ -71,12 +72,12 @@ async function render() {
   const path = location.pathname;
   if (path === "/") return navigate("/reports", { replace: true });
   const route = ROUTES.find((candidate) => candidate.pattern.test(path));
-  if (!route) return showProblem("There is no page at this address.");
+  if (!route) return showProblem({ status: 404, message: "There is no page at this address." });
   let user = null;
   try {
     user = await currentUser();
   } catch (error) {
-    return showProblem(error.message);
+    return showProblem(error);
   }
   if (!route.public && !route.anyone && !user) return navigate(signInUrl(), { replace: true });
   if (route.public && user) return navigate("/reports", { replace: true });
@@ -97,7 +98,7 @@ async function render() {
     await route.view(main, context);
   } catch (error) {
     if (!error.status) throw error;
-    if (rendering === renderCount) showProblem(error.message);
+    if (rendering === renderCount) showProblem(error);
   }
   if (rendering === renderCount) main.focus({ preventScroll: true });
 }
@@ -113,10 +114,19 @@ function showChrome(user, route) {
   }
 }
 
-function showProblem(message) {
+// A view that could not be shown: what was wrong, in the words that fit it. A 422 here comes
+// from the address itself (a filter the list does not know), as no form was sent.
+function showProblem(problem) {
+  document.title = "svc";
+  const [heading, text] = problem.status === 404
+    ? ["Page not found", problem.message]
+    : problem.status === 422 && problem.errors
+      ? ["This address asks for something svc does not know", Object.entries(problem.errors)
+        .map(([name, messages]) => `${name}: ${[].concat(messages).join(" ")}`).join("; ")]
+      : ["Something went wrong", problem.message];
   replaceContent(main, h("section", { class: "panel" },
-    h("h1", {}, "Something went wrong"),
-    h("p", { role: "alert" }, message),
+    h("h1", {}, heading),
+    h("p", { role: "alert" }, text),
     h("p", {}, h("a", { href: "/reports" }, "Back to the reports"))));
 }
 

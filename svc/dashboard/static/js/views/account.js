@@ -49,7 +49,7 @@ function notificationsPanel(choices) {
     h("p", {}, "Which new reports of each project you hear of by mail. Reports assigned to you, and mentions, come unless you choose nothing."),
     choices.length
       ? h("ul", { class: "members" }, choices.map((choice) => h("li", {},
-        h("span", {}, choice.projectName, " · "),
+        h("span", {}, choice.projectName),
         select("new_reports", NEW_REPORT_CHOICES, choice.newReports, {
           "aria-label": `Mails about ${choice.projectName}`,
           onchange: (event) => save(choice, event.target),

@@ -29,7 +29,8 @@ export async function projectView(main, context) {
       h("p", {}, "Paste this into your web app's pages: it adds the bug reporter, which captures the page's console, network requests and clicks and files reports into this project."),
       snippetBlock(project),
       h("p", {}, h("a", { href: `/projects/${project.id}/try-widget` }, "Try the widget"),
-        " on a page of this dashboard. Its options, JavaScript API and exactly what it captures are in svc's docs/widget.md."));
+        " on a page of this dashboard. Its options, JavaScript API and exactly what it captures are in ",
+        h("a", { href: "/docs/widget.md", target: "_blank", rel: "noopener" }, "the widget's documentation"), "."));
   };
   const rotateKey = async () => {
     if (!await confirmDialog("Rotate the API key? The current key stops working at once; widgets using it must be updated.", "Rotate key")) return;
@@ -109,7 +110,7 @@ function widgetForm(project, owner) {
     h("h2", {}, "Widget"),
     text("Button text", "button_text", widget.buttonText),
     text("Dialog title", "modal_title", widget.modalTitle),
-    field("Colour", h("input", { name: "primary_color", type: "color", value: widget.primaryColor, disabled: !owner })),
+    colourField(widget.primaryColor, owner),
     field("Position", select("position", WIDGET_POSITIONS, widget.position, { disabled: !owner })),
     field("Logo URL", h("input", { name: "logo_url", type: "url", value: widget.logoUrl || "",
       placeholder: "https://example.com/logo.svg", disabled: !owner }),
@@ -134,6 +135,18 @@ function widgetForm(project, owner) {
   });
 }
 
+// A swatch to pick with, and the hex value beside it, kept in step.
+function colourField(value, owner) {
+  const picker = h("input", { name: "primary_color", type: "color", value, disabled: !owner });
+  const shown = h("output", { for: "field-primary_color" }, value);
+  picker.addEventListener("input", () => { shown.textContent = picker.value; });
+  const wrapper = field("Colour", picker);
+  const row = h("div", { class: "colour" });
+  picker.replaceWith(row);
+  row.append(picker, shown);
+  return wrapper;
+}
+
 function membersPanel(project, members, owner, context) {
   const roleOptions = ROLES.map((role) => [role, role]);
   const panel = h("section", { class: "panel", "aria-label": "Members" });
@@ -142,7 +155,7 @@ function membersPanel(project, members, owner, context) {
     h("h2", {}, "Members"),
     h("p", {}, "Owners change everything; members triage reports; viewers only read."),
     h("ul", { class: "members" }, members.map((member) => h("li", {},
-      h("span", {}, member.name, " ", h("small", {}, `<${member.email}>`), " · "),
+      h("span", {}, member.name, " ", h("small", {}, `<${member.email}>`)),
       owner
         ? select("role", roleOptions, member.role,
           { "aria-label": `Role of ${member.name}`, onchange: (event) => changeRole(member, event.target) })
@@ -170,6 +183,15 @@ function membersPanel(project, members, owner, context) {
     show();
   };
   const leave = async () => {
+    problem.hidden = true;
+    // The service refuses the last owner's leaving (409); say so before asking, not after.
+    if (!members.some((member) => member.role === "owner" && member.userId !== context.user.id)
+        && project.role === "owner") {
+      problem.textContent = `You are the only owner of ${project.name}, so you cannot leave it: ` +
+        "make another member an owner first, or delete the project.";
+      problem.hidden = false;
+      return;
+    }
     if (!await confirmDialog(`Leave ${project.name}? You lose access to its reports.`, "Leave")) return;
     try {
       await api.delete(`/projects/${project.id}/members/${context.user.id}`);
@@ -190,6 +212,7 @@ function invitationsPanel(project) {
   const base = `/projects/${project.id}/invitations`;
   const panel = h("section", { class: "panel", "aria-label": "Invitations" });
   const list = h("ul", { class: "members" });
+  const waiting = h("p", { class: "empty", hidden: true }, "No invitations waiting.");
   const sent = h("div", { role: "status" });
   const problem = h("p", { class: "form-error", role: "alert", hidden: true });
   const showLink = (invitation, what) => replaceContent(sent, h("p", { class: "notice" },
@@ -206,6 +229,7 @@ function invitationsPanel(project) {
       actionButton("Revoke", () => act(() => api.delete(`/invitations/${invitation.id}`)),
         { "aria-label": `Revoke the invitation to ${invitation.email}` }))));
     list.hidden = pending.length === 0;
+    waiting.hidden = pending.length > 0;
   };
   const act = async (request, what) => {
     problem.hidden = true;
@@ -219,17 +243,18 @@ function invitationsPanel(project) {
     await load();
   };
   const inviteForm = form({ "aria-label": "Invite someone", class: "inline" }, [
-    field("Invite by e-mail", h("input", { name: "email", type: "email", required: true }),
-      "They get a link, valid for 7 days, that creates their account if they have none."),
+    field("Invite by e-mail", h("input", { name: "email", type: "email", required: true })),
     field("Role", select("role", ROLES.map((role) => [role, role]), "member")),
     h("button", { type: "submit" }, "Send invitation"),
+    h("small", { class: "hint" },
+      "They get a link, valid for 7 days, that creates their account if they have none."),
   ], async (values, element) => {
     showLink(await api.post(base, values), "Invitation sent to");
     element.reset();
     await load();
   });
   panel.append(h("h2", {}, "Invitations"), inviteForm, sent, problem,
-    h("h3", {}, "Pending"), list);
+    h("h3", {}, "Pending"), list, waiting);
   load();
   return panel;
 }

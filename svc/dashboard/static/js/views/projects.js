@@ -25,7 +25,7 @@ export async function projectListView(main, context) {
       ? h("ul", { class: "cards" }, projects.map((project) => h("li", { class: "panel" },
         h("h2", {}, h("a", { href: `/projects/${project.id}` }, project.name)),
         h("p", {}, `Tracking ids ${project.trackingPrefix}-1, ${project.trackingPrefix}-2, … · you are ${project.role === "owner" ? "an owner" : `a ${project.role}`}`),
-        h("p", {}, h("a", { href: `/reports?project_id=${project.id}` }, "Its reports")))))
+        h("p", {}, h("a", { href: `/reports?project_id=${project.id}` }, `Reports of ${project.name}`)))))
       : h("p", { class: "empty" },
         "No projects yet: create one below, then add the widget to your app with its API key."),
     create);

@@ -20,18 +20,28 @@ export async function reportView(main, context) {
   const canEdit = project.role !== "viewer";
   const title = h("h1", {}, h("span", { class: "tracking-id" }, report.trackingId), " ", report.title);
   const description = h("p", { class: "description" }, report.description);
+  const badges = h("p", { class: "badges" });
+  const details = facts(report, project, members);
+  // After any save, everything drawn from the report shows the answer's values.
+  const changed = () => {
+    badges.replaceChildren(badge("status", report.status), " ",
+      badge("severity", report.severity), " ", h("span", { class: "badge" }, label(report.category)));
+    details.show();
+  };
+  changed();
   appendTo(main,
     h("p", { class: "breadcrumb" }, h("a", { href: "/reports" }, "Reports"), " / ",
       h("a", { href: `/reports?project_id=${project.id}` }, project.name)),
     h("div", { class: "page-heading" },
-      canEdit ? editableText(title, report, "title", () => report.title,
-        (value) => title.replaceChildren(h("span", { class: "tracking-id" }, report.trackingId), " ", value)) : title,
-      h("p", { class: "badges" }, badge("status", report.status), " ",
-        badge("severity", report.severity), " ", h("span", { class: "badge" }, label(report.category)))),
+      canEdit ? editableText(title, report, "title", () => report.title, (value) => {
+        title.replaceChildren(h("span", { class: "tracking-id" }, report.trackingId), " ", value);
+        changed();
+      }) : title,
+      badges),
     h("div", { class: "report-layout" },
       h("div", { class: "report-main" },
         section("Description", canEdit ? editableText(description, report, "description",
-          () => report.description, (value) => { description.textContent = value; }) : description),
+          () => report.description, (value) => { description.textContent = value; changed(); }) : description),
         screenshots(report),
         section("Console", consoleLog(report.consoleLogs)),
         section("Network", networkLog(report.networkLogs)),
@@ -39,8 +49,8 @@ export async function reportView(main, context) {
         section("Metadata", metadataTable(report.metadata)),
         timeline),
       h("aside", { class: "report-side" },
-        project.role === "viewer" ? null : editForm(report, members),
-        facts(report, project, members),
+        project.role === "viewer" ? null : editForm(report, members, changed),
+        details.element,
         project.role === "viewer" ? null : deleteButton(report, context))));
 }
 
@@ -75,7 +85,7 @@ function section(title, content) {
   return h("section", { class: "panel" }, h("h2", {}, title), content);
 }
 
-function editForm(report, members) {
+function editForm(report, members, changed) {
   const saved = notice("");
   saved.hidden = true;
   const workers = members.filter((member) => member.role !== "viewer");
@@ -99,25 +109,28 @@ function editForm(report, members) {
     Object.assign(report, updated);
     saved.textContent = Object.keys(changes).length ? "Changes saved." : "Nothing to change.";
     saved.hidden = false;
-    const badges = document.querySelector(".badges");
-    badges?.replaceChildren(badge("status", report.status), " ",
-      badge("severity", report.severity), " ", h("span", { class: "badge" }, label(report.category)));
+    changed();
   });
   return edit;
 }
 
+// An address wraps after "@" and dots, never in the middle of a word.
+const breakable = (text) => text.split(/(?<=[@.])/).flatMap((part, index) => index ? [h("wbr"), part] : [part]);
+
+// The Details panel; show() draws it again from the report's current values.
 function facts(report, project, members) {
   const names = new Map(members.map((member) => [member.userId, member.name]));
-  const rows = [
+  const list = h("dl", { class: "facts" });
+  const show = () => list.replaceChildren(...[
     ["Tracking id", report.trackingId],
     ["Project", project.name],
-    ["Reporter", report.reporterIdentifier || "anonymous"],
+    ["Status", label(report.status)],
+    ["Reporter", report.reporterIdentifier ? breakable(report.reporterIdentifier) : "anonymous"],
     ["Assignee", names.get(report.assigneeId) || "nobody"],
     ["Reported", formatTime(report.createdAt)],
     ["Updated", formatTime(report.updatedAt)],
-  ];
-  return h("section", { class: "panel" }, h("h2", {}, "Details"),
-    h("dl", { class: "facts" }, rows.map(([term, value]) => [h("dt", {}, term), h("dd", {}, value)])));
+  ].flatMap(([term, value]) => [h("dt", {}, term), h("dd", {}, value)]));
+  return { element: h("section", { class: "panel" }, h("h2", {}, "Details"), list), show };
 }
 
 function deleteButton(report, context) {

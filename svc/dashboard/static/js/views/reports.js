@@ -44,12 +44,14 @@ export async function reportListView(main, context) {
     filterDate("Reported before", "created_before", wanted),
     filterSelect("Sort", "sort", SORTS, wanted),
     h("div", { class: "search" },
-      h("label", { for: "filter-search" }, "Search"),
-      h("input", { id: "filter-search", name: "search", type: "search", value: wanted.search,
-                   placeholder: "Words in title or description" }),
-      h("label", { for: "filter-reporter" }, "Reporter"),
-      h("input", { id: "filter-reporter", name: "reporter", type: "search", value: wanted.reporter,
-                   placeholder: "Part of the reporter's id" }),
+      h("div", { class: "filter" },
+        h("label", { for: "filter-search" }, "Search"),
+        h("input", { id: "filter-search", name: "search", type: "search", value: wanted.search,
+                     placeholder: "Words in title or description" })),
+      h("div", { class: "filter" },
+        h("label", { for: "filter-reporter" }, "Reporter"),
+        h("input", { id: "filter-reporter", name: "reporter", type: "search", value: wanted.reporter,
+                     placeholder: "Part of the reporter's id" })),
       h("button", { type: "submit" }, "Search")));
   filters.addEventListener("change", (event) => {
     if (event.target.tagName === "SELECT" || event.target.type === "date") {

@@ -1,0 +1,89 @@
+"""What the notification mails say (svc.services.notifications decides who gets which, and
+when): one report's mail, the summary of a burst, and the footer with its one-click
+unsubscribe link (RFC 8058), whose signed token this module makes and reads."""
+
+import uuid
+
+from flask import current_app
+from itsdangerous import URLSafeSerializer
+
+from svc.extensions import db
+from svc.mail import outbox
+from svc.models import Notification, Project, Report, User
+from svc.models.notifications import ASSIGNED, MENTIONED, NEW_REPORT
+
+
+def single(user: User, item: Notification) -> tuple[str, str, dict]:
+    report, project = _report_and_project(item)
+    link = outbox.public_url(f"/reports/{report.tracking_id}")
+    title = _one_line(report.title)
+    if item.kind == NEW_REPORT:
+        subject = f"[{report.tracking_id}] New {report.severity} report: {title}"
+        opening = f"A new {report.severity} report came into {project.name}:"
+    elif item.kind == ASSIGNED:
+        subject = f"[{report.tracking_id}] Assigned to you: {title}"
+        opening = f"{item.actor_name} assigned a report of {project.name} to you:"
+    else:  # MENTIONED
+        subject = f"[{report.tracking_id}] {item.actor_name} mentioned you: {title}"
+        opening = f"{item.actor_name} mentioned you on a report of {project.name}:"
+    text = f"{opening}\n\n{report.tracking_id} {title}\n\n{link}"
+    return _with_footer(user, subject, text, project)
+
+
+def summary(user: User, items: list[Notification]) -> tuple[str, str, dict]:
+    lines = []
+    for item in items:
+        report, _ = _report_and_project(item)
+        what = {
+            NEW_REPORT: f"new {report.severity} report",
+            ASSIGNED: f"assigned to you by {item.actor_name}",
+            MENTIONED: f"{item.actor_name} mentioned you",
+        }[item.kind]
+        link = outbox.public_url(f"/reports/{report.tracking_id}")
+        lines.append(f"{report.tracking_id} ({what}): {_one_line(report.title)}\n{link}")
+    subject = f"{len(items)} updates from svc"
+    text = (
+        f"So much happened at once that it comes in one mail, {len(items)} updates:\n\n"
+        + "\n\n".join(lines)
+    )
+    return _with_footer(user, subject, text, None)
+
+
+def _report_and_project(item: Notification) -> tuple[Report, Project]:
+    report = db.session.get(Report, item.report_id)
+    return report, db.session.get(Project, item.project_id)
+
+
+def _one_line(text: str, limit: int = 120) -> str:
+    """A title fit for a Subject header: one line, and not too long."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _with_footer(user: User, subject: str, text: str, project: Project | None):
+    link = outbox.public_url(f"/unsubscribe/{unsubscribe_token(user.id, project)}")
+    about = f"about {project.name}" if project else "about any project"
+    text += (
+        f"\n\n--\nYou get this mail because of your notification settings: "
+        f"{outbox.public_url('/account')}\nNo more mails {about}: {link}"
+    )
+    headers = {
+        "List-Unsubscribe": f"<{link}>",
+        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+    }
+    return subject, text, headers
+
+
+def _serializer() -> URLSafeSerializer:
+    return URLSafeSerializer(current_app.config["SECRET_KEY"], salt="svc-unsubscribe")
+
+
+def unsubscribe_token(user_id: uuid.UUID, project: Project | None) -> str:
+    """Signed, not stored: a link in an old mail keeps working; it names the user and the
+    project (None: every project)."""
+    return _serializer().dumps([str(user_id), str(project.id) if project else None])
+
+
+def unsubscribe_target(token: str) -> list:
+    """[user id, project id or None] of a token; BadSignature for one svc did not sign."""
+    return _serializer().loads(token)
