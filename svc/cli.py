@@ -37,7 +37,7 @@ def create_user(name: str, email: str, password: str) -> None:
     """Create an account, also when registration is closed (SVC_REGISTRATION=closed)."""
     try:
         data = RegisterIn().load({"name": name, "email": email, "password": password})
-        user = users.create_user(data["name"], data["email"], data["password"])
+        user = users.create_user(data["name"], data["email"], data["password"], by_operator=True)
     except ValidationError as exc:
         raise click.ClickException(f"invalid input: {exc.messages}") from None
     except APIError as exc:
@@ -58,7 +58,7 @@ def set_password(email: str, password: str) -> None:
         raise click.ClickException(f"invalid input: {exc.messages}") from None
     except APIError as exc:
         raise click.ClickException(exc.detail) from None
-    password_resets.set_password(user, password)
+    password_resets.set_password(user, password, by_operator=True)
     click.echo(f"password of {user.email} set; its sessions ended and its tokens revoked")
 
 

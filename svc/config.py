@@ -271,6 +271,12 @@ SETTINGS: tuple[Setting, ...] = (
         "seconds before each retry of a mail the SMTP server did not take",
     ),
     Setting(
+        "SVC_AUDIT_DAYS",
+        "365",
+        _positive_int,
+        "days an audit log entry is kept; the scheduler deletes older ones hourly",
+    ),
+    Setting(
         "SVC_SMTP_CA_BUNDLE",
         None,
         _optional_text,

@@ -19,7 +19,7 @@ from svc import database, rate_limits
 from svc.extensions import db
 from svc.mail import outbox
 from svc.models import JOBSTORE_TABLE
-from svc.services import notifications, screenshots
+from svc.services import audit_log, notifications, screenshots
 from svc.webhooks import delivery
 
 log = logging.getLogger(__name__)
@@ -106,6 +106,17 @@ def sweep_uploads() -> None:
         log.info("sweep: removed %d orphaned screenshot(s)", removed)
 
 
+def prune_audit_log() -> None:
+    with _app.app_context():
+        removed = audit_log.prune()
+    if removed:
+        log.info(
+            "audit log: removed %d entr%s past SVC_AUDIT_DAYS",
+            removed,
+            "y" if removed == 1 else "ies",
+        )
+
+
 def checkpoint_database() -> None:
     with _app.app_context():
         database.checkpoint_sqlite_log()
@@ -147,6 +158,7 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
         (refresh_statistics, "refresh-statistics"),
         (forget_rate_limits, "forget-rate-limits"),
         (forget_notifications, "forget-notifications"),
+        (prune_audit_log, "prune-audit-log"),
     ):
         scheduler.add_job(
             job,

@@ -6,6 +6,7 @@ The pages it passes through are saved into docs/screenshots/ for the README.
 
 import csv
 import io
+import json
 import re
 from pathlib import Path
 from urllib.parse import quote
@@ -538,6 +539,28 @@ def test_an_admin_deactivates_a_user_who_is_signed_out_at_once(page, browser, ba
     grace.get_by_role("button", name="Sign in").click()
     expect(grace.get_by_role("alert")).to_contain_text("deactivated")
     graces.close()
+
+    page.reload()  # the audit log has both: the deactivation and her refused sign-in
+    log = page.get_by_role("region", name="Audit log")
+    entries = log.locator("table.audit tbody tr")
+    log.get_by_label("Action").select_option("user_deactivated")
+    expect(entries).to_have_count(1)
+    expect(entries.first).to_contain_text("Ada Lovelace")
+    log.get_by_label("Action").select_option("sign_in_failed")
+    expect(entries).to_have_count(1)
+    expect(entries.first).to_contain_text("reason: deactivated")
+    log.get_by_label("Who").select_option(label="Grace Hopper")
+    expect(log).to_contain_text("Nothing recorded for these filters.")
+    log.get_by_label("Action").select_option("")
+    expect(entries).to_have_count(3)  # signing up (which signs in), then signing in
+    with page.expect_download() as download:
+        log.get_by_role("link", name="Download as NDJSON").click()
+    lines = Path(download.value.path()).read_text().splitlines()
+    assert [json.loads(line)["action"] for line in lines] == [
+        "account_created",
+        "sign_in",
+        "sign_in",
+    ]
 
 
 def test_mail_choices_on_the_account_page_and_the_unsubscribe_link(page, base_url, app):

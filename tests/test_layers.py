@@ -16,7 +16,15 @@ MAY_IMPORT = {
     "svc.extensions": set(),
     "svc.models": {"svc.extensions"},
     "svc.database": {"svc.extensions"},
-    "svc.auth": {"svc.config", "svc.database", "svc.errors", "svc.extensions", "svc.models"},
+    "svc.auth": {
+        "svc.audit",
+        "svc.config",
+        "svc.database",
+        "svc.errors",
+        "svc.extensions",
+        "svc.models",
+    },
+    "svc.audit": {"svc.extensions", "svc.models"},
     "svc.storage": {"svc.errors"},
     "svc.config": set(),
     "svc.json_codec": set(),
@@ -31,7 +39,13 @@ MAY_IMPORT = {
         "svc.wire",
     },
     "svc.mail": {"svc.config", "svc.deadline", "svc.extensions", "svc.models"},
-    "svc.operations": {"svc.extensions", "svc.json_codec", "svc.models", "svc.storage"},
+    "svc.operations": {
+        "svc.audit",
+        "svc.extensions",
+        "svc.json_codec",
+        "svc.models",
+        "svc.storage",
+    },
     # The command line is a client like any other: the HTTP API is its only way in.
     "svc.client": set(),
 }

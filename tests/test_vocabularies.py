@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from svc import audit
 from svc.client import main as cli
 from svc.models import reports as models
 
@@ -44,3 +45,7 @@ def test_the_widget_offers_the_models_values(name):
 def test_the_reader_of_the_scripts_reads_both_shapes():
     assert javascript_list(WIDGET, "SEVERITIES")[0] == "low"
     assert javascript_list(DASHBOARD, "STATUSES")[1] == "in_progress"
+
+
+def test_the_dashboard_knows_every_audited_action():
+    assert javascript_list(DASHBOARD, "AUDIT_ACTIONS") == audit.ACTIONS

@@ -5,7 +5,7 @@ import uuid
 from flask import Blueprint
 
 from svc.api.decorators import body, response
-from svc.auth.guard import admin_required, admin_session_required
+from svc.auth.guard import admin_required, admin_session_required, current_user
 from svc.schemas.users import AdminUserIn, AdminUserOut, InstanceStatusOut
 from svc.services import admin
 
@@ -27,7 +27,7 @@ def list_users():
 def update_user(data, user_id: uuid.UUID):
     """Deactivate or reactivate an account, grant or take administration; the last active
     administrator can do neither to themself (409)."""
-    return admin.update_user(user_id, data)
+    return admin.update_user(current_user(), user_id, data)
 
 
 @bp.post("/users/<uuid:user_id>/reset-link")
@@ -35,7 +35,7 @@ def update_user(data, user_id: uuid.UUID):
 @response(None, 202, errors=(409,))
 def send_reset_link(user_id: uuid.UUID):
     """Mail the account a password reset link (as "Forgot password?" does)."""
-    admin.send_reset_link(user_id)
+    admin.send_reset_link(current_user(), user_id)
 
 
 @bp.get("/status")

@@ -34,7 +34,7 @@ def _send_cookies(session_tokens) -> None:
 
 def sign_in(user) -> None:
     """Start a session for the user; the answer carries its cookies."""
-    _send_cookies(sessions.start_session(user))
+    _send_cookies(users.sign_in(user))
 
 
 def _clear_cookies(site_data: bool = False) -> None:
@@ -98,7 +98,7 @@ def logout():
         request.cookies.get(ACCESS_COOKIE), request.cookies.get(REFRESH_COOKIE)
     )
     if session_id is not None:
-        sessions.end_session(session_id)
+        users.sign_out(session_id)
     _clear_cookies(site_data=True)
 
 

@@ -5,6 +5,7 @@ from datetime import timedelta
 
 from sqlalchemy import delete, select
 
+from svc import audit
 from svc.auth import tokens
 from svc.errors import not_found, unauthorized
 from svc.extensions import db
@@ -23,6 +24,8 @@ def issue(user: User, name: str, expires_in_days: int) -> PersonalAccessToken:
         expires_at=utcnow() + timedelta(days=expires_in_days),
     )
     db.session.add(token)
+    db.session.flush()
+    audit.record(audit.TOKEN_CREATED, user, ("token", token.id), name=token.name)
     db.session.commit()
     token.value = value
     return token
@@ -39,14 +42,15 @@ def list_for(user: User) -> list[PersonalAccessToken]:
 
 
 def revoke(user: User, token_id: uuid.UUID) -> None:
-    result = db.session.execute(
-        delete(PersonalAccessToken).where(
-            PersonalAccessToken.id == token_id, PersonalAccessToken.user_id == user.id
-        )
-    )
-    if result.rowcount != 1:
+    name = db.session.execute(
+        delete(PersonalAccessToken)
+        .where(PersonalAccessToken.id == token_id, PersonalAccessToken.user_id == user.id)
+        .returning(PersonalAccessToken.name)
+    ).scalar()
+    if name is None:
         db.session.rollback()
         raise not_found("Token not found")
+    audit.record(audit.TOKEN_REVOKED, user, ("token", token_id), name=name)
     db.session.commit()
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from flask import current_app
 from sqlalchemy import select
 
-from svc import storage
+from svc import audit, storage
 from svc.extensions import db
 from svc.models import Screenshot
 from svc.models.base import utcnow
@@ -185,6 +185,14 @@ def restore(archive_path: str) -> Restored:
         else:
             tables.copy_database(snapshot, db.engine)
         _put_screenshots(staging / SCREENSHOTS_DIR, upload_dir, manifest["screenshots"])
+    audit.record(
+        audit.INSTANCE_RESTORED,
+        None,
+        ("instance", None),
+        archive=Path(archive_path).name,
+        backupCreatedAt=manifest["created_at"],
+    )
+    db.session.commit()
     return Restored(manifest, migrated_from)
 
 

@@ -1,6 +1,7 @@
 """The conventions every schema shares (docs/api.md §1)."""
 
 import re
+from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from marshmallow import (
@@ -145,6 +146,18 @@ class QueryInt(fields.Integer):
     def __init__(self, **kwargs):
         kwargs.setdefault("validate", validate.Range(max=MAX_QUERY_INT))
         super().__init__(**kwargs)
+
+
+class QueryTime(fields.String):
+    """An ISO 8601 date or date and time; without a zone, UTC."""
+
+    def _deserialize(self, value, attr, data, **kwargs) -> datetime:
+        text = super()._deserialize(value, attr, data, **kwargs)
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            raise ValidationError("An ISO 8601 date or time, e.g. 2026-11-24T09:30:00Z.") from None
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 MAX_PAGE_SIZE = 100

@@ -1,6 +1,5 @@
 import json
 import uuid
-from datetime import UTC, datetime
 
 from marshmallow import (
     EXCLUDE,
@@ -14,7 +13,15 @@ from marshmallow import (
 
 from svc.errors import HoneypotHit
 from svc.models import CATEGORIES, SEVERITIES, STATUSES
-from svc.schemas.base import InSchema, OutSchema, PageQuery, Text, Timestamp, page_of
+from svc.schemas.base import (
+    InSchema,
+    OutSchema,
+    PageQuery,
+    QueryTime,
+    Text,
+    Timestamp,
+    page_of,
+)
 
 MAX_LOG_ENTRIES = 1000
 MAX_METADATA_KEYS = 100
@@ -145,18 +152,6 @@ class Assignee(fields.String):
             return uuid.UUID(text)
         except ValueError:
             raise ValidationError("me, none, or a user's id.") from None
-
-
-class QueryTime(fields.String):
-    """An ISO 8601 date or date and time; without a zone, UTC."""
-
-    def _deserialize(self, value, attr, data, **kwargs) -> datetime:
-        text = super()._deserialize(value, attr, data, **kwargs)
-        try:
-            moment = datetime.fromisoformat(text)
-        except ValueError:
-            raise ValidationError("An ISO 8601 date or time, e.g. 2026-11-24T09:30:00Z.") from None
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 class ReportFilterQuery(InSchema):

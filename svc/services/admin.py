@@ -6,6 +6,7 @@ import uuid
 
 from sqlalchemy import func, select
 
+from svc import audit
 from svc.auth import sessions
 from svc.config import setting
 from svc.errors import Conflict, not_found
@@ -22,7 +23,15 @@ def list_users() -> list[User]:
     return list(db.session.scalars(select(User).order_by(User.created_at, User.id)))
 
 
-def update_user(user_id: uuid.UUID, changes: dict) -> User:
+_CHANGE_ACTIONS = {
+    ("active", False): audit.USER_DEACTIVATED,
+    ("active", True): audit.USER_REACTIVATED,
+    ("is_admin", True): audit.ADMIN_GRANTED,
+    ("is_admin", False): audit.ADMIN_REVOKED,
+}
+
+
+def update_user(admin: User, user_id: uuid.UUID, changes: dict) -> User:
     """Set `active` and/or `is_admin`; the last active administrator keeps both (409)."""
     user = _user(user_id)
     losing_admin = (
@@ -34,8 +43,9 @@ def update_user(user_id: uuid.UUID, changes: dict) -> User:
         db.session.rollback()
         raise Conflict(LAST_ADMIN)
     for field in ("active", "is_admin"):
-        if field in changes:
+        if field in changes and getattr(user, field) != changes[field]:
             setattr(user, field, changes[field])
+            audit.record(_CHANGE_ACTIONS[field, changes[field]], admin, ("user", user.id))
     db.session.commit()
     if changes.get("active") is False:
         sessions.end_sessions_of(user.id)
@@ -53,16 +63,21 @@ def _other_active_admins(user_id: uuid.UUID) -> int:
     return len(others)
 
 
-def send_reset_link(user_id: uuid.UUID) -> None:
+def send_reset_link(admin: User, user_id: uuid.UUID) -> None:
     user = _user(user_id)
     if not user.active:
         raise Conflict("This account is deactivated: reactivate it first")
+    audit.record(audit.RESET_LINK_SENT, admin, ("user", user.id))
     password_resets.send_reset_link(user)
 
 
 def make_admin(email: str) -> User:
     """For the operator's `flask --app svc make-admin`: also reactivates the account."""
     user = by_email(email)
+    if not user.is_admin:
+        audit.record(audit.ADMIN_GRANTED, None, ("user", user.id), via="operator")
+    if not user.active:
+        audit.record(audit.USER_REACTIVATED, None, ("user", user.id), via="operator")
     user.is_admin = True
     user.active = True
     db.session.commit()

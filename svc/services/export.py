@@ -14,10 +14,11 @@ from collections.abc import Iterator
 
 from sqlalchemy import select
 
+from svc import audit, database
 from svc.extensions import db
-from svc.models import Project, Report, User
-from svc.services import listing, search
-from svc.wire import iso_timestamp
+from svc.models import VIEWER, Project, Report, User
+from svc.services import listing, projects, search
+from svc.wire import camelcase, iso_timestamp
 
 BATCH = 1000
 FIELDS = (
@@ -60,7 +61,30 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def reports(user: User, query: dict) -> Iterator[dict]:
-    """The reports the list would show for these filters, all of them, newest first."""
+    """The reports the list would show for these filters, all of them, newest first. The
+    export is recorded (with its filters) before the first row is read."""
+    database.end_transaction(then_read_only=False)
+    project_id = query.get("project_id")
+    audit.record(
+        audit.REPORTS_EXPORTED,
+        user,
+        ("reports", None),
+        # Shown to that project's owners only if the exporter is in it.
+        project_id=project_id
+        if project_id and projects.has_role(project_id, user.id, VIEWER)
+        else None,
+        **{camelcase(name): _as_text(value) for name, value in query.items()},
+    )
+    db.session.commit()
+    database.begin_read_only(db.session())
+    return _rows(user, query)
+
+
+def _as_text(value):
+    return [str(item) for item in value] if isinstance(value, list | tuple) else str(value)
+
+
+def _rows(user: User, query: dict) -> Iterator[dict]:
     conditions = [listing.visible_to(user), *listing.filter_conditions(user, query)]
     if "project_id" in query:
         conditions.append(Report.project_id == query["project_id"])

@@ -13,12 +13,13 @@ from datetime import timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
+from svc import audit
 from svc.auth import tokens
 from svc.errors import Conflict, Forbidden, not_found
 from svc.extensions import db
 from svc.mail import outbox
 from svc.models import OWNER, VIEWER, Invitation, Membership, User
-from svc.models.base import utcnow
+from svc.models.base import new_id, utcnow
 from svc.services import projects, users
 from svc.services.projects import ProjectAccess
 
@@ -39,9 +40,17 @@ def invite(user: User, project_id: uuid.UUID, email: str, role: str) -> tuple[In
     )
     if member is not None:
         raise Conflict("This address belongs to a member of the project already")
-    invitation = Invitation(project=project, email=email, role=role, invited_by_id=user.id)
+    invitation = Invitation(
+        id=new_id(),
+        project=project,
+        project_id=project.id,
+        email=email,
+        role=role,
+        invited_by_id=user.id,
+    )
     db.session.add(invitation)
     url = _renew_and_mail(invitation, user)
+    _record(audit.INVITATION_CREATED, user, invitation)
     try:
         db.session.commit()
     except IntegrityError:  # an invitation for the address, pending or just made concurrently
@@ -64,6 +73,7 @@ def pending(user: User, project_id: uuid.UUID) -> list[Invitation]:
 
 def revoke(user: User, invitation_id: uuid.UUID) -> None:
     invitation = _owned_invitation(user, invitation_id)
+    _record(audit.INVITATION_REVOKED, user, invitation)
     db.session.delete(invitation)
     db.session.commit()
 
@@ -72,8 +82,21 @@ def resend(user: User, invitation_id: uuid.UUID) -> tuple[Invitation, str]:
     """A new link and seven more days; the old link stops working."""
     invitation = _owned_invitation(user, invitation_id)
     url = _renew_and_mail(invitation, user)
+    _record(audit.INVITATION_RESENT, user, invitation)
     db.session.commit()
     return invitation, url
+
+
+def _record(action: str, user: User, invitation: Invitation) -> None:
+    """The address and role, never the link."""
+    audit.record(
+        action,
+        user,
+        ("invitation", invitation.id),
+        project_id=invitation.project_id,
+        email=invitation.email,
+        role=invitation.role,
+    )
 
 
 def _owned_invitation(user: User, invitation_id: uuid.UUID) -> Invitation:
@@ -174,4 +197,12 @@ def _join(invitation: Invitation, user: User) -> Membership:
         )
         db.session.add(membership)
         db.session.flush()
+        audit.record(
+            audit.MEMBER_JOINED,
+            user,
+            ("user", user.id),
+            project_id=invitation.project_id,
+            role=invitation.role,
+            invitation=str(invitation.id),
+        )
     return membership

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 from sqlalchemy import select, update
 
+from svc import audit
 from svc.auth import passwords, pats, sessions, tokens
 from svc.errors import BadRequest
 from svc.extensions import db
@@ -71,11 +72,13 @@ def reset(value: str, new_password: str) -> User:
     return user
 
 
-def set_password(user: User, new_password: str) -> None:
+def set_password(user: User, new_password: str, *, by_operator: bool = False) -> None:
     """A new password that nobody who had the old one may ride on: every session of the user
     ends and every personal access token is revoked (a reset, or the operator's
     `flask --app svc set-password`)."""
     user.password_hash = passwords.hash_password(new_password)
+    via = "operator" if by_operator else "link"
+    audit.record(audit.PASSWORD_RESET, None if by_operator else user, ("user", user.id), via=via)
     pats.revoke_all_of(user.id)
     spend_reset_links(user.id)
     db.session.commit()

@@ -8,13 +8,15 @@ from dataclasses import dataclass
 from sqlalchemy import case, func, select
 from sqlalchemy.exc import IntegrityError
 
+from svc import audit
 from svc.auth import tokens
 from svc.errors import Conflict, Forbidden, not_found
 from svc.extensions import db
 from svc.models import MEMBER, OWNER, VIEWER, Membership, Project, Report, User, role_at_least
-from svc.models.base import utcnow
+from svc.models.base import new_id, utcnow
 from svc.services import screenshots, widget
 from svc.webhooks import signing
+from svc.wire import camelcase
 
 FALLBACK_PREFIX = "BUG"
 MAX_PREFIX_LENGTH = 10
@@ -118,6 +120,7 @@ def create(user: User, name: str, tracking_prefix: str | None = None) -> Project
     base = tracking_prefix or derive_tracking_prefix(name)
     for _ in range(_CREATE_ATTEMPTS):
         project = Project(
+            id=new_id(),
             name=name,
             tracking_prefix=tracking_prefix or _first_free_prefix(base),
             api_key=tokens.new_api_key(),
@@ -126,6 +129,7 @@ def create(user: User, name: str, tracking_prefix: str | None = None) -> Project
         )
         project.memberships.append(Membership(user_id=user.id, role=OWNER))
         db.session.add(project)
+        audit.record(audit.PROJECT_CREATED, user, ("project", project.id), project_id=project.id)
         try:
             db.session.commit()
             return ProjectAccess(project, OWNER)
@@ -161,13 +165,21 @@ def update(user: User, project_id: uuid.UUID, changes: dict) -> ProjectAccess:
             raise Conflict("The tracking prefix cannot change once the project has reports")
         if _prefix_taken(prefix, except_project=project.id):
             raise _prefix_conflict(prefix)
-    changed = False
+    changed = []
     for field, value in new_values.items():
         if getattr(project, field) != value:
             setattr(project, field, value)
-            changed = True
+            changed.append(field)
     if changed:
         project.updated_at = utcnow()
+        # The names of what changed, never the values: a webhook URL may hold a chat's token.
+        audit.record(
+            audit.PROJECT_UPDATED,
+            user,
+            ("project", project.id),
+            project_id=project.id,
+            fields=sorted(camelcase(field) for field in changed),
+        )
         try:
             db.session.commit()
         except IntegrityError:
@@ -187,6 +199,13 @@ def delete(user: User, project_id: uuid.UUID) -> None:
     """The project goes with its members, reports, screenshots (rows, then files) and keys."""
     project = access(user, project_id, at_least=OWNER).project
     keys = screenshots.keys_of_project(project.id)
+    audit.record(
+        audit.PROJECT_DELETED,
+        user,
+        ("project", project.id),
+        project_id=project.id,
+        name=project.name,
+    )
     db.session.delete(project)
     db.session.commit()
     screenshots.remove_files(keys)
@@ -196,6 +215,7 @@ def rotate_api_key(user: User, project_id: uuid.UUID) -> ProjectAccess:
     project_access = access(user, project_id, at_least=OWNER)
     project_access.project.api_key = tokens.new_api_key()
     project_access.project.updated_at = utcnow()
+    audit.record(audit.API_KEY_ROTATED, user, ("project", project_id), project_id=project_id)
     db.session.commit()
     return project_access
 
@@ -204,6 +224,7 @@ def rotate_webhook_secret(user: User, project_id: uuid.UUID) -> ProjectAccess:
     project_access = access(user, project_id, at_least=OWNER)
     project_access.project.webhook_secret = signing.new_webhook_secret()
     project_access.project.updated_at = utcnow()
+    audit.record(audit.WEBHOOK_SECRET_ROTATED, user, ("project", project_id), project_id=project_id)
     db.session.commit()
     return project_access
 
@@ -234,6 +255,14 @@ def change_role(user: User, project_id: uuid.UUID, member_id: uuid.UUID, role: s
     membership, other_owners = _membership_and_other_owners(project_id, member_id)
     if membership.role == OWNER and role != OWNER and not other_owners:
         raise Conflict(LAST_OWNER)
+    if membership.role != role:
+        audit.record(
+            audit.MEMBER_ROLE_CHANGED,
+            user,
+            ("user", member_id),
+            project_id=project_id,
+            **{"from": membership.role, "to": role},
+        )
     membership.role = role
     db.session.commit()
     return membership
@@ -245,6 +274,8 @@ def remove_member(user: User, project_id: uuid.UUID, member_id: uuid.UUID) -> No
     membership, other_owners = _membership_and_other_owners(project_id, member_id)
     if membership.role == OWNER and not other_owners:
         raise Conflict(LAST_OWNER)
+    action = audit.MEMBER_LEFT if member_id == user.id else audit.MEMBER_REMOVED
+    audit.record(action, user, ("user", member_id), project_id=project_id, role=membership.role)
     db.session.delete(membership)
     db.session.commit()
 

@@ -7,6 +7,7 @@ import uuid
 from sqlalchemy import or_, select, tuple_
 from sqlalchemy import update as update_rows  # `update` is this module's verb
 
+from svc import audit
 from svc.errors import field_error, not_found
 from svc.extensions import db
 from svc.models import (
@@ -121,20 +122,27 @@ def _apply(report: Report, user: User, changes: dict) -> dict:
 
 def delete(user: User, reference: str) -> None:
     report = workable_for(user, reference)
-    _remove_all([report])
+    _remove_all([report], user)
 
 
 def bulk_delete(user: User, references: list[str]) -> int:
     found = _all_workable(user, references)
-    _remove_all(found)
+    _remove_all(found, user)
     return len(found)
 
 
-def _remove_all(found: list[Report]) -> None:
+def _remove_all(found: list[Report], user: User) -> None:
     """Delete the reports with their screenshots (rows now, files after the commit), keeping
-    each project's report count."""
+    each project's report count; one audit entry per report."""
     keys = []
     for report in found:
+        audit.record(
+            audit.REPORT_DELETED,
+            user,
+            ("report", report.id),
+            project_id=report.project_id,
+            trackingId=report.tracking_id,
+        )
         stats.count(stats.Counted.of(report), -1)
         report_keys = screenshots.keys_of_report(report.id)
         db.session.delete(report)

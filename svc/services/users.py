@@ -3,12 +3,14 @@
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
+from svc import audit
 from svc.auth import passwords, sessions
+from svc.auth.sessions import SessionTokens
 from svc.config import setting
 from svc.errors import AccountDeactivated, Conflict, Forbidden, field_error, unauthorized
 from svc.extensions import db
-from svc.models import PasswordReset, User
-from svc.models.base import utcnow
+from svc.models import AuthSession, PasswordReset, User
+from svc.models.base import new_id, utcnow
 
 INVALID_LOGIN = "Invalid email or password"
 EMAIL_TAKEN = "Email already registered"
@@ -27,18 +29,21 @@ def registration_allowed() -> bool:
     return setting("SVC_REGISTRATION") == "open" or no_users_yet()
 
 
-def add_user(name: str, email: str, password: str) -> User:
-    """A new account in the current transaction; 409 when the e-mail is taken."""
+def add_user(name: str, email: str, password: str, *, by_operator: bool = False) -> User:
+    """A new account in the current transaction; 409 when the e-mail is taken. Its creator is
+    the person it is for, or the operator (`flask --app svc create-user`)."""
     email = normalize_email(email)
     if db.session.scalar(select(User.id).where(User.email == email)) is not None:
         raise Conflict(EMAIL_TAKEN)
     user = User(
+        id=new_id(),
         name=name.strip(),
         email=email,
         password_hash=passwords.hash_password(password),
         is_admin=no_users_yet(),  # the first user administers the instance
     )
     db.session.add(user)
+    audit.record(audit.ACCOUNT_CREATED, None if by_operator else user, ("user", user.id))
     return user
 
 
@@ -52,9 +57,9 @@ def commit_new_account() -> None:
         raise Conflict(EMAIL_TAKEN) from None
 
 
-def create_user(name: str, email: str, password: str) -> User:
+def create_user(name: str, email: str, password: str, *, by_operator: bool = False) -> User:
     """Create an account; 409 when the e-mail is taken. Used by register and the CLI."""
-    user = add_user(name, email, password)
+    user = add_user(name, email, password, by_operator=by_operator)
     commit_new_account()
     return user
 
@@ -68,18 +73,46 @@ def register(name: str, email: str, password: str) -> User:
 def authenticate(email: str, password: str) -> User:
     """The user these credentials belong to; 401 with the same text (and time) whether or not the
     e-mail exists."""
-    user = db.session.scalar(select(User).where(User.email == normalize_email(email)))
+    email = normalize_email(email)
+    user = db.session.scalar(select(User).where(User.email == email))
     if user is None:
         passwords.spend_verify_time(password)
+        _failed_sign_in(None, email, "unknown address")
         raise unauthorized(INVALID_LOGIN)
     if not passwords.verify_password(user.password_hash, password):
+        _failed_sign_in(user, email, "wrong password")
         raise unauthorized(INVALID_LOGIN)
     if not user.active:
+        _failed_sign_in(user, email, "deactivated")
         raise AccountDeactivated()
     if passwords.needs_rehash(user.password_hash):
         user.password_hash = passwords.hash_password(password)
         db.session.commit()
     return user
+
+
+def _failed_sign_in(user: User | None, email: str, reason: str) -> None:
+    """In a transaction of its own: the refusal that follows writes nothing."""
+    target = ("user", user.id if user else None)
+    audit.record(audit.SIGN_IN_FAILED, None, target, email=email[:254], reason=reason)
+    db.session.commit()
+
+
+def sign_in(user: User) -> SessionTokens:
+    """A new session for the user (svc.auth.sessions), recorded with it."""
+    audit.record(audit.SIGN_IN, user, ("user", user.id))
+    return sessions.start_session(user)
+
+
+def sign_out(session_id) -> None:
+    """End the session, if it is still live; recorded with it."""
+    session = db.session.get(AuthSession, session_id)
+    if session is None or session.ended_at is not None:
+        db.session.rollback()
+        return
+    user = sessions.user_of(session)
+    audit.record(audit.SIGN_OUT, user, ("user", user.id))
+    sessions.end_session(session_id)
 
 
 def spend_reset_links(user_id) -> None:
@@ -100,5 +133,6 @@ def change_password(
         raise field_error("current_password", "Current password is incorrect.")
     user.password_hash = passwords.hash_password(new_password)
     spend_reset_links(user.id)
+    audit.record(audit.PASSWORD_CHANGED, user, ("user", user.id))
     db.session.commit()
     sessions.end_sessions_of(user.id, keep=keep_session)

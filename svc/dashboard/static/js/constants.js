@@ -33,3 +33,12 @@ export const WIDGET_SWITCHES = [
   ["enable_session_recording", "enableSessionRecording", "Session recording (off: no clicks or page changes either)"],
   ["show_watermark", "showWatermark", "Show \u201cBug reports by svc\u201d in the dialog"],
 ];
+// What the audit log records (docs/api.md §14), alphabetically as svc/audit.py has them.
+export const AUDIT_ACTIONS = [
+  "account_created", "admin_granted", "admin_revoked", "api_key_rotated", "instance_restored",
+  "invitation_created", "invitation_resent", "invitation_revoked", "member_joined", "member_left",
+  "member_removed", "member_role_changed", "password_changed", "password_reset", "project_created",
+  "project_deleted", "project_updated", "report_deleted", "reports_exported", "reset_link_sent",
+  "sign_in", "sign_in_failed", "sign_out", "token_created", "token_revoked", "user_deactivated",
+  "user_reactivated", "webhook_secret_rotated",
+];

@@ -1,8 +1,10 @@
 // The instance's administration, for its administrators: whether mail goes out, and every
-// account with its last sign-in; deactivate, reactivate, grant administration, send a reset link.
+// account with its last sign-in; deactivate, reactivate, grant administration, send a reset link;
+// the instance's audit log.
 
 import { api } from "../api.js";
 import { actionButton, appendTo, confirmDialog, formatTime, h, replaceContent } from "../dom.js";
+import { auditPanel } from "./audit.js";
 
 export async function adminView(main, context) {
   if (!context.user.isAdmin) {
@@ -49,7 +51,8 @@ export async function adminView(main, context) {
     h("div", { class: "page-heading" }, h("h1", {}, "Administration")),
     mailPanel(status),
     h("section", { class: "panel", "aria-label": "Accounts" }, h("h2", {}, "Accounts"), sent,
-      h("div", { class: "table-wrap" }, table)));
+      h("div", { class: "table-wrap" }, table)),
+    auditPanel("/admin/audit", users));
 }
 
 function mailPanel(status) {

@@ -1,6 +1,6 @@
 // A project's settings page: settings, API key and embed snippet, members, webhook secret and
-// the webhook delivery log. Members and viewers see it all but the secret, change nothing
-// owner-only, and may leave.
+// the webhook delivery log; for owners, the project's audit log. Members and viewers see it all
+// but the secret and the audit log, change nothing owner-only, and may leave.
 
 import { api, query } from "../api.js";
 import {
@@ -8,6 +8,7 @@ import {
   replaceContent, select,
 } from "../dom.js";
 import { ROLES, WEBHOOK_FORMATS, WIDGET_POSITIONS, WIDGET_SWITCHES } from "../constants.js";
+import { auditPanel } from "./audit.js";
 import { snippetBlock } from "./snippet.js";
 
 const DELIVERY_PAGE_SIZE = 10;
@@ -52,6 +53,8 @@ export async function projectView(main, context) {
     owner ? invitationsPanel(project) : null,
     owner ? secretPanel(project) : null,
     deliveryPanel(project),
+    owner ? auditPanel(`/projects/${project.id}/audit`,
+      members.map((member) => ({ id: member.userId, name: member.name }))) : null,
     owner ? deletePanel(project, context) : null);
 }
 
