@@ -19,7 +19,7 @@ from svc import database, rate_limits
 from svc.extensions import db
 from svc.mail import outbox
 from svc.models import JOBSTORE_TABLE
-from svc.services import audit_log, notifications, screenshots
+from svc.services import audit_log, notifications, password_resets, screenshots
 from svc.webhooks import delivery
 
 log = logging.getLogger(__name__)
@@ -87,6 +87,13 @@ def deliver_webhooks() -> None:
 
 def send_mails() -> None:
     _mails.tick()
+
+
+def claim_mails(limit: int, running=()) -> list[tuple]:
+    """The mail outbox's claim, after turning the reset links asked for since into mails, so
+    that they go in the same tick."""
+    password_resets.handle_requests()
+    return outbox.claim_due(limit, running=running)
 
 
 def send_notifications() -> None:
@@ -178,7 +185,7 @@ def run(app: Flask) -> None:
     _webhooks = OutboxRunner(
         app, "webhook", delivery.claim_due, delivery.attempt, threads=DELIVERY_THREADS
     )
-    _mails = OutboxRunner(app, "mail", outbox.claim_due, outbox.attempt, threads=MAIL_THREADS)
+    _mails = OutboxRunner(app, "mail", claim_mails, outbox.attempt, threads=MAIL_THREADS)
     scheduler = build_scheduler(app)
 
     def stop(signum, _frame):

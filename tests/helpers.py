@@ -82,12 +82,13 @@ def furnish(owner, project: dict) -> dict:
 
 
 def send_due(app) -> list:
-    """What the scheduler's mail job does once: claim what is due and attempt each; the
-    attempts' errors (None for a mail that went)."""
+    """What the scheduler's mail job does once: claim what is due (reset links asked for
+    first) and attempt each; the attempts' errors (None for a mail that went)."""
     from svc.mail import outbox
+    from svc.scheduler import claim_mails
 
     with app.app_context():
-        claimed = outbox.claim_due(10, running={})
+        claimed = claim_mails(10, running={})
         return [outbox.attempt(mail_id, number) for mail_id, number, _ in claimed]
 
 

@@ -1,10 +1,14 @@
 """Mail: the outbox and its SMTP sender against a real server on loopback (aiosmtpd, STARTTLS,
 AUTH), and password reset end to end (docs/api.md §3)."""
 
+import os
 import re
+import subprocess
+import sys
 import time
 
 import pytest
+from sqlalchemy import event
 
 from harness.client import PASSWORD, create_pat, csrf, register
 from harness.service import kill_service, sign_up, wait_until
@@ -12,7 +16,7 @@ from harness.smtp import Tarpit
 from svc.config import ConfigError, load_settings
 from svc.extensions import db
 from svc.mail import outbox
-from svc.models import OutgoingMail
+from svc.models import OutgoingMail, PasswordReset, PasswordResetRequest
 from svc.models.mail import FAILED, PENDING, SENT
 from tests.helpers import send_due
 
@@ -166,6 +170,65 @@ def test_an_unknown_address_gets_the_same_answer_and_no_mail(mail_app, smtp_serv
     assert response.status_code == 202 and response.get_data() == b""
     assert send_due(mail_app) == []
     assert mails(mail_app) == []
+
+
+def test_asking_does_the_same_work_for_an_address_without_an_account(mail_app):
+    """The answer's time must not tell which addresses have accounts: the request runs the
+    same statements for either (the link is made in the scheduler), so it cannot."""
+    register(mail_app.test_client())
+    client = mail_app.test_client()
+
+    def statements_of(email) -> list[str]:
+        seen = []
+
+        def note(conn, cursor, statement, parameters, context, executemany):
+            seen.append(statement)
+
+        with mail_app.app_context():
+            engine = db.engine
+        event.listen(engine, "before_cursor_execute", note)
+        try:
+            assert forgot(client, email).status_code == 202
+        finally:
+            event.remove(engine, "before_cursor_execute", note)
+        return seen
+
+    known = statements_of("ada@example.com")
+    assert known == statements_of("nobody@example.com")
+    assert not any("users" in statement for statement in known)  # nobody looked them up
+
+
+def test_two_schedulers_mail_each_asked_link_once(make_app, mail_settings, smtp_server):
+    app = make_app(**mail_settings, SVC_RATE_LIMIT_AUTH="off")
+    client = app.test_client()
+    register(client)
+    for _ in range(30):
+        forgot(client, "ada@example.com")
+    forgot(client, "nobody@example.com")
+    environment = {
+        **os.environ,
+        "SVC_DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
+        "SVC_INSTANCE_PATH": app.instance_path,
+        "SVC_SECRET_KEY": "test",
+    }
+    script = (
+        "from svc import create_app\n"
+        "from svc.services import password_resets\n"
+        "with create_app().app_context():\n"
+        "    print(sum(password_resets.handle_requests(limit=3) for _ in range(20)))\n"
+    )
+    schedulers = [
+        subprocess.Popen(
+            [sys.executable, "-c", script], env=environment, stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
+    handled = [int(process.communicate(timeout=60)[0]) for process in schedulers]
+    assert sum(handled) == 31
+    with app.app_context():
+        assert db.session.query(PasswordReset).count() == 30
+        assert db.session.query(OutgoingMail).count() == 30
+        assert db.session.query(PasswordResetRequest).count() == 0
 
 
 def test_an_expired_or_unknown_link_is_400(mail_app, smtp_server):

@@ -420,6 +420,25 @@ def test_a_stale_outcome_does_not_overwrite_a_redelivery(team, receiver):
         assert (row.status, row.attempts) == ("pending", 0)
 
 
+def test_a_delivery_that_cannot_be_built_fails_at_once(team, receiver):
+    """A payload no attempt can turn into a request (here one a chat format cannot read) is
+    failed on its first attempt, not retried for ever."""
+    app, owner, project = team
+    set_webhook(owner, project, receiver.url, "slack")
+    file_report(owner, project["apiKey"])
+    with app.app_context():
+        row = db.session.scalars(select(WebhookDelivery)).one()
+        row.payload = '{"event": "report.created", "data": '  # cut short
+        db.session.commit()
+    assert run_due(app) == 1
+    [logged] = deliveries(owner, project)
+    assert (logged["status"], logged["attempts"]) == ("failed", 1)
+    assert logged["lastError"].startswith("cannot be built")
+    assert logged["nextAttemptAt"] is None
+    assert run_due(app, at=utcnow() + timedelta(days=1)) == 0
+    assert receiver.received == []
+
+
 # --- chat formats -------------------------------------------------------------------------------
 
 

@@ -28,7 +28,13 @@ from svc.models.reports import (
     Screenshot,
 )
 from svc.models.stats import ReportDay, ReportTally
-from svc.models.users import AuthSession, PasswordReset, PersonalAccessToken, User
+from svc.models.users import (
+    AuthSession,
+    PasswordReset,
+    PasswordResetRequest,
+    PersonalAccessToken,
+    User,
+)
 from svc.models.webhooks import WebhookDelivery
 
 # Tables and indexes in the database that no model declares: APScheduler creates and owns its job

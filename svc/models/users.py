@@ -85,3 +85,15 @@ class PasswordReset(db.Model):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
     used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class PasswordResetRequest(db.Model):
+    """A "Forgot password?" as it was asked. The request writes this row and nothing else,
+    whatever the address, so that its answer takes the same time for any; the scheduler looks
+    the address up and mails a link if it has an active account (svc.services.password_resets)."""
+
+    __tablename__ = "password_reset_requests"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    email: Mapped[str] = mapped_column(String(320))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)

@@ -4,14 +4,14 @@ using it ends every session and revokes every personal access token of the user.
 
 from datetime import timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 
 from svc import audit
 from svc.auth import passwords, pats, sessions, tokens
 from svc.errors import BadRequest
 from svc.extensions import db
 from svc.mail import outbox
-from svc.models import PasswordReset, User
+from svc.models import PasswordReset, PasswordResetRequest, User
 from svc.models.base import utcnow
 from svc.services.users import normalize_email, spend_reset_links
 
@@ -21,10 +21,38 @@ INVALID_LINK = "This reset link is invalid, used or expired: ask for a new one"
 
 
 def request_reset(email: str) -> None:
-    user = db.session.scalar(select(User).where(User.email == normalize_email(email)))
-    if user is None or not user.active:
-        return
-    send_reset_link(user)
+    """Record the ask, and nothing else: the same work for an address with an account as for
+    one without, so that the answer's time tells nobody which it was (the link is made and
+    mailed by `handle_requests`, in the scheduler)."""
+    db.session.add(PasswordResetRequest(email=normalize_email(email)[:320]))
+    db.session.commit()
+
+
+def handle_requests(limit: int = 100) -> int:
+    """Mail a link for each waiting request whose address has an active account; drop the
+    rest. Each request is taken by a conditional delete in the transaction that makes its link,
+    so that two scheduler processes never mail two. How many were handled."""
+    waiting = db.session.scalars(
+        select(PasswordResetRequest.id).order_by(PasswordResetRequest.created_at).limit(limit)
+    ).all()
+    handled = 0
+    for request_id in waiting:
+        email = db.session.execute(
+            delete(PasswordResetRequest)
+            .where(PasswordResetRequest.id == request_id)
+            .returning(PasswordResetRequest.email)
+        ).scalar()
+        if email is None:  # another process took it
+            db.session.rollback()
+            continue
+        handled += 1
+        user = db.session.scalar(select(User).where(User.email == email))
+        if user is not None and user.active:
+            send_reset_link(user)
+        else:
+            db.session.commit()
+    db.session.commit()
+    return handled
 
 
 def send_reset_link(user: User) -> None:
