@@ -1,6 +1,9 @@
 """Load test: many concurrent clients creating reports against the service as `make run` starts
-it, on loopback, for a bounded time. Then the database is read directly: it must hold exactly
-as many reports as got a 201, with tracking numbers 1..n and none missing or doubled.
+it, on loopback, for a bounded time, ended by SIGKILL to every process of the service (web
+workers and scheduler, whatever they were doing); then the service is started again until the
+fan-out has done every report's effects. The database is read directly: it must hold exactly
+as many reports as got a 201, with tracking numbers 1..n and none missing or doubled, each
+counted once in the overview and each notified once to the owner.
 
     .venv/bin/python -m bench.load --database sqlite --clients 200 --seconds 60
     .venv/bin/python -m bench.load --database postgresql
@@ -20,8 +23,8 @@ from pathlib import Path
 import requests
 from sqlalchemy import create_engine, text
 
-from bench.common import fresh_database, percentile, running_service, write_result
-from harness.service import set_up_project
+from bench.common import fresh_database, percentile, service_settings, write_result
+from harness.service import kill_service, set_up_project, start_service, wait_until
 
 # A widget's report of ordinary size: a few logs, actions and some metadata (about 4 KB).
 REPORT = {
@@ -104,6 +107,28 @@ def stored_numbers(url: str, project_id: str) -> list[int]:
     return numbers
 
 
+def fanned_out(url: str, project_id: str) -> dict:
+    """What the fan-out has done for the project: events waiting, reports counted,
+    notifications (and for how many reports)."""
+    project = project_id if url.startswith("postgresql") else uuid.UUID(project_id).hex
+    engine = create_engine(url)
+    with engine.connect() as connection:
+
+        def one(sql):
+            return connection.execute(text(sql), {"project": project}).scalar() or 0
+
+        found = {
+            "events_waiting": one("SELECT count(*) FROM report_events WHERE project_id = :project"),
+            "counted": one("SELECT sum(count) FROM report_tallies WHERE project_id = :project"),
+            "notifications": one("SELECT count(*) FROM notifications WHERE project_id = :project"),
+            "notified_reports": one(
+                "SELECT count(DISTINCT report_id) FROM notifications WHERE project_id = :project"
+            ),
+        }
+    engine.dispose()
+    return found
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database", choices=["sqlite", "postgresql"], default="sqlite")
@@ -115,10 +140,26 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as workdir:
         workdir = Path(workdir)
         with fresh_database(options.database, workdir) as url:
-            with running_service(url, workdir, SVC_WORKERS=str(options.workers)) as base_url:
+            settings = service_settings(url, workdir, SVC_WORKERS=str(options.workers))
+            base_url, service = start_service(settings)
+            try:
                 _, project = set_up_project(base_url, webhook_url=None)
                 load = Load(base_url, project["apiKey"], options.clients)
                 elapsed = load.run(options.seconds)
+            finally:
+                kill_service(service)  # SIGKILL, with the fan-out's backlog under way
+            backlog = fanned_out(url, project["id"])["events_waiting"]
+            _, service = start_service(settings)
+            try:
+                wait_until(
+                    lambda: fanned_out(url, project["id"])["events_waiting"] == 0,
+                    seconds=120,
+                    message="the fan-out's backlog done",
+                )
+                time.sleep(2)  # anything done twice would show in the scheduler's next passes
+                effects = fanned_out(url, project["id"])
+            finally:
+                kill_service(service)
             numbers = stored_numbers(url, project["id"])
 
     created = load.statuses[201]
@@ -135,6 +176,8 @@ def main() -> int:
         "rows_in_database": len(numbers),
         "server_errors_5xx": server_errors,
         "gapless": numbers == list(range(1, len(numbers) + 1)),
+        "events_waiting_at_the_kill": backlog,
+        **{name: value for name, value in effects.items() if name != "events_waiting"},
         "requests_per_second": round(created / elapsed, 1),
         "latency_p50_ms": round(percentile(load.latencies, 0.50) * 1000, 1),
         "latency_p99_ms": round(percentile(load.latencies, 0.99) * 1000, 1),
@@ -143,10 +186,17 @@ def main() -> int:
     width = max(map(len, result))
     for name, value in result.items():
         print(f"{name:<{width}}  {value}")
+    stored = len(numbers)
     kept = (
-        server_errors == 0 and not load.failures and created == len(numbers) and result["gapless"]
+        server_errors == 0
+        and not load.failures
+        and created == stored
+        and result["gapless"]
+        and effects["counted"] == effects["notifications"] == effects["notified_reports"] == stored
     )
-    print("PASS" if kept else "FAIL: a report was lost or doubled, or a request failed")
+    print(
+        "PASS" if kept else "FAIL: a report or an effect was lost or doubled, or a request failed"
+    )
     return 0 if kept else 1
 
 

@@ -19,7 +19,7 @@ from svc import database, rate_limits
 from svc.extensions import db
 from svc.mail import outbox
 from svc.models import JOBSTORE_TABLE
-from svc.services import audit_log, notifications, password_resets, screenshots
+from svc.services import audit_log, fanout, notifications, password_resets, screenshots
 from svc.webhooks import delivery
 
 log = logging.getLogger(__name__)
@@ -96,6 +96,11 @@ def claim_mails(limit: int, running=()) -> list[tuple]:
     return outbox.claim_due(limit, running=running)
 
 
+def fan_out() -> None:
+    with _app.app_context():
+        fanout.run()
+
+
 def send_notifications() -> None:
     with _app.app_context():
         notifications.send_due()
@@ -150,9 +155,11 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
         # down would be dropped. Run it once, late, instead.
         job_defaults={"misfire_grace_time": None, "coalesce": True, "max_instances": 1},
     )
-    # Often: the outboxes say what is due, and the jobs only look; SQLite's write-ahead
-    # log is copied back here rather than in a request (a no-op on PostgreSQL).
+    # Often: the reports' events are fanned out, the outboxes say what is due, and the jobs
+    # only look; SQLite's write-ahead log is copied back here rather than in a request (a
+    # no-op on PostgreSQL).
     for job, job_id, seconds in (
+        (fan_out, "fan-out", DELIVERY_POLL_SECONDS),
         (deliver_webhooks, "deliver-webhooks", DELIVERY_POLL_SECONDS),
         (send_notifications, "send-notifications", DELIVERY_POLL_SECONDS),
         (send_mails, "send-mails", DELIVERY_POLL_SECONDS),

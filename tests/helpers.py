@@ -45,12 +45,15 @@ REPORT = {
 
 
 def file_report(client, api_key: str, headers: dict | None = None, **fields):
-    """POST /api/v1/reports with the API key; returns the response."""
-    return client.post(
+    """POST /api/v1/reports with the API key, then what the scheduler's next second does with
+    it (fan_out: counters, webhook delivery, notifications); returns the response."""
+    response = client.post(
         "/api/v1/reports",
         json={**REPORT, **fields},
         headers={"X-API-Key": api_key, **(headers or {})},
     )
+    fan_out(client.application)
+    return response
 
 
 def furnish(owner, project: dict) -> dict:
@@ -79,6 +82,15 @@ def furnish(owner, project: dict) -> dict:
         "delivery_id": deliveries["items"][0]["id"],
         "key": key,
     }
+
+
+def fan_out(app) -> int:
+    """What the scheduler's fan-out does each second: every waiting report event's effects
+    (counters, webhook deliveries, notifications); how many events."""
+    from svc.services import fanout
+
+    with app.app_context():
+        return fanout.run()
 
 
 def send_due(app) -> list:

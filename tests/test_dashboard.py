@@ -20,6 +20,7 @@ from harness.service import sign_up as register_over_http
 from svc.models import Project, User
 from svc.services import notification_mails
 from tests.browser import OPEN_SHADOW_ROOTS, save_screenshot
+from tests.helpers import fan_out
 
 PASSWORD = "correct horse battery"
 
@@ -75,13 +76,25 @@ def create_project(page: Page, name="Web Shop") -> str:
     return page.locator("code.api-key").inner_text()
 
 
+_SERVED = {}  # the app behind the live server, for what the scheduler would do beside it
+
+
+@pytest.fixture(autouse=True)
+def _served_app(app):
+    _SERVED["app"] = app
+    yield
+    _SERVED.clear()
+
+
 def file_report(base_url: str, api_key: str, **fields) -> dict:
-    """What a widget does: POST the report with the project's API key."""
+    """What a widget does: POST the report with the project's API key; then what the
+    scheduler's next second does with it (the fan-out: counters, delivery, notifications)."""
     body = {"description": "Steps to reproduce…", "category": "bug", **fields}
     response = requests.post(
         f"{base_url}/api/v1/reports", json=body, headers={"X-API-Key": api_key}
     )
     assert response.status_code == 201, response.text
+    fan_out(_SERVED["app"])
     return response.json()
 
 

@@ -1,7 +1,8 @@
 """A report's filing (docs/api.md §8.1), the widget's hot path: idempotency, redaction,
-numbering, its screenshots and what it sets off, in one transaction. Core statements where the
-ORM would cost more than the database's own work (docs/performance.md). Working the reports
-afterwards: svc.services.reports."""
+numbering, its screenshots and one event, in one transaction; what the report sets off
+(counters, the webhook, notifications) the scheduler does from that event (svc.services.fanout).
+Core statements where the ORM would cost more than the database's own work
+(docs/performance.md). Working the reports afterwards: svc.services.reports."""
 
 import hashlib
 import json
@@ -15,10 +16,19 @@ from sqlalchemy.exc import IntegrityError
 from svc.config import setting
 from svc.errors import Invalid, field_error
 from svc.extensions import db
-from svc.models import SEVERITY_RANK, IdempotencyKey, Project, Report, ReportDetail, Screenshot
+from svc.models import (
+    SEVERITY_RANK,
+    IdempotencyKey,
+    Project,
+    Report,
+    ReportDetail,
+    ReportEvent,
+    Screenshot,
+)
 from svc.models.base import utcnow
-from svc.services import notifications, redaction, stats
-from svc.webhooks import delivery, payloads
+from svc.models.events import REPORT_CREATED
+from svc.services import redaction
+from svc.webhooks import payloads
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -66,6 +76,7 @@ _NEXT_NUMBER = (
 )
 _INSERT_REPORT = insert(_reports)
 _INSERT_DETAIL = insert(_report_details)
+_INSERT_EVENT = insert(ReportEvent.__table__)
 
 
 def _new_report(project: Project, data: dict) -> Report:
@@ -127,9 +138,7 @@ def create(project: Project, data: dict, idempotency_key: str | None = None) -> 
     report = _new_report(project, data)
     _store(report)
     _attach_screenshots(project, report)
-    delivery.record(project, payloads.CREATED, report)
-    notifications.report_created(report)
-    stats.count(stats.Counted.of(report), 1)
+    _record_event(project, report)
     if idempotency_key is not None:
         db.session.add(
             IdempotencyKey(
@@ -148,6 +157,29 @@ def create(project: Project, data: dict, idempotency_key: str | None = None) -> 
             raise
         return earlier, False
     return report, True
+
+
+def _record_event(project: Project, report: Report) -> None:
+    """The one event the fan-out works from; the webhook's payload is made now, so that it
+    says what was filed."""
+    payload = None
+    if project.webhook_url:
+        payload = payloads.event_payload(payloads.CREATED, report, report.created_at)
+    db.session.execute(
+        _INSERT_EVENT,
+        {
+            "id": uuid.uuid4(),
+            "kind": REPORT_CREATED,
+            "report_id": report.id,
+            "project_id": project.id,
+            "severity": report.severity,
+            "category": report.category,
+            "payload": payload,
+            "created_at": report.created_at,
+            "lease_until": None,
+            "lease_token": None,
+        },
+    )
 
 
 def _attach_screenshots(project: Project, report: Report) -> None:

@@ -101,31 +101,37 @@ _TO_TELL = (
 _INSERT_NOTIFICATION = insert(Notification.__table__)
 
 
-def report_created(report: Report) -> None:
-    """Tell everyone in the project whose choice takes this report (in the report's own
-    transaction)."""
-    loud = report.severity in LOUD_SEVERITIES
-    told = []
-    for user_id, role, chosen in db.session.execute(_TO_TELL, {"project_id": report.project_id}):
-        choice = choice_in_force(role, chosen)
-        if choice == ALL or (loud and choice == HIGH_AND_CRITICAL):
-            told.append(user_id)
-    if told:
-        now = utcnow()
-        db.session.execute(
-            _INSERT_NOTIFICATION,
-            [
-                {
-                    "id": uuid.uuid4(),
-                    "user_id": user_id,
-                    "project_id": report.project_id,
-                    "report_id": report.id,
-                    "kind": NEW_REPORT,
-                    "created_at": now,
-                }
-                for user_id in told
-            ],
-        )
+def audience(project_id: uuid.UUID) -> list[tuple[uuid.UUID, str]]:
+    """Who in the project hears of new reports at all, and their choice in force: (user id,
+    choice) of its active members."""
+    return [
+        (user_id, choice_in_force(role, chosen))
+        for user_id, role, chosen in db.session.execute(_TO_TELL, {"project_id": project_id})
+    ]
+
+
+def reports_created(
+    reports: list[tuple[uuid.UUID, uuid.UUID, str]],
+    audiences: dict[uuid.UUID, list[tuple[uuid.UUID, str]]],
+) -> None:
+    """Tell, of each new report (id, project id, severity), everyone of its project's
+    `audience` whose choice takes it (the fan-out, in its transaction, in one statement)."""
+    now = utcnow()
+    rows = [
+        {
+            "id": uuid.uuid4(),
+            "user_id": user_id,
+            "project_id": project_id,
+            "report_id": report_id,
+            "kind": NEW_REPORT,
+            "created_at": now,
+        }
+        for report_id, project_id, severity in reports
+        for user_id, choice in audiences[project_id]
+        if choice == ALL or (severity in LOUD_SEVERITIES and choice == HIGH_AND_CRITICAL)
+    ]
+    if rows:
+        db.session.execute(_INSERT_NOTIFICATION, rows)
 
 
 def report_assigned(report: Report, assignee_id: uuid.UUID | None, actor: User) -> None:

@@ -10,6 +10,8 @@ as they are: a deleted report leaves its day, a reopened one its day of resoluti
 
 import statistics
 import uuid
+from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import cache
@@ -52,26 +54,36 @@ class Counted:
 
 def count(counted: Counted, sign: int) -> None:
     """Add (1) or take away (-1) a report as `counted` describes it."""
-    execute = db.session.execute
+    count_all([counted], sign)
+
+
+def count_all(reports: Iterable[Counted], sign: int = 1) -> None:
+    """Add (or take away) many reports: one upsert per counter touched, not per report (the
+    fan-out counts a batch of new reports at once)."""
+    tallies, days = Counter(), defaultdict(Counter)
+    for counted in reports:
+        key = (counted.project_id, counted.status, counted.severity, counted.category)
+        tallies[key] += sign
+        days[counted.project_id, counted.created_at.date()]["created"] += sign
+        if counted.resolved_at is not None:
+            days[counted.project_id, counted.resolved_at.date()]["resolved"] += sign
+    if not tallies:
+        return
     dialect = db.session.get_bind().dialect.name
-    execute(
+    db.session.execute(
         _upsert(dialect, "report_tallies"),
-        {
-            "project_id": counted.project_id,
-            "status": counted.status,
-            "severity": counted.severity,
-            "category": counted.category,
-            "count": sign,
-        },
+        [
+            {"project_id": p, "status": st, "severity": se, "category": ca, "count": n}
+            for (p, st, se, ca), n in tallies.items()
+        ],
     )
-    days = [(counted.created_at, {"created": sign, "resolved": 0})]
-    if counted.resolved_at is not None:
-        days.append((counted.resolved_at, {"created": 0, "resolved": sign}))
-    for moment, deltas in days:
-        execute(
-            _upsert(dialect, "report_days"),
-            {"project_id": counted.project_id, "day": moment.date(), **deltas},
-        )
+    db.session.execute(
+        _upsert(dialect, "report_days"),
+        [
+            {"project_id": p, "day": day, "created": n["created"], "resolved": n["resolved"]}
+            for (p, day), n in days.items()
+        ],
+    )
 
 
 def recount(report: Report, before: Counted) -> None:

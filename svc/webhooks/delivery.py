@@ -47,19 +47,30 @@ def record(
     if not project.webhook_url:
         return
     now = utcnow()
+    payload = payloads.event_payload(event, report, now, changes, comment)
+    record_payloads([(project.id, report.id, event, payload, now)])
+
+
+def record_payloads(made: list[tuple[uuid.UUID, uuid.UUID, str, str, datetime]]) -> None:
+    """Add deliveries of payloads already made: (project id, report id, event, payload, made
+    at). Each is due from when it was made (a report event's, in the fan-out), so that it goes
+    before the report's later events."""
     db.session.execute(
         _INSERT_DELIVERY,
-        {
-            "id": uuid.uuid4(),
-            "project_id": project.id,
-            "report_id": report.id,
-            "event": event,
-            "payload": payloads.event_payload(event, report, now, changes, comment),
-            "status": PENDING,
-            "attempts": 0,
-            "next_attempt_at": now,
-            "created_at": now,
-        },
+        [
+            {
+                "id": uuid.uuid4(),
+                "project_id": project_id,
+                "report_id": report_id,
+                "event": event,
+                "payload": payload,
+                "status": PENDING,
+                "attempts": 0,
+                "next_attempt_at": at,
+                "created_at": at,
+            }
+            for project_id, report_id, event, payload, at in made
+        ],
     )
 
 
