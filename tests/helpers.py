@@ -254,3 +254,27 @@ def route_id(route) -> str:
 def url_for_route(rule: str, values: dict) -> str:
     """The rule with Ada's ids filled in. A new path parameter is a KeyError here: give it one."""
     return re.sub(r"<(?:\w+:)?(\w+)>", lambda match: str(values[match.group(1)]), rule)
+
+
+def run_in_processes(app, code: str, count: int = 2) -> list[str]:
+    """Run `code` (Python, with `app` bound to an app on `app`'s database) in `count` processes
+    at once, as that many schedulers would; what each printed."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    environment = {
+        **os.environ,
+        "SVC_DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
+        "SVC_INSTANCE_PATH": app.instance_path,
+        "SVC_SECRET_KEY": "test",
+    }
+    script = "from svc import create_app\napp = create_app()\n" + textwrap.dedent(code)
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", script], env=environment, stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(count)
+    ]
+    return [process.communicate(timeout=120)[0] for process in processes]

@@ -3,9 +3,6 @@ scheduler does what it sets off (counters, the webhook delivery, notifications) 
 also when a scheduler dies or is overtaken, and with two at once."""
 
 import json
-import os
-import subprocess
-import sys
 import time
 import uuid
 
@@ -22,7 +19,7 @@ from svc.models import (
     WebhookDelivery,
 )
 from svc.services import fanout
-from tests.helpers import REPORT, fan_out
+from tests.helpers import REPORT, fan_out, run_in_processes
 
 
 @pytest.fixture
@@ -130,25 +127,15 @@ def test_two_schedulers_at_once_do_each_event_once(app, shop):
     owner, project = shop
     for number in range(60):
         file(owner, project, title=f"Report {number}")
-    environment = {
-        **os.environ,
-        "SVC_DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
-        "SVC_INSTANCE_PATH": app.instance_path,
-        "SVC_SECRET_KEY": "test",
-    }
-    script = (
-        "from svc import create_app\n"
-        "from svc.services import fanout\n"
-        "with create_app().app_context():\n"
-        "    print(sum(fanout.run_batch(limit=4) for _ in range(30)))\n"
+    printed = run_in_processes(
+        app,
+        """
+        from svc.services import fanout
+        with app.app_context():
+            print(sum(fanout.run_batch(limit=4) for _ in range(30)))
+        """,
     )
-    schedulers = [
-        subprocess.Popen(
-            [sys.executable, "-c", script], env=environment, stdout=subprocess.PIPE, text=True
-        )
-        for _ in range(2)
-    ]
-    done = [int(process.communicate(timeout=120)[0]) for process in schedulers]
+    done = [int(output) for output in printed]
     assert sum(done) == 60
     assert tally(app) == {"events": 0, "counted": 60, "deliveries": 60, "notifications": 60}
 

@@ -1,10 +1,7 @@
 """Mail: the outbox and its SMTP sender against a real server on loopback (aiosmtpd, STARTTLS,
 AUTH), and password reset end to end (docs/api.md §3)."""
 
-import os
 import re
-import subprocess
-import sys
 import time
 
 import pytest
@@ -18,7 +15,7 @@ from svc.extensions import db
 from svc.mail import outbox
 from svc.models import OutgoingMail, PasswordReset, PasswordResetRequest
 from svc.models.mail import FAILED, PENDING, SENT
-from tests.helpers import send_due
+from tests.helpers import run_in_processes, send_due
 
 RESET_LINK = re.compile(r"https://bugs\.example\.com/reset-password/(\w+)")
 
@@ -205,25 +202,15 @@ def test_two_schedulers_mail_each_asked_link_once(make_app, mail_settings, smtp_
     for _ in range(30):
         forgot(client, "ada@example.com")
     forgot(client, "nobody@example.com")
-    environment = {
-        **os.environ,
-        "SVC_DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
-        "SVC_INSTANCE_PATH": app.instance_path,
-        "SVC_SECRET_KEY": "test",
-    }
-    script = (
-        "from svc import create_app\n"
-        "from svc.services import password_resets\n"
-        "with create_app().app_context():\n"
-        "    print(sum(password_resets.handle_requests(limit=3) for _ in range(20)))\n"
+    printed = run_in_processes(
+        app,
+        """
+        from svc.services import password_resets
+        with app.app_context():
+            print(sum(password_resets.handle_requests(limit=3) for _ in range(20)))
+        """,
     )
-    schedulers = [
-        subprocess.Popen(
-            [sys.executable, "-c", script], env=environment, stdout=subprocess.PIPE, text=True
-        )
-        for _ in range(2)
-    ]
-    handled = [int(process.communicate(timeout=60)[0]) for process in schedulers]
+    handled = [int(output) for output in printed]
     assert sum(handled) == 31
     with app.app_context():
         assert db.session.query(PasswordReset).count() == 30

@@ -482,17 +482,24 @@ def test_a_full_local_storage_keeps_nothing_from_the_live_send(page, host_site, 
     assert_arrived(team, report, original)
 
 
-def test_offline_the_reporter_is_told_the_stored_copy_has_no_screenshot(
-    context, page, host_site, team, tmp_path
-):
-    noise_png(tmp_path / "large.png", 4.5)  # its base64 outgrows localStorage's 5 MB
+def send_offline(context, page, host_site, team, title, image) -> None:
+    """Open the shop, lose the network, and file a report with `image` attached."""
     open_shop(page, host_site, team.key)
     expect(launcher(page)).to_be_visible()
     context.set_offline(True)
     launcher(page).click()
-    dialog(page).get_by_label("Title").fill("Filed offline with a large picture")
-    attach_image(page, tmp_path / "large.png")
+    dialog(page).get_by_label("Title").fill(title)
+    attach_image(page, image)
     dialog(page).get_by_role("button", name="Send report").click()
+
+
+def test_offline_the_reporter_is_told_the_stored_copy_has_no_screenshot(
+    context, page, host_site, team, tmp_path
+):
+    noise_png(tmp_path / "large.png", 4.5)  # its base64 outgrows localStorage's 5 MB
+    send_offline(
+        context, page, host_site, team, "Filed offline with a large picture", tmp_path / "large.png"
+    )
     expect(dialog(page).get_by_role("status")).to_contain_text(
         "will be sent automatically, but without the screenshot"
     )
@@ -513,13 +520,9 @@ def test_offline_a_small_screenshot_is_kept_and_sent_later(
     context, page, host_site, team, tmp_path
 ):
     original = noise_png(tmp_path / "small.png", 0.3)
-    open_shop(page, host_site, team.key)
-    expect(launcher(page)).to_be_visible()
-    context.set_offline(True)
-    launcher(page).click()
-    dialog(page).get_by_label("Title").fill("Filed offline with a small picture")
-    attach_image(page, tmp_path / "small.png")
-    dialog(page).get_by_role("button", name="Send report").click()
+    send_offline(
+        context, page, host_site, team, "Filed offline with a small picture", tmp_path / "small.png"
+    )
     status = dialog(page).get_by_role("status")
     expect(status).to_contain_text("will be sent automatically.")
     expect(status).not_to_contain_text("without the screenshot")
