@@ -856,3 +856,36 @@ def test_every_page_fits_a_phone_screen(browser, base_url):
         assert document.ok and document.text.startswith("# ")
     finally:
         phone.close()
+
+
+def test_the_project_page_has_sections_to_jump_between(page):
+    sign_up(page)
+    create_project(page)
+    sections = page.get_by_role("navigation", name="Sections of this page")
+    members = page.get_by_role("region", name="Members")
+    audit = page.get_by_role("region", name="Audit log")
+
+    sections.get_by_role("link", name="Members").click()
+    expect(page).to_have_url(re.compile(r"#members$"))
+    expect(sections.get_by_role("link", name="Members")).to_have_attribute(
+        "aria-current", "location"
+    )
+    expect(members).to_be_in_viewport()
+    sections.get_by_role("link", name="Audit log").focus()  # and by keyboard
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"#audit$"))
+    expect(audit).to_be_in_viewport()
+    expect(sections.get_by_role("link", name="Members")).not_to_have_attribute(
+        "aria-current", "location"
+    )
+    page.go_back()  # the page stays; the section before comes back
+    expect(page).to_have_url(re.compile(r"#members$"))
+    expect(members).to_be_in_viewport()
+    page.reload()  # an address with an anchor opens at its section
+    expect(members).to_be_in_viewport()
+    expect(audit).not_to_be_in_viewport()
+
+    page.set_viewport_size({"width": 390, "height": 844})  # on a phone: a row above
+    sections.get_by_role("link", name="Audit log").click()
+    expect(audit).to_be_in_viewport()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390

@@ -63,6 +63,7 @@ function signInUrl() {
 }
 
 let renderCount = 0;
+let shown = ""; // the address (path and query) of the page on screen
 // What the view on screen asked to have done when another takes its place.
 const leaving = [];
 
@@ -70,6 +71,7 @@ async function render() {
   const rendering = ++renderCount;
   for (const cleanUp of leaving.splice(0)) cleanUp();
   const path = location.pathname;
+  shown = path + location.search;
   if (path === "/") return navigate("/reports", { replace: true });
   const route = ROUTES.find((candidate) => candidate.pattern.test(path));
   if (!route) return showProblem({ status: 404, message: "There is no page at this address." });
@@ -146,11 +148,16 @@ document.addEventListener("click", (event) => {
   if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
   const url = new URL(link.href);
   if (url.origin !== location.origin || url.pathname.startsWith("/api/")) return;
+  if (url.hash && url.pathname === location.pathname && url.search === location.search) return;
   event.preventDefault();
   navigate(url.pathname + url.search);
 });
 
-window.addEventListener("popstate", render);
+// A move to an anchor of the same page (a section's link, or back from one) is the view's to
+// show (its hashchange), not a new page.
+window.addEventListener("popstate", () => {
+  if (location.pathname + location.search !== shown) render();
+});
 document.getElementById("sign-out").addEventListener("click", signOut);
 whenSignedOut(() => {
   if (!session.user) return;

@@ -40,22 +40,50 @@ export async function projectView(main, context) {
     keyPanel.append(notice("A new API key is in force."));
   };
   showKey();
-  appendTo(main, 
+  // [anchor, the navigation's label, the section]: a new part of the page is one more line.
+  const sections = [
+    ["settings", "Settings", settingsForm(project, owner, heading)],
+    ["api-key", "API key", keyPanel],
+    ["snippet", "Embed snippet", snippetPanel],
+    ["widget", "Widget", widgetForm(project, owner)],
+    ["members", "Members", membersPanel(project, members, owner, context)],
+    owner ? ["invitations", "Invitations", invitationsPanel(project)] : null,
+    owner ? ["webhook-secret", "Webhook secret", secretPanel(project)] : null,
+    ["deliveries", "Webhook deliveries", deliveryPanel(project)],
+    owner ? ["audit", "Audit log", auditPanel(`/projects/${project.id}/audit`,
+      members.map((member) => ({ id: member.userId, name: member.name })))] : null,
+    owner ? ["delete", "Delete project", deletePanel(project, context)] : null,
+  ].filter(Boolean);
+  appendTo(main,
     h("p", { class: "breadcrumb" }, h("a", { href: "/projects" }, "Projects")),
     h("div", { class: "page-heading" }, heading,
       h("p", {}, `Tracking prefix ${project.trackingPrefix} · `,
         h("a", { href: `/reports?project_id=${project.id}` }, "Reports"))),
-    settingsForm(project, owner, heading),
-    keyPanel,
-    snippetPanel,
-    widgetForm(project, owner),
-    membersPanel(project, members, owner, context),
-    owner ? invitationsPanel(project) : null,
-    owner ? secretPanel(project) : null,
-    deliveryPanel(project),
-    owner ? auditPanel(`/projects/${project.id}/audit`,
-      members.map((member) => ({ id: member.userId, name: member.name }))) : null,
-    owner ? deletePanel(project, context) : null);
+    sectionedPage(sections, context));
+}
+
+// The page's sections beside a navigation of addressable anchors (#members, #audit...): on a
+// wide screen a column that stays in view, on a phone a row that scrolls sideways. The link of
+// the section asked for is marked current; an address with an anchor opens at its section.
+function sectionedPage(sections, context) {
+  const links = sections.map(([anchor, text]) => h("a", { href: `#${anchor}` }, text));
+  const nav = h("nav", { class: "section-nav", "aria-label": "Sections of this page" },
+    h("ul", {}, links.map((link) => h("li", {}, link))));
+  for (const [anchor, , section] of sections) section.id = anchor;
+  const mark = () => {
+    const wanted = decodeURIComponent(location.hash.slice(1));
+    links.forEach((link, index) => {
+      if (sections[index][0] === wanted) link.setAttribute("aria-current", "location");
+      else link.removeAttribute("aria-current");
+    });
+    return sections.find(([anchor]) => anchor === wanted)?.[2];
+  };
+  window.addEventListener("hashchange", mark);
+  context.onLeave(() => window.removeEventListener("hashchange", mark));
+  // The page was built after the browser looked for the anchor: go to it now.
+  queueMicrotask(() => mark()?.scrollIntoView());
+  return h("div", { class: "sectioned" }, nav,
+    h("div", { class: "sections" }, sections.map(([, , section]) => section)));
 }
 
 function apiKeyContent(project, owner, rotate) {
