@@ -17,6 +17,8 @@ from playwright.sync_api import Page, expect
 
 from harness.client import register
 from harness.service import sign_up as register_over_http
+from svc import audit
+from svc.extensions import db
 from svc.models import Project, User
 from svc.services import notification_mails
 from tests.browser import OPEN_SHADOW_ROOTS, save_screenshot
@@ -889,3 +891,24 @@ def test_the_project_page_has_sections_to_jump_between(page):
     sections.get_by_role("link", name="Audit log").click()
     expect(audit).to_be_in_viewport()
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+def test_the_audit_log_is_read_a_page_at_a_time(page):
+    sign_up(page)  # the first user: an administrator; two entries (account, sign-in)
+    with _SERVED["app"].app_context():
+        for _ in range(30):
+            audit.record(audit.SIGN_OUT, None, ("user", None))
+        db.session.commit()
+    go_to(page, "Admin")
+    log = page.get_by_role("region", name="Audit log")
+    entries = log.locator("table.audit tbody tr")
+    pages = log.get_by_role("navigation", name="Audit log pages")
+    expect(pages).to_contain_text("Page 1 of 2")
+    expect(entries).to_have_count(25)
+    pages.get_by_role("button", name="Older").click()
+    expect(pages).to_contain_text("Page 2 of 2")
+    expect(entries).to_have_count(7)
+    expect(entries.last).to_contain_text("account created")
+    pages.get_by_role("button", name="Newer").click()
+    expect(pages).to_contain_text("Page 1 of 2")
+    expect(entries.first).to_contain_text("sign out")

@@ -1,11 +1,13 @@
 """The overview of a team's reports (docs/api.md §8.4): open reports by status, severity and
 category, new and resolved per day, the median time to resolve.
 
-Answered from counters kept in the transaction of every change to a report (ReportTally: the
-number of reports per status, severity and category; ReportDay: created and resolved per UTC
-day), so the overview reads a few hundred rows whatever the number of reports
-(docs/performance.md, "The overview and the export"). Both always equal a count of the reports
-as they are: a deleted report leaves its day, a reopened one its day of resolution.
+Answered from counters kept in the transaction of every change to a report, and for a new
+report in the fan-out's, a second or so after its filing (svc.services.fanout) (ReportTally:
+the number of reports per status, severity and category; ReportDay: created and resolved per
+UTC day), so the overview reads a few hundred rows whatever the number of reports
+(docs/performance.md, "The overview and the export"). Once the fan-out has run, both equal a
+count of the reports as they are: a deleted report leaves its day, a reopened one its day of
+resolution.
 """
 
 import statistics

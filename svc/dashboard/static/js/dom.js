@@ -200,6 +200,18 @@ export function zoomableImage(src, alt) {
 }
 
 // A button whose action's API errors are shown right beside it, in plain words.
+// "Newer", "Page 2 of 5", "Older" for a log read a page at a time; null when it has one page.
+// `go(page)` loads the page asked for.
+export function pageButtons(labelText, listing, page, go) {
+  const pages = Math.max(1, Math.ceil(listing.total / listing.pageSize));
+  if (pages === 1) return null;
+  const to = (number, text) => h("button", { type: "button", class: "secondary", onclick: () => go(number) }, text);
+  return h("nav", { class: "pager", "aria-label": labelText },
+    page > 1 ? to(page - 1, "Newer") : null,
+    h("span", {}, `Page ${page} of ${pages}`),
+    page < pages ? to(page + 1, "Older") : null);
+}
+
 export function actionButton(text, action, attributes = {}) {
   const problem = h("span", { class: "action-error", role: "alert", hidden: true });
   const button = h("button", { type: "button", class: "secondary", ...attributes }, text);

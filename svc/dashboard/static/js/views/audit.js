@@ -3,7 +3,7 @@
 // admin page), owners their project's (the project's page).
 
 import { api, query } from "../api.js";
-import { field, formatTime, h, label, replaceContent, select } from "../dom.js";
+import { field, formatTime, h, label, pageButtons, replaceContent, select } from "../dom.js";
 import { AUDIT_ACTIONS } from "../constants.js";
 
 const PAGE_SIZE = 25;
@@ -31,15 +31,11 @@ export function auditPanel(path, people = []) {
   const load = async () => {
     const params = asked(wanted);
     const log = await api.get(`${path}${query({ ...params, page, page_size: PAGE_SIZE })}`);
-    const pages = Math.max(1, Math.ceil(log.total / log.pageSize));
     replaceContent(body,
       h("p", {}, `${log.total} ${log.total === 1 ? "entry" : "entries"} · `,
         h("a", { href: `/api/v1${path}/export${query(params)}`, download: "" }, "Download as NDJSON")),
       log.items.length ? entryTable(log.items) : h("p", { class: "empty" }, "Nothing recorded for these filters."),
-      pages > 1 ? h("nav", { class: "pager", "aria-label": "Audit log pages" },
-        page > 1 ? h("button", { type: "button", class: "secondary", onclick: () => { page -= 1; load(); } }, "Newer") : null,
-        h("span", {}, `Page ${page} of ${pages}`),
-        page < pages ? h("button", { type: "button", class: "secondary", onclick: () => { page += 1; load(); } }, "Older") : null) : null);
+      pageButtons("Audit log pages", log, page, (wanted) => { page = wanted; load(); }));
   };
   replaceContent(panel, h("h2", {}, "Audit log"),
     h("p", {}, "Who did what, and from where. Nothing here holds a password, token or link."), filters, body);

@@ -5,7 +5,7 @@
 import { api, query } from "../api.js";
 import {
   actionButton, appendTo, badge, confirmDialog, copyButton, field, form, formatTime, h, notice,
-  replaceContent, select,
+  pageButtons, replaceContent, select,
 } from "../dom.js";
 import { ROLES, WEBHOOK_FORMATS, WIDGET_POSITIONS, WIDGET_SWITCHES } from "../constants.js";
 import { auditPanel } from "./audit.js";
@@ -317,7 +317,6 @@ function deliveryPanel(project) {
   let page = 1;
   const load = async () => {
     const log = await api.get(`/projects/${project.id}/webhook-deliveries${query({ page, page_size: DELIVERY_PAGE_SIZE })}`);
-    const pages = Math.max(1, Math.ceil(log.total / log.pageSize));
     replaceContent(panel,
       h("h2", {}, "Webhook deliveries"),
       h("button", { type: "button", class: "secondary", onclick: load }, "Refresh"),
@@ -325,10 +324,7 @@ function deliveryPanel(project) {
         project.settings.webhookUrl || project.role !== "owner"
           ? "No deliveries yet: one is made for every new or changed report."
           : "No deliveries yet: set a webhook URL above to have reports pushed to it."),
-      pages > 1 ? h("nav", { class: "pager", "aria-label": "Delivery pages" },
-        page > 1 ? h("button", { type: "button", class: "secondary", onclick: () => { page -= 1; load(); } }, "Newer") : null,
-        h("span", {}, `Page ${page} of ${pages}`),
-        page < pages ? h("button", { type: "button", class: "secondary", onclick: () => { page += 1; load(); } }, "Older") : null) : null);
+      pageButtons("Delivery pages", log, page, (wanted) => { page = wanted; load(); }));
   };
   load().catch((error) => replaceContent(panel, h("h2", {}, "Webhook deliveries"), h("p", { role: "alert" }, error.message)));
   return panel;
