@@ -23,6 +23,7 @@ from svc import create_app
 from svc.extensions import db
 from svc.models import User
 from svc.operations import tables
+from svc.services import fanout
 from tests.helpers import REPORT, png_bytes
 
 pytestmark = pytest.mark.server
@@ -262,13 +263,16 @@ def sqlite_installation(tmp_path_factory, certificate_authority):
         token = browser.post(f"{base_url}/api/v1/tokens", json={"name": "ci"}, headers=csrf)
     finally:
         kill_service(service)
-    # The rest filed in-process, where it is quicker; with no scheduler running, the Hooked
-    # project's deliveries wait in the outbox.
+    # The rest filed in-process, where it is quicker, and fanned out as the scheduler would
+    # have; then, with no scheduler running, the Hooked project's reports wait as events, for
+    # the moved scheduler to fan out and deliver.
     filler = create_app({**env, "SVC_RATE_LIMIT_INGEST": "off", "TESTING": True})
     client = filler.test_client()
     for number in range(2, COPIED_REPORTS + 1):
         title = "The zeppelin checkout breaks" if number == 4321 else f"Report {number} of the move"
         _file_in_process(client, project["apiKey"], title)
+    with filler.app_context():
+        fanout.run()
     for number in range(5):
         _file_in_process(client, hooked["apiKey"], f"Hooked report {number}")
     with filler.app_context():
@@ -313,7 +317,7 @@ def test_copy_to_moves_a_sqlite_installation_whole(
     assert [item["title"] for item in found["items"]] == ["The zeppelin checkout breaks"]
     comments = signed_in.get(f"{base_url}/api/v1/reports/{moving['commented']}/comments")
     assert [c["body"] for c in comments.json()] == [f"Seen it, {n}" for n in range(3)]
-    # The moved outbox, sent by the moved scheduler.
+    # The moved events, fanned out and delivered by the moved scheduler.
     assert len(moving["receiver"].wait_for(delivered_before + 5)) == delivered_before + 5
     me = requests.get(
         f"{base_url}/api/v1/auth/me", headers={"Authorization": f"Bearer {moving['token']}"}
