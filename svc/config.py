@@ -82,6 +82,15 @@ def _delays(raw: str) -> tuple[float, ...]:
     return tuple(_positive_float(part) for part in raw.split(",") if part.strip())
 
 
+def _fernet_keys(raw: str) -> tuple[str, ...]:
+    from cryptography.fernet import Fernet
+
+    keys = tuple(key.strip() for key in raw.split(",") if key.strip())
+    for key in keys:
+        Fernet(key)  # ValueError: not 32 url-safe base64-encoded bytes
+    return keys
+
+
 _RATE = re.compile(r"^\s*\d+\s*(/|per)\s*\d*\s*(second|minute|hour|day)s?\s*$", re.IGNORECASE)
 
 
@@ -200,6 +209,19 @@ SETTINGS: tuple[Setting, ...] = (
         None,
         _optional_text,
         "extra CA certificates (PEM file) trusted for webhook TLS; default: the system store",
+    ),
+    Setting(
+        "SVC_INTEGRATION_RETRY_DELAYS",
+        "10,60,300",
+        _delays,
+        "seconds before each retry of a call to an issue tracker (creating or closing an issue)",
+    ),
+    Setting(
+        "SVC_ENCRYPTION_KEYS",
+        "",
+        _fernet_keys,
+        "Fernet keys that encrypt tracker tokens, comma-separated: the first encrypts, all "
+        "decrypt; default: one derived from the secret key",
     ),
     Setting(
         "SVC_RATE_LIMIT_AUTH",

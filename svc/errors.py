@@ -116,6 +116,20 @@ class StorageUnavailable(DomainError):
         super().__init__(detail, headers={"Retry-After": "30"})
 
 
+class TrackerRefused(DomainError):
+    """An issue tracker would not do what was asked (docs/api.md §17): its words, as a bad
+    gateway, since the fault is upstream of svc."""
+
+    status_code = 502
+
+
+class TrackerCheckFailed(DomainError):
+    """'Test connection' failed: the tracker's words, as a validation failure of the
+    integration's settings."""
+
+    status_code = 422
+
+
 class HoneypotHit(DomainError):
     """A report whose honeypot field is filled in (docs/api.md §8.1): nothing is stored."""
 

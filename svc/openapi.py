@@ -45,6 +45,7 @@ _ERROR_TEXT = {
     422: "Validation failed; `errors` maps field names to messages",
     429: "Rate limit hit; see Retry-After",
     431: "Request headers too large (gunicorn's limits)",
+    502: "An issue tracker refused or could not be reached; `detail` has its words",
     503: "Database unavailable; see Retry-After",
 }
 

@@ -19,7 +19,14 @@ from svc import database, rate_limits
 from svc.extensions import db
 from svc.mail import outbox
 from svc.models import JOBSTORE_TABLE
-from svc.services import audit_log, fanout, notifications, password_resets, screenshots
+from svc.services import (
+    audit_log,
+    fanout,
+    integrations,
+    notifications,
+    password_resets,
+    screenshots,
+)
 from svc.webhooks import delivery
 
 log = logging.getLogger(__name__)
@@ -28,6 +35,7 @@ DELIVERY_POLL_SECONDS = 1
 CHECKPOINT_SECONDS = 1
 DELIVERY_THREADS = 8
 MAIL_THREADS = 2
+TRACKER_THREADS = 2
 
 _app: Flask | None = None
 
@@ -79,10 +87,15 @@ class OutboxRunner:
 
 _webhooks: OutboxRunner | None = None
 _mails: OutboxRunner | None = None
+_trackers: OutboxRunner | None = None
 
 
 def deliver_webhooks() -> None:
     _webhooks.tick()
+
+
+def call_trackers() -> None:
+    _trackers.tick()
 
 
 def send_mails() -> None:
@@ -161,6 +174,7 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
     for job, job_id, seconds in (
         (fan_out, "fan-out", DELIVERY_POLL_SECONDS),
         (deliver_webhooks, "deliver-webhooks", DELIVERY_POLL_SECONDS),
+        (call_trackers, "call-trackers", DELIVERY_POLL_SECONDS),
         (send_notifications, "send-notifications", DELIVERY_POLL_SECONDS),
         (send_mails, "send-mails", DELIVERY_POLL_SECONDS),
         (checkpoint_database, "checkpoint-database", CHECKPOINT_SECONDS),
@@ -187,12 +201,15 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
 
 def run(app: Flask) -> None:
     """Run the scheduler in the foreground until SIGTERM or SIGINT."""
-    global _app, _webhooks, _mails
+    global _app, _webhooks, _mails, _trackers
     _app = app
     _webhooks = OutboxRunner(
         app, "webhook", delivery.claim_due, delivery.attempt, threads=DELIVERY_THREADS
     )
     _mails = OutboxRunner(app, "mail", claim_mails, outbox.attempt, threads=MAIL_THREADS)
+    _trackers = OutboxRunner(
+        app, "tracker", integrations.claim_due, integrations.attempt, threads=TRACKER_THREADS
+    )
     scheduler = build_scheduler(app)
 
     def stop(signum, _frame):
@@ -205,4 +222,5 @@ def run(app: Flask) -> None:
     scheduler.start()
     _webhooks.shutdown()
     _mails.shutdown()
+    _trackers.shutdown()
     log.info("scheduler: stopped")

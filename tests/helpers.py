@@ -58,8 +58,8 @@ def file_report(client, api_key: str, headers: dict | None = None, **fields):
 
 def furnish(owner, project: dict) -> dict:
     """Give a project something of each kind the access tests reach for: a webhook, a report
-    with a screenshot and the report's delivery, a comment, a pending invitation. The path
-    values naming them."""
+    with a screenshot and the report's delivery, a comment, a pending invitation, an
+    integration (with a tracker that cannot be reached). The path values naming them."""
     owner.patch(
         f"/api/v1/projects/{project['id']}",
         json={"settings": {"webhook_url": "https://hooks.example.com/svc"}},
@@ -74,7 +74,18 @@ def furnish(owner, project: dict) -> dict:
         json={"body": "Seen on iOS too"},
         headers=csrf(owner),
     ).get_json()
+    integration = owner.post(
+        f"/api/v1/projects/{project['id']}/integrations",
+        json={
+            "kind": "github",
+            "name": "Shop repository",
+            "config": {"repository": "acme/shop", "api_url": "https://github.example/api/v3"},
+            "token": "ghp_furnished",
+        },
+        headers=csrf(owner),
+    ).get_json()
     return {
+        "integration_id": integration["id"],
         "invitation_id": invitation["id"],
         "comment_id": comment["id"],
         "project_id": project["id"],
@@ -216,6 +227,17 @@ VALID_BODIES = {
     ("/api/v1/tokens", "POST"): {"name": "t"},
     ("/api/v1/admin/users/<uuid:user_id>", "PATCH"): {"active": False},
     ("/api/v1/projects", "POST"): {"name": "Another"},
+    ("/api/v1/projects/<uuid:project_id>/integrations", "POST"): {
+        "kind": "github",
+        "name": "Another repository",
+        "config": {"repository": "acme/other", "api_url": "https://github.example/api/v3"},
+        "token": "ghp_another",
+    },
+    ("/api/v1/integrations/<uuid:integration_id>", "PATCH"): {"name": "Renamed"},
+    # No such integration: what answers is the check under test, or else a 404.
+    ("/api/v1/reports/<report_ref>/issues", "POST"): {
+        "integration_id": "00000000-0000-4000-8000-000000000000"
+    },
     ("/api/v1/auth/password", "POST"): {
         "current_password": PASSWORD,
         "new_password": "another long password",

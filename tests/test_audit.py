@@ -137,6 +137,29 @@ def test_every_audited_action_leaves_one_entry_and_no_secret(mail_app, smtp_serv
     expect(audit.INVITATION_REVOKED, ada_id, "invitation", third["id"], pid)
     secrets += [first["url"], resent["url"], second["url"], third["url"]]
 
+    tracker_token = "ghp_auditedTokenNeverShown"
+    integration = ok(
+        ada.post(
+            f"/api/v1/projects/{pid}/integrations",
+            json={
+                "kind": "github",
+                "name": "Shop repository",
+                "config": {"repository": "acme/shop"},
+                "token": tracker_token,
+            },
+            headers=csrf(ada),
+        ),
+        201,
+    )
+    iid = integration["id"]
+    changed = {"token": tracker_token + "2", "sync_status": False}
+    ok(ada.patch(f"/api/v1/integrations/{iid}", json=changed, headers=csrf(ada)))
+    ok(ada.delete(f"/api/v1/integrations/{iid}", headers=csrf(ada)), 204)
+    expect(audit.INTEGRATION_CREATED, ada_id, "integration", iid, pid)
+    expect(audit.INTEGRATION_UPDATED, ada_id, "integration", iid, pid)
+    expect(audit.INTEGRATION_DELETED, ada_id, "integration", iid, pid)
+    secrets += [tracker_token, integration["webhookSecret"]]
+
     report = ok(file_report(ada, rotated["apiKey"]), 201)
     ok(ada.delete(f"/api/v1/reports/{report['trackingId']}", headers=csrf(ada)), 204)
     expect(audit.REPORT_DELETED, ada_id, "report", report["id"], pid)

@@ -39,6 +39,9 @@ MAY_IMPORT = {
         "svc.wire",
     },
     "svc.mail": {"svc.config", "svc.deadline", "svc.extensions", "svc.models"},
+    # A tracker's calls go through the webhooks' outbound guard; never the services.
+    "svc.integrations": {"svc.webhooks"},
+    "svc.secrets": {"svc.config"},
     "svc.operations": {
         "svc.audit",
         "svc.extensions",

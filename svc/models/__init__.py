@@ -5,6 +5,7 @@ import types
 from svc.models.activity import ActivityEntry, Comment
 from svc.models.audit import AuditEntry
 from svc.models.events import ReportEvent
+from svc.models.integrations import ExternalIssue, Integration, IntegrationCall, TrackerEvent
 from svc.models.limits import RateLimitCounter
 from svc.models.mail import OutgoingMail
 from svc.models.notifications import Notification

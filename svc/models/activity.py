@@ -14,6 +14,8 @@ CREATED = "created"
 CHANGED = "changed"
 COMMENTED = "commented"
 COMMENT_DELETED = "comment_deleted"
+# An issue in a tracker was linked to the report (svc.services.integrations).
+LINKED = "linked"
 
 
 class Comment(db.Model):
@@ -33,7 +35,8 @@ class Comment(db.Model):
 
 
 class ActivityEntry(db.Model):
-    """One change to a report: who (a user; None for the widget), when, and what."""
+    """One change to a report: who (a user; None for the widget or a tracker, which `via`
+    names), when, and what."""
 
     __tablename__ = "report_activity"
 
@@ -50,3 +53,5 @@ class ActivityEntry(db.Model):
     changes: Mapped[dict | None] = mapped_column(JSON)
     # The comment of "commented" and "comment_deleted" (no foreign key: it may be gone).
     comment_id: Mapped[uuid.UUID | None] = mapped_column()
+    # The tracker a change came from ("github", ...), when no user made it.
+    via: Mapped[str | None] = mapped_column(String(16))

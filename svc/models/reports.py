@@ -68,6 +68,10 @@ class Report(db.Model):
     detail: Mapped["ReportDetail"] = relationship(
         back_populates="report", cascade="all, delete-orphan", passive_deletes=True, uselist=False
     )
+    # Its issues in trackers (svc.services.integrations); read only for the full report.
+    external_issues: Mapped[list["ExternalIssue"]] = relationship(  # noqa: F821
+        viewonly=True, order_by="ExternalIssue.created_at"
+    )
 
     @property
     def tracking_id(self) -> str:

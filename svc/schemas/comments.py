@@ -1,6 +1,7 @@
 from marshmallow import ValidationError, fields, validate
 
-from svc.models.activity import CHANGED, COMMENT_DELETED, COMMENTED, CREATED
+from svc.models.activity import CHANGED, COMMENT_DELETED, COMMENTED, CREATED, LINKED
+from svc.models.integrations import KINDS
 from svc.schemas.base import InSchema, OutSchema, Timestamp
 
 MAX_COMMENT = 10_000
@@ -42,10 +43,12 @@ class ChangeOut(OutSchema):
 class ActivityOut(OutSchema):
     id = fields.UUID(required=True)
     kind = fields.String(
-        required=True, validate=validate.OneOf((CREATED, CHANGED, COMMENTED, COMMENT_DELETED))
+        required=True,
+        validate=validate.OneOf((CREATED, CHANGED, COMMENTED, COMMENT_DELETED, LINKED)),
     )
-    # Null for the widget (a report's creation).
+    # Null for the widget (a report's creation) and for a tracker's change (`via` names it).
     actor = fields.Nested(PersonOut, required=True, allow_none=True)
+    via = fields.String(validate=validate.OneOf(KINDS))
     at = Timestamp(required=True)
     changes = fields.Dict(keys=fields.String(), values=fields.Nested(ChangeOut))
     comment_id = fields.UUID()

@@ -22,6 +22,7 @@ from svc.schemas.base import (
     Timestamp,
     page_of,
 )
+from svc.schemas.integrations import ExternalIssueOut
 
 MAX_LOG_ENTRIES = 1000
 MAX_METADATA_KEYS = 100
@@ -167,6 +168,7 @@ class ReportFilterQuery(InSchema):
     created_before = QueryTime()
     reporter = fields.String(validate=validate.Length(min=1, max=320))
     has_screenshot = fields.Boolean()
+    linked = fields.Boolean()  # has an issue in a tracker (docs/api.md §17)
     search = fields.String(validate=validate.Length(max=500))
 
     @post_load
@@ -217,6 +219,7 @@ class ReportOut(ReportSummaryOut):
     console_logs = Objects(required=True, attribute="detail.console_logs")
     network_logs = Objects(required=True, attribute="detail.network_logs")
     user_actions = Objects(required=True, attribute="detail.user_actions")
+    external_issues = fields.List(fields.Nested(ExternalIssueOut), required=True)
 
 
 ReportPageOut = page_of(ReportSummaryOut, "ReportPageOut")

@@ -9,27 +9,30 @@ from sqlalchemy import select
 
 from svc.extensions import db
 from svc.models import ActivityEntry, Report, User
-from svc.models.activity import CHANGED, CREATED
+from svc.models.activity import CHANGED, CREATED, LINKED
 from svc.models.base import utcnow
 
 
 def record(
     report: Report,
-    actor: User,
+    actor: User | None,
     kind: str,
     changes: dict | None = None,
     comment_id: uuid.UUID | None = None,
+    via: str | None = None,
 ) -> None:
+    """`actor` None: the change came from a tracker, which `via` names."""
     db.session.add(
         ActivityEntry(
             id=uuid.uuid4(),
             report_id=report.id,
             kind=kind,
-            actor_id=actor.id,
-            actor_name=actor.name,
+            actor_id=actor.id if actor else None,
+            actor_name=actor.name if actor else None,
             at=utcnow(),
-            changes=_plain(changes) if kind == CHANGED else None,
+            changes=_plain(changes) if kind in (CHANGED, LINKED) else None,
             comment_id=comment_id,
+            via=None if actor else via,
         )
     )
 
@@ -56,12 +59,15 @@ def history(report: Report) -> list[dict]:
 
 
 def _entry(entry: ActivityEntry) -> dict:
+    by_tracker = entry.actor_id is None and entry.via is not None
     item = {
         "id": entry.id,
         "kind": entry.kind,
-        "actor": {"id": entry.actor_id, "name": entry.actor_name},
+        "actor": None if by_tracker else {"id": entry.actor_id, "name": entry.actor_name},
         "at": entry.at,
     }
+    if entry.via is not None:
+        item["via"] = entry.via
     if entry.changes is not None:
         item["changes"] = entry.changes
     if entry.comment_id is not None:

@@ -26,7 +26,8 @@ from svc.extensions import db
 from svc.models import Project, Report, ReportEvent
 from svc.models.base import utcnow
 from svc.models.events import REPORT_CREATED
-from svc.services import notifications, stats
+from svc.models.integrations import CREATE
+from svc.services import integrations, notifications, stats
 from svc.webhooks import delivery
 
 BATCH = 200
@@ -45,6 +46,8 @@ class Batch:
     reports: set[uuid.UUID] = field(default_factory=set)  # those not deleted since
     webhooks: dict[uuid.UUID, str | None] = field(default_factory=dict)  # project: its URL now
     audiences: dict[uuid.UUID, list] = field(default_factory=dict)  # project: who hears of it
+    # project: [(integration id, its auto-create rule)]
+    auto_create: dict[uuid.UUID, list] = field(default_factory=dict)
 
 
 # Each effect does its part for all of a batch's events of one kind at once (a statement for
@@ -86,8 +89,22 @@ def notify_members(events: list[ReportEvent], batch: Batch) -> None:
     )
 
 
+def create_tracker_issues(events: list[ReportEvent], batch: Batch) -> None:
+    """The calls that give a new report its issue where an integration's auto-create rule
+    matches it (made by the scheduler's integration runner, with retries)."""
+    integrations.record_calls(
+        [
+            (integration_id, event.report_id, CREATE)
+            for event in events
+            if event.report_id in batch.reports
+            for integration_id, rule in batch.auto_create.get(event.project_id, ())
+            if integrations.matches(rule, event.severity, event.category)
+        ]
+    )
+
+
 EFFECTS: dict[str, tuple[Callable[[list[ReportEvent], Batch], None], ...]] = {
-    REPORT_CREATED: (count_reports, deliver_webhooks, notify_members),
+    REPORT_CREATED: (count_reports, deliver_webhooks, notify_members, create_tracker_issues),
 }
 
 
@@ -168,6 +185,7 @@ def _read(token: uuid.UUID) -> Batch:
     )
     for project_id in batch.webhooks:  # a deleted project's events set off nothing
         batch.audiences[project_id] = notifications.audience(project_id)
+    batch.auto_create = integrations.auto_create_targets(batch.webhooks)
     batch.events = [event for event in events if event.project_id in batch.webhooks]
     db.session.commit()
     return batch

@@ -4,11 +4,11 @@ user may see."""
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import and_, func, not_, or_, select, union_all
+from sqlalchemy import and_, exists, func, not_, or_, select, union_all
 from sqlalchemy.orm import selectinload
 
 from svc.extensions import db
-from svc.models import SEVERITY_RANK, Membership, Project, Report, User
+from svc.models import SEVERITY_RANK, ExternalIssue, Membership, Project, Report, User
 from svc.services import search
 
 _SORT_COLUMNS = {
@@ -67,6 +67,9 @@ def filter_conditions(user: User, query: dict) -> list:
             Report.screenshot_key.is_not(None), Report.annotated_screenshot_key.is_not(None)
         )
         conditions.append(pictured if query["has_screenshot"] else not_(pictured))
+    if "linked" in query:
+        linked = exists().where(ExternalIssue.report_id == Report.id)
+        conditions.append(linked if query["linked"] else not_(linked))
     return conditions
 
 

@@ -21,6 +21,7 @@ from svc.models.activity import CHANGED
 from svc.models.base import utcnow
 from svc.services import (
     activity,
+    integrations,
     listing,
     notifications,
     projects,
@@ -115,6 +116,8 @@ def _apply(report: Report, user: User, changes: dict) -> dict:
         stats.recount(report, before)
         delivery.record(report.project, payloads.UPDATED, report, changed)
         activity.record(report, user, CHANGED, changed)
+        if "status" in changed:
+            integrations.status_changed(report, changed["status"]["from"], report.status)
         if "assigneeId" in changed:
             notifications.report_assigned(report, report.assignee_id, user)
     return changed

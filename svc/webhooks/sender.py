@@ -98,6 +98,17 @@ class _PinnedConnection(http.client.HTTPSConnection):
         self.sock = sock
 
 
+@dataclass(frozen=True)
+class Reply:
+    """What came back from one exchange: the status, headers and (the first part of) the body,
+    or, when no answer came in time, `error` alone."""
+
+    status_code: int | None
+    error: str | None
+    body: bytes = b""
+    headers: dict[str, str] | None = None
+
+
 def post(
     url: str,
     body: bytes,
@@ -109,18 +120,45 @@ def post(
 ) -> Outcome:
     """POST `body`; success is a 2xx answer within `timeout` seconds in all (connecting,
     sending, reading), anything else a failure with a short reason."""
+    reply = exchange(
+        "POST",
+        url,
+        body,
+        headers,
+        timeout=timeout,
+        allow_private=allow_private,
+        ca_bundle=ca_bundle,
+    )
+    if reply.error is None and not 200 <= reply.status_code < 300:
+        return Outcome(reply.status_code, f"HTTP {reply.status_code}")
+    return Outcome(reply.status_code, reply.error)
+
+
+def exchange(
+    method: str,
+    url: str,
+    body: bytes | None,
+    headers: dict[str, str],
+    *,
+    timeout: float,
+    allow_private: bool,
+    ca_bundle: str | None,
+    max_bytes: int = MAX_RESPONSE_BYTES,
+) -> Reply:
+    """One request under the rules above; the answer whatever its status (an issue tracker's
+    JSON is read, up to `max_bytes`)."""
     parts = urlsplit(url)
     host, scheme = parts.hostname, parts.scheme
     port = parts.port or (443 if scheme == "https" else 80)
     try:
         address = resolve(host, port, allow_private)
     except RefusedAddress as exc:
-        return Outcome(None, f"Refused: {exc}")
+        return Reply(None, f"Refused: {exc}")
     except (socket.gaierror, UnicodeError) as exc:
-        return Outcome(None, f"Cannot resolve {host}: {exc}")
+        return Reply(None, f"Cannot resolve {host}: {exc}")
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     host_header = host if parts.port is None else f"{host}:{port}"
-    timed_out = Outcome(None, f"Timed out after {timeout:g} s")
+    timed_out = Reply(None, f"Timed out after {timeout:g} s")
     with Deadline(timeout) as deadline:
         connection = _PinnedConnection(
             address,
@@ -132,12 +170,12 @@ def post(
             ca_bundle=ca_bundle,
         )
         try:
-            connection.request("POST", target, body=body, headers={**headers, "Host": host_header})
+            connection.request(method, target, body=body, headers={**headers, "Host": host_header})
             response = connection.getresponse()
-            # A receiver's answer is not ours to keep: the first 64 KiB, then hang up.
-            response.read(MAX_RESPONSE_BYTES)
+            # An answer is not ours to keep whole: the first part, then hang up.
+            answer = response.read(max_bytes)
         except (ssl.SSLError, ssl.CertificateError) as exc:
-            return timed_out if deadline.expired else Outcome(None, f"TLS error: {exc}")
+            return timed_out if deadline.expired else Reply(None, f"TLS error: {exc}")
         except TimeoutError:
             return timed_out
         except (OSError, http.client.HTTPException, ValueError) as exc:
@@ -145,11 +183,9 @@ def post(
         finally:
             connection.close()
     if deadline.expired:
-        return Outcome(response.status, timed_out.error)
-    if not 200 <= response.status < 300:
-        return Outcome(response.status, f"HTTP {response.status}")
-    return Outcome(response.status, None)
+        return Reply(response.status, timed_out.error)
+    return Reply(response.status, None, answer, {k.lower(): v for k, v in response.getheaders()})
 
 
-def _failed(exc: Exception) -> Outcome:
-    return Outcome(None, f"Connection failed: {exc or type(exc).__name__}"[:500])
+def _failed(exc: Exception) -> Reply:
+    return Reply(None, f"Connection failed: {exc or type(exc).__name__}"[:500])

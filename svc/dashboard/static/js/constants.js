@@ -36,7 +36,7 @@ export const WIDGET_SWITCHES = [
 // What the audit log records (docs/api.md §14), alphabetically as svc/audit.py has them.
 export const AUDIT_ACTIONS = [
   "account_created", "admin_granted", "admin_revoked", "api_key_rotated", "instance_restored",
-  "invitation_created", "invitation_resent", "invitation_revoked", "member_joined", "member_left",
+  "integration_created", "integration_deleted", "integration_updated", "invitation_created", "invitation_resent", "invitation_revoked", "member_joined", "member_left",
   "member_removed", "member_role_changed", "password_changed", "password_reset", "project_created",
   "project_deleted", "project_updated", "report_deleted", "reports_exported", "reset_link_sent",
   "sign_in", "sign_in_failed", "sign_out", "token_created", "token_revoked", "user_deactivated",

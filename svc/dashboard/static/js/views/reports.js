@@ -7,7 +7,7 @@ import { CATEGORIES, SEVERITIES, SORTS, STATUSES } from "../constants.js";
 import { snippetBlock } from "./snippet.js";
 
 const FILTERS = [
-  "project_id", "status", "severity", "category", "assignee", "has_screenshot", "created_after",
+  "project_id", "status", "severity", "category", "assignee", "has_screenshot", "linked", "created_after",
   "created_before", "reporter", "search", "sort",
 ];
 const PAGE_SIZE = 20;

@@ -1,0 +1,163 @@
+"""What every tracker shares: one call to its API through the webhooks' outbound guard, its
+refusals turned into plain words, and the shapes the tracker modules hand back."""
+
+import hashlib
+import hmac
+import json
+from dataclasses import dataclass, field
+
+from svc.webhooks import sender
+
+USER_AGENT = "svc-integrations/1.0"
+# A tracker's JSON answer (an issue, a page of transitions) is small; more is not read.
+MAX_ANSWER_BYTES = 1024 * 1024
+# Statuses worth another attempt later; any other refusal stays a refusal (docs/integrations.md).
+_TRANSIENT = {408, 425, 429, 500, 502, 503, 504}
+
+
+class TrackerError(Exception):
+    """The tracker refused, or could not be reached. `words` is safe to show (never the
+    token); `final` says whether trying again later can help."""
+
+    def __init__(self, words: str, status_code: int | None = None, retry_after: float = 0):
+        super().__init__(words)
+        self.words = words[:480]
+        self.status_code = status_code
+        self.retry_after = retry_after
+        self.final = status_code is not None and status_code not in _TRANSIENT
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Where and how to reach one integration's tracker."""
+
+    name: str  # "GitHub", for the words of errors
+    config: dict
+    token: str
+    timeout: float
+    allow_private: bool
+    ca_bundle: str | None
+
+    def call(self, method: str, url: str, payload=None, headers: dict | None = None):
+        """One JSON request; the decoded answer, or TrackerError."""
+        body = None if payload is None else json.dumps(payload).encode()
+        all_headers = {"Accept": "application/json", "User-Agent": USER_AGENT, **(headers or {})}
+        if body is not None:
+            all_headers["Content-Type"] = "application/json"
+        reply = sender.exchange(
+            method,
+            url,
+            body,
+            all_headers,
+            timeout=self.timeout,
+            allow_private=self.allow_private,
+            ca_bundle=self.ca_bundle,
+            max_bytes=MAX_ANSWER_BYTES,
+        )
+        if reply.error is not None:
+            raise TrackerError(self._hide(f"{self.name} could not be reached: {reply.error}"))
+        answer = _decoded(reply.body)
+        if not 200 <= reply.status_code < 300:
+            raise self.refusal(reply.status_code, answer, reply.headers or {})
+        return answer
+
+    def refusal(self, status: int, answer, headers: dict) -> TrackerError:
+        words = _their_words(answer)
+        meaning = _MEANINGS.get(status, "refused the request")
+        text = f"{self.name} {meaning} (HTTP {status})" + (f": {words}" if words else "")
+        retry_after = _seconds(headers.get("retry-after")) if status == 429 else 0
+        if retry_after:
+            text += f"; it asks to wait {retry_after:g} s"
+        return TrackerError(self._hide(text), status, retry_after)
+
+    def _hide(self, text: str) -> str:
+        """Whatever a tracker echoes, the token never leaves in svc's words."""
+        return text.replace(self.token, "[token]") if self.token else text
+
+
+_MEANINGS = {
+    400: "refused the request as malformed",
+    401: "refused the token: it is wrong, expired or revoked",
+    403: "does not let this token do that (missing scope or permission)",
+    404: "found no such repository, project or issue, or the token cannot see it",
+    409: "reported a conflict",
+    410: "says it is gone",
+    422: "refused the issue's fields",
+    429: "asks svc to slow down (rate limit)",
+}
+
+
+def _decoded(raw: bytes):
+    try:
+        return json.loads(raw) if raw else None
+    except (ValueError, UnicodeDecodeError):
+        return raw[:200].decode("utf-8", "replace")
+
+
+def _their_words(answer) -> str:
+    """The tracker's own explanation, from the forms their error bodies take."""
+    if isinstance(answer, str):
+        return " ".join(answer.split())[:300]
+    if not isinstance(answer, dict):
+        return ""
+    parts = []
+    for key in ("message", "error", "error_description"):
+        if isinstance(answer.get(key), str):
+            parts.append(answer[key])
+    for key in ("errorMessages", "errors"):
+        value = answer.get(key)
+        if isinstance(value, list):
+            parts += [
+                item.get("message", "") if isinstance(item, dict) else str(item) for item in value
+            ]
+        elif isinstance(value, dict):
+            parts += [f"{name}: {text}" for name, text in value.items()]
+    return "; ".join(part for part in parts if part)[:300]
+
+
+def _seconds(raw: str | None) -> float:
+    try:
+        return max(0.0, float(raw))
+    except (TypeError, ValueError):
+        return 0.0
+
+
+@dataclass(frozen=True)
+class Linked:
+    """An issue as the tracker describes it: its stable id, its human key (#12, PROJ-7), its page,
+    what later calls address, and whether it is done."""
+
+    remote_id: str
+    key: str
+    url: str
+    address: str
+    closed: bool = False
+
+
+@dataclass(frozen=True)
+class Event:
+    """What a tracker's delivery says of one of its issues: None for `closed` when it says
+    nothing of the issue's state (an edit of its title)."""
+
+    issue: Linked
+    closed: bool | None
+    words: str = ""  # "closed", "moved to Done", for the integration's page
+
+
+@dataclass
+class Content:
+    """A report made into an issue: the title, and the parts of its body in order."""
+
+    title: str
+    description: str
+    facts: list[tuple[str, str]] = field(default_factory=list)  # ("Severity", "high")
+    lists: list[tuple[str, list[str]]] = field(default_factory=list)  # ("Console errors", [...])
+    links: list[tuple[str, str]] = field(default_factory=list)  # ("Report in svc", url)
+
+
+def hmac_sha256(secret: str, body: bytes) -> str:
+    return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def same(given: str | None, expected: str) -> bool:
+    return given is not None and hmac.compare_digest(given.encode(), expected.encode())

@@ -1,0 +1,83 @@
+"""GitHub and GitHub Enterprise Server: the REST API's issues (docs/integrations.md)."""
+
+from svc.integrations import render
+from svc.integrations.base import (
+    Connection,
+    Content,
+    Event,
+    Linked,
+    TrackerError,
+    hmac_sha256,
+    same,
+)
+
+NAME = "GitHub"
+API_URL = "https://api.github.com"
+
+
+def _headers(connection: Connection) -> dict:
+    return {
+        "Authorization": f"Bearer {connection.token}",
+        "Accept": "application/vnd.github+json",
+        "X-GitHub-Api-Version": "2022-11-28",
+    }
+
+
+def _repository_url(connection: Connection) -> str:
+    api = (connection.config.get("api_url") or API_URL).rstrip("/")
+    return f"{api}/repos/{connection.config['repository']}"
+
+
+def _linked(issue: dict) -> Linked:
+    # `url` is the issue's API address, renamed with its repository; `id` never changes.
+    return Linked(
+        str(issue["id"]),
+        f"#{issue['number']}",
+        issue["html_url"],
+        issue["url"],
+        issue.get("state") == "closed",
+    )
+
+
+def create(connection: Connection, content: Content) -> Linked:
+    issue = connection.call(
+        "POST",
+        f"{_repository_url(connection)}/issues",
+        {
+            "title": content.title,
+            "body": render.markdown(content),
+            "labels": list(connection.config.get("labels") or []),
+        },
+        _headers(connection),
+    )
+    return _linked(issue)
+
+
+def set_state(connection: Connection, address: str, closed: bool) -> None:
+    state = {"state": "closed", "state_reason": "completed"} if closed else {"state": "open"}
+    connection.call("PATCH", address, state, _headers(connection))
+
+
+def check(connection: Connection) -> str:
+    repository = connection.call("GET", _repository_url(connection), None, _headers(connection))
+    if not repository.get("has_issues", True):
+        raise TrackerError(f"{repository.get('full_name')} has its issues turned off")
+    return f"Reached {repository.get('full_name')}"
+
+
+def verify(secret: str, headers: dict, body: bytes) -> bool:
+    return same(headers.get("x-hub-signature-256"), "sha256=" + hmac_sha256(secret, body))
+
+
+def delivery_id(headers: dict) -> str | None:
+    return headers.get("x-github-delivery")
+
+
+_STATES = {"closed": True, "reopened": False}
+
+
+def read_event(headers: dict, payload: dict) -> Event | None:
+    if headers.get("x-github-event") != "issues" or not isinstance(payload.get("issue"), dict):
+        return None
+    action = payload.get("action")
+    return Event(_linked(payload["issue"]), _STATES.get(action), str(action))

@@ -1,0 +1,627 @@
+"""Issue trackers (docs/api.md §17, docs/integrations.md), against a local HTTPS server that
+answers as GitHub, GitLab, Jira and Linear do (harness/trackers.py); the tracker's webhooks
+into svc are signed as each tracker signs them."""
+
+import base64
+import hashlib
+import hmac
+import json
+import tarfile
+import time
+import uuid
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import select, update
+
+from harness.client import create_pat, create_project, csrf, new_member, register
+from harness.trackers import JIRA_EMAIL, TOKEN, FakeTrackers, adf_problems
+from svc.extensions import db
+from svc.models import IntegrationCall
+from svc.models.base import utcnow
+from svc.operations import backup
+from svc.services import integrations
+from tests.helpers import file_report
+
+KINDS = ["github", "gitlab", "jira", "jira-server", "linear"]
+
+
+@pytest.fixture
+def trackers(certificate_authority):
+    server = FakeTrackers(certificate_authority[0]).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def team(make_app, certificate_authority, trackers):
+    """(app, Ada the owner, Web Shop), trackers reachable on 127.0.0.1 with their certificate."""
+    app = make_app(
+        SVC_WEBHOOK_ALLOW_PRIVATE="true",
+        SVC_WEBHOOK_CA_BUNDLE=certificate_authority[1],
+        SVC_WEBHOOK_TIMEOUT="3",
+        SVC_INTEGRATION_RETRY_DELAYS="5,5,5",
+        SVC_PUBLIC_URL="https://bugs.example.com",
+    )
+    ada = app.test_client()
+    ada.user = register(ada)
+    return app, ada, create_project(ada)
+
+
+def config_for(kind: str, trackers: FakeTrackers) -> tuple[str, dict]:
+    base = trackers.base
+    return {
+        "github": ("github", {"repository": "acme/shop", "api_url": f"{base}/api/v3"}),
+        "gitlab": ("gitlab", {"project": "acme/shop", "api_url": f"{base}/api/v4"}),
+        "jira": ("jira", {"site_url": base, "project_key": "PROJ", "email": JIRA_EMAIL}),
+        "jira-server": ("jira", {"site_url": base, "project_key": "PROJ"}),
+        "linear": ("linear", {"team_id": "team-1", "api_url": f"{base}/graphql"}),
+    }[kind]
+
+
+def connect(client, project, kind, trackers, **extra) -> dict:
+    tracker_kind, config = config_for(kind, trackers)
+    response = client.post(
+        f"/api/v1/projects/{project['id']}/integrations",
+        json={"kind": tracker_kind, "name": kind, "config": config, "token": TOKEN, **extra},
+        headers=csrf(client),
+    )
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()
+
+
+def file_detailed(client, project, **fields):
+    return file_report(
+        client,
+        project["apiKey"],
+        console_logs=[
+            {"level": "error", "message": "TypeError: x is undefined", "timestamp": 1},
+            {"level": "log", "message": "just chatter", "timestamp": 2},
+        ],
+        network_logs=[
+            {
+                "method": "POST",
+                "url": "https://shop.example/api/pay",
+                "status": 500,
+                "duration": 80,
+                "timestamp": 3,
+            },
+            {
+                "method": "GET",
+                "url": "https://shop.example/ok",
+                "status": 200,
+                "duration": 5,
+                "timestamp": 4,
+            },
+        ],
+        user_actions=[{"type": "click", "target": "button#pay", "timestamp": 5}],
+        metadata={"url": "https://shop.example/checkout", "userAgent": "Firefox/140"},
+        **fields,
+    ).get_json()
+
+
+def create_issue(client, report, integration):
+    return client.post(
+        f"/api/v1/reports/{report['trackingId']}/issues",
+        json={"integration_id": integration["id"]},
+        headers=csrf(client),
+    )
+
+
+def run_calls(app) -> int:
+    """What the scheduler's tracker runner does each second: every due call, once."""
+    with app.app_context():
+        claimed = integrations.claim_due(50)
+        for call_id, number, _ in claimed:
+            integrations.attempt(call_id, number)
+    return len(claimed)
+
+
+def make_due(app) -> None:
+    """The retry's time has come."""
+    with app.app_context():
+        db.session.execute(update(IntegrationCall).values(next_attempt_at=utcnow()))
+        db.session.commit()
+
+
+def calls(app) -> list[IntegrationCall]:
+    with app.app_context():
+        found = db.session.scalars(select(IntegrationCall).order_by(IntegrationCall.created_at))
+        return [(c.action, c.status, c.attempts, c.last_error, c.next_attempt_at) for c in found]
+
+
+# --- what the trackers send, signed as each signs it ----------------------------------------------
+
+
+def tracker_event(kind: str, trackers: FakeTrackers, issue: dict, closed: bool, **change):
+    """(headers without the signature, body) of the tracker's webhook for one of its issues."""
+    stored = trackers.issues[issue["remote_id"]]
+    if kind == "github":
+        body = {
+            "action": "closed" if closed else "reopened",
+            "issue": {**stored, "state": "closed" if closed else "open"},
+            "repository": {"full_name": "acme/shop"},
+        }
+        return {"X-GitHub-Event": "issues"}, body
+    if kind == "gitlab":
+        attributes = {
+            **stored,
+            "state": "closed" if closed else "opened",
+            "action": "close" if closed else "reopen",
+            "url": stored["web_url"],
+        }
+        return {"X-Gitlab-Event": "Issue Hook"}, {
+            "object_kind": "issue",
+            "object_attributes": attributes,
+        }
+    if kind in ("jira", "jira-server"):
+        status = change.get("status") or ("Done" if closed else "In Progress")
+        category = "done" if status in ("Done", "Cancelled") else "indeterminate"
+        items = [] if change.get("no_status") else [{"field": "status", "toString": status}]
+        body = {
+            "webhookEvent": "jira:issue_updated",
+            "issue": {
+                "id": stored["id"],
+                "key": change.get("key", stored["key"]),
+                "self": stored["self"],
+                "fields": {"status": {"name": status, "statusCategory": {"key": category}}},
+            },
+            "changelog": {"items": items},
+        }
+        return {}, body
+    state = (
+        {"type": "completed", "name": "Done"}
+        if closed
+        else {"type": "started", "name": "In Progress"}
+    )
+    body = {
+        "action": "update",
+        "type": "Issue",
+        "data": {
+            "id": stored["id"],
+            "identifier": stored["identifier"],
+            "url": stored["url"],
+            "state": state,
+        },
+        "updatedFrom": {"stateId": "st-backlog"},
+        "webhookTimestamp": int(time.time() * 1000),
+    }
+    return {"Linear-Event": "Issue"}, body
+
+
+def send_event(client, kind, integration, headers, body, secret=None, delivery=None):
+    raw = json.dumps(body).encode()
+    secret = secret or integration["webhookSecret"]
+    signature = hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest()
+    delivery = delivery or str(uuid.uuid4())
+    signed = {
+        "github": {"X-Hub-Signature-256": f"sha256={signature}", "X-GitHub-Delivery": delivery},
+        "gitlab": {"X-Gitlab-Token": secret, "Idempotency-Key": delivery},
+        "jira": {
+            "X-Hub-Signature": f"sha256={signature}",
+            "X-Atlassian-Webhook-Identifier": delivery,
+        },
+        "linear": {"Linear-Signature": signature, "Linear-Delivery": delivery},
+    }[integration["kind"]]
+    return client.post(
+        f"/api/v1/integrations/{integration['id']}/events",
+        data=raw,
+        headers={**headers, **signed, "Content-Type": "application/json"},
+    )
+
+
+def linked_issue(client, report) -> dict:
+    full = client.get(f"/api/v1/reports/{report['trackingId']}").get_json()
+    (issue,) = full["externalIssues"]
+    return issue
+
+
+def remote_of(app, report_id) -> dict:
+    with app.app_context():
+        (issue,) = integrations.issues_of(uuid.UUID(report_id))
+        return {"remote_id": issue.remote_id, "key": issue.key}
+
+
+# --- creating an issue ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_member_creates_the_reports_issue_as_the_tracker_expects_it(team, trackers, kind):
+    app, ada, project = team
+    integration = connect(ada, project, kind, trackers)
+    assert "token" not in integration and integration["webhookSecret"]
+    grace = new_member(app, ada, project["id"], "grace@example.com", "Grace Hopper")
+    report = file_detailed(ada, project)
+
+    response = create_issue(grace, report, integration)
+    assert response.status_code == 201, response.get_json()
+    made = response.get_json()
+    request = trackers.requests[-1]
+    title = f"[{report['trackingId']}] {report['title']}"
+    if kind == "github":
+        assert (request.method, request.path) == ("POST", "/api/v3/repos/acme/shop/issues")
+        assert request.headers["Authorization"] == f"Bearer {TOKEN}"
+        assert request.headers["X-GitHub-Api-Version"] == "2022-11-28"
+        assert request.headers["Accept"] == "application/vnd.github+json"
+        sent = request.json()
+        assert sent["title"] == title and sent["labels"] == []
+        text = sent["body"]
+        assert made["key"].startswith("#")
+    elif kind == "gitlab":
+        assert (request.method, request.path) == ("POST", "/api/v4/projects/acme%2Fshop/issues")
+        assert request.headers["PRIVATE-TOKEN"] == TOKEN
+        sent = request.json()
+        assert sent["title"] == title
+        text = sent["description"]
+    elif kind == "jira":
+        assert (request.method, request.path) == ("POST", "/rest/api/3/issue")
+        pair = base64.b64encode(f"{JIRA_EMAIL}:{TOKEN}".encode()).decode()
+        assert request.headers["Authorization"] == f"Basic {pair}"
+        fields = request.json()["fields"]
+        assert fields["project"] == {"key": "PROJ"} and fields["issuetype"] == {"name": "Bug"}
+        assert fields["summary"] == title
+        assert adf_problems(fields["description"]) == []
+        text = json.dumps(fields["description"])
+        assert made["key"].startswith("PROJ-")
+    elif kind == "jira-server":
+        assert (request.method, request.path) == ("POST", "/rest/api/2/issue")
+        assert request.headers["Authorization"] == f"Bearer {TOKEN}"
+        text = request.json()["fields"]["description"]
+        assert "h3. Console errors" in text and "{noformat}" in text
+    else:
+        assert (request.method, request.path) == ("POST", "/graphql")
+        assert request.headers["Authorization"] == TOKEN
+        document = request.json()
+        assert "issueCreate(input: $input)" in document["query"]
+        sent = document["variables"]["input"]
+        assert sent["teamId"] == "team-1" and sent["title"] == title
+        text = sent["description"]
+        assert made["key"].startswith("ENG-")
+    # The body: the description, the facts, the errors and failed requests, the links.
+    for part in (
+        "Clicking pay has no effect.",
+        "high",
+        "TypeError: x is undefined",
+        "https://shop.example/api/pay",
+        "button#pay",
+        "Firefox/140",
+        f"https://bugs.example.com/reports/{report['trackingId']}",
+    ):
+        assert part in text, part
+    assert "just chatter" not in text and "https://shop.example/ok" not in text
+    assert TOKEN not in text
+
+    assert made["kind"] == integration["kind"] and made["state"] == "open"
+    assert linked_issue(ada, report)["key"] == made["key"]
+    history = ada.get(f"/api/v1/reports/{report['trackingId']}/activity").get_json()
+    assert history[-1]["kind"] == "linked" and history[-1]["actor"]["name"] == "Grace Hopper"
+    again = create_issue(grace, report, integration)
+    assert again.status_code == 409
+    assert len(trackers.calls("POST", "issue|graphql")) == 1
+
+
+def test_viewers_cannot_create_issues_and_outsiders_do_not_see_the_report(team, trackers):
+    app, ada, project = team
+    integration = connect(ada, project, "github", trackers)
+    report = file_detailed(ada, project)
+    vera = new_member(app, ada, project["id"], "vera@example.com", "Vera Rubin", "viewer")
+    mallory = app.test_client()
+    register(mallory, email="mallory@example.com", name="Mallory")
+    assert create_issue(vera, report, integration).status_code == 403
+    assert create_issue(mallory, report, integration).status_code == 404
+    assert mallory.get(f"/api/v1/integrations/{integration['id']}").status_code == 404
+    assert trackers.requests == []
+
+
+def test_a_token_cannot_make_or_change_an_integration_but_can_create_issues(team, trackers):
+    app, ada, project = team
+    integration = connect(ada, project, "gitlab", trackers)
+    pat = {"Authorization": f"Bearer {create_pat(ada)['token']}"}
+    client = app.test_client()
+    kind, config = config_for("github", trackers)
+    made = client.post(
+        f"/api/v1/projects/{project['id']}/integrations",
+        json={"kind": kind, "name": "x", "config": config, "token": TOKEN},
+        headers=pat,
+    )
+    changed = client.patch(
+        f"/api/v1/integrations/{integration['id']}", json={"name": "y"}, headers=pat
+    )
+    removed = client.delete(f"/api/v1/integrations/{integration['id']}", headers=pat)
+    assert [made.status_code, changed.status_code, removed.status_code] == [403, 403, 403]
+    report = file_detailed(ada, project)
+    response = client.post(
+        f"/api/v1/reports/{report['trackingId']}/issues",
+        json={"integration_id": integration["id"]},
+        headers=pat,
+    )
+    assert response.status_code == 201
+    listed = ada.get(f"/api/v1/projects/{project['id']}/integrations").get_json()
+    assert [i["name"] for i in listed] == ["gitlab"]
+
+
+@pytest.mark.parametrize(
+    ("status", "words"),
+    [
+        (401, "refused the token"),
+        (404, "found no such"),
+        (422, "refused the issue's fields"),
+        (429, "asks svc to slow down"),
+    ],
+)
+def test_a_refused_manual_create_is_a_502_in_plain_words_and_records_nothing(
+    team, trackers, status, words
+):
+    _app, ada, project = team
+    integration = connect(ada, project, "github", trackers)
+    report = file_detailed(ada, project)
+    trackers.refuse(status, {"message": f"the tracker's own words for {status}"}, retry_after=7)
+    response = create_issue(ada, report, integration)
+    assert response.status_code == 502
+    detail = response.get_json()["detail"]
+    assert words in detail and f"the tracker's own words for {status}" in detail
+    assert f"HTTP {status}" in detail
+    assert ada.get(f"/api/v1/reports/{report['trackingId']}").get_json()["externalIssues"] == []
+    shown = ada.get(f"/api/v1/integrations/{integration['id']}").get_json()
+    assert words in shown["lastError"]
+
+
+def test_test_connection_says_what_it_reached_or_the_trackers_words(team, trackers):
+    _app, ada, project = team
+    integration = connect(ada, project, "jira", trackers)
+    response = ada.post(f"/api/v1/integrations/{integration['id']}/test", headers=csrf(ada))
+    assert response.get_json() == {"ok": True, "detail": "Reached PROJ (Web Shop)"}
+    assert trackers.requests[-1].path == "/rest/api/3/project/PROJ"
+    ada.patch(
+        f"/api/v1/integrations/{integration['id']}",
+        json={"config": {"project_key": "MISSING"}},
+        headers=csrf(ada),
+    )
+    failed = ada.post(f"/api/v1/integrations/{integration['id']}/test", headers=csrf(ada))
+    assert failed.status_code == 422
+    assert "No project could be found with key 'MISSING'" in failed.get_json()["detail"]
+
+
+# --- auto-create ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_auto_create_survives_a_failure_and_makes_one_issue(team, trackers, kind):
+    app, ada, project = team
+    connect(ada, project, kind, trackers, auto_create={"severities": ["critical"]})
+    minor = file_detailed(ada, project, severity="low")
+    report = file_detailed(ada, project, severity="critical")
+    assert trackers.requests == []  # never in the request, nor in the fan-out
+    trackers.refuse(503)
+    assert run_calls(app) == 1
+    ((action, status, attempts, error, _),) = calls(app)
+    assert (action, status, attempts) == ("create", "pending", 1)
+    assert "HTTP 503" in error
+    assert run_calls(app) == 0  # not due yet
+    make_due(app)
+    assert run_calls(app) == 1
+    assert calls(app)[0][:4] == ("create", "succeeded", 2, None)
+    assert len(trackers.issues) == 1
+    issue = linked_issue(ada, report)
+    assert issue["state"] == "open" and issue["lastError"] is None
+    assert ada.get(f"/api/v1/reports/{minor['trackingId']}").get_json()["externalIssues"] == []
+    linked = ada.get("/api/v1/reports?linked=true").get_json()["items"]
+    unlinked = ada.get("/api/v1/reports?linked=false").get_json()["items"]
+    assert [r["trackingId"] for r in linked] == [report["trackingId"]]
+    assert [r["trackingId"] for r in unlinked] == [minor["trackingId"]]
+    history = ada.get(f"/api/v1/reports/{report['trackingId']}/activity").get_json()
+    assert history[-1]["kind"] == "linked" and history[-1]["actor"] is None
+    assert history[-1]["via"] == integration_kind(kind)
+
+
+def integration_kind(kind: str) -> str:
+    return "jira" if kind == "jira-server" else kind
+
+
+def test_auto_create_stops_at_a_refusal_that_retrying_cannot_help_and_waits_a_429(team, trackers):
+    app, ada, project = team
+    integration = connect(ada, project, "linear", trackers, auto_create={"severities": []})
+    file_detailed(ada, project)
+    trackers.refuse(401, {"errors": [{"message": "Authentication required"}]})
+    run_calls(app)
+    ((_, status, attempts, error, _),) = calls(app)
+    assert (status, attempts) == ("failed", 1)
+    assert "refused the token" in error
+    shown = ada.get(f"/api/v1/integrations/{integration['id']}").get_json()
+    assert "refused the token" in shown["lastError"]
+    log = ada.get(f"/api/v1/integrations/{integration['id']}/deliveries").get_json()
+    assert log["total"] == 1 and log["items"][0]["status"] == "failed"
+
+    file_detailed(ada, project)
+    trackers.refuse(429, retry_after=120)
+    before = utcnow()
+    run_calls(app)
+    _, (_, status, attempts, error, next_attempt) = calls(app)
+    assert status == "pending" and "wait 120 s" in error
+    assert next_attempt - before >= timedelta(seconds=119)
+
+
+# --- status, both ways ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_status_syncs_both_ways_without_an_echo(team, trackers, kind):
+    app, ada, project = team
+    integration = connect(ada, project, kind, trackers)
+    report = file_detailed(ada, project)
+    assert create_issue(ada, report, integration).status_code == 201
+    remote = remote_of(app, report["id"])
+    made_before = len(trackers.requests)
+
+    # Closed in the tracker: the report is resolved, by the tracker, and nothing goes back.
+    headers, body = tracker_event(kind, trackers, remote, closed=True)
+    answer = send_event(
+        ada.application.test_client(), kind, integration, headers, body, delivery="delivery-1"
+    )
+    assert answer.status_code == 202, answer.get_json()
+    full = ada.get(f"/api/v1/reports/{report['trackingId']}").get_json()
+    assert full["status"] == "resolved"
+    assert full["externalIssues"][0]["state"] == "closed"
+    entry = ada.get(f"/api/v1/reports/{report['trackingId']}/activity").get_json()[-1]
+    assert entry["actor"] is None and entry["via"] == integration["kind"]
+    assert entry["changes"] == {"status": {"from": "new", "to": "resolved"}}
+    assert calls(app) == [] and run_calls(app) == 0
+    assert len(trackers.requests) == made_before
+
+    # The same delivery again: applied once.
+    again = send_event(app.test_client(), kind, integration, headers, body, delivery="delivery-1")
+    assert again.status_code == 202 and again.get_json()["detail"] == "already applied"
+    assert len(ada.get(f"/api/v1/reports/{report['trackingId']}/activity").get_json()) == 3
+
+    # Reopened in the tracker: in progress again.
+    headers, body = tracker_event(kind, trackers, remote, closed=False)
+    assert send_event(app.test_client(), kind, integration, headers, body).status_code == 202
+    assert ada.get(f"/api/v1/reports/{report['trackingId']}").get_json()["status"] == "in_progress"
+    assert calls(app) == []
+
+    # Resolved in svc: the tracker gets its close call, in the background.
+    ada.patch(
+        f"/api/v1/reports/{report['trackingId']}", json={"status": "resolved"}, headers=csrf(ada)
+    )
+    assert len(trackers.requests) == made_before
+    assert run_calls(app) == 1
+    closing = trackers.requests[made_before:]
+    stored = trackers.issues[remote["remote_id"]]
+    if kind == "github":
+        assert [(r.method, r.json()["state"]) for r in closing] == [("PATCH", "closed")]
+        assert closing[0].headers["X-GitHub-Api-Version"] == "2022-11-28"
+        assert stored["state"] == "closed"
+    elif kind == "gitlab":
+        assert [(r.method, r.json()) for r in closing] == [("PUT", {"state_event": "close"})]
+        assert closing[0].path == f"/api/v4/projects/4242/issues/{stored['iid']}"
+    elif kind in ("jira", "jira-server"):
+        assert [r.method for r in closing] == ["GET", "POST"]
+        assert closing[1].json() == {"transition": {"id": "31"}}
+        assert stored["status"] == "Done"
+    else:
+        assert "issueUpdate" in closing[-1].json()["query"]
+        assert closing[-1].json()["variables"] == {
+            "id": remote["remote_id"],
+            "input": {"stateId": "st-done"},
+        }
+    assert linked_issue(ada, report)["state"] == "closed"
+
+
+@pytest.mark.parametrize("kind", ["github", "jira"])
+def test_a_bad_or_missing_signature_is_401_and_changes_nothing(team, trackers, kind):
+    app, ada, project = team
+    integration = connect(ada, project, kind, trackers)
+    report = file_detailed(ada, project)
+    create_issue(ada, report, integration)
+    headers, body = tracker_event(kind, trackers, remote_of(app, report["id"]), closed=True)
+    forged = send_event(app.test_client(), kind, integration, headers, body, secret="guessed")
+    unsigned = app.test_client().post(
+        f"/api/v1/integrations/{integration['id']}/events", json=body, headers=headers
+    )
+    unknown = app.test_client().post(f"/api/v1/integrations/{uuid.uuid4()}/events", json=body)
+    assert [forged.status_code, unsigned.status_code, unknown.status_code] == [401, 401, 401]
+    assert ada.get(f"/api/v1/reports/{report['trackingId']}").get_json()["status"] == "new"
+    assert ada.get(f"/api/v1/integrations/{integration['id']}/events").get_json() == []
+
+
+def test_every_jira_status_of_the_done_category_resolves(team, trackers):
+    app, ada, project = team
+    integration = connect(ada, project, "jira", trackers)
+    report = file_detailed(ada, project)
+    create_issue(ada, report, integration)
+    headers, body = tracker_event(
+        "jira", trackers, remote_of(app, report["id"]), closed=True, status="Cancelled"
+    )
+    assert send_event(app.test_client(), "jira", integration, headers, body).status_code == 202
+    assert ada.get(f"/api/v1/reports/{report['trackingId']}").get_json()["status"] == "resolved"
+    received = ada.get(f"/api/v1/integrations/{integration['id']}/events").get_json()
+    assert "resolved" in received[0]["outcome"]
+
+
+def test_a_jira_issue_moved_to_another_project_stays_linked_under_its_new_key(team, trackers):
+    app, ada, project = team
+    integration = connect(ada, project, "jira", trackers)
+    report = file_detailed(ada, project)
+    create_issue(ada, report, integration)
+    remote = remote_of(app, report["id"])
+    headers, body = tracker_event(
+        "jira", trackers, remote, closed=False, key="OPS-9", no_status=True
+    )
+    assert send_event(app.test_client(), "jira", integration, headers, body).status_code == 202
+    issue = linked_issue(ada, report)
+    assert issue["key"] == "OPS-9" and issue["url"].endswith("/browse/OPS-9")
+    assert ada.get(f"/api/v1/reports/{report['trackingId']}").get_json()["status"] == "new"
+    headers, body = tracker_event("jira", trackers, remote, closed=True, key="OPS-9")
+    send_event(app.test_client(), "jira", integration, headers, body)
+    assert ada.get(f"/api/v1/reports/{report['trackingId']}").get_json()["status"] == "resolved"
+
+
+def test_an_unknown_issue_or_another_event_is_accepted_and_ignored(team, trackers):
+    app, ada, project = team
+    integration = connect(ada, project, "github", trackers)
+    body = {"action": "closed", "issue": {"id": 1, "number": 1, "html_url": "h", "url": "u"}}
+    answer = send_event(
+        app.test_client(), "github", integration, {"X-GitHub-Event": "issues"}, body
+    )
+    assert answer.status_code == 202 and "not linked" in answer.get_json()["detail"]
+    ping = send_event(
+        app.test_client(), "github", integration, {"X-GitHub-Event": "ping"}, {"zen": "x"}
+    )
+    assert ping.status_code == 202 and "ignored" in ping.get_json()["detail"]
+
+
+def test_a_close_the_tracker_refuses_is_retried_and_shown_never_done(team, trackers):
+    app, ada, project = team
+    integration = connect(ada, project, "gitlab", trackers)
+    report = file_detailed(ada, project)
+    create_issue(ada, report, integration)
+    ada.patch(
+        f"/api/v1/reports/{report['trackingId']}", json={"status": "closed"}, headers=csrf(ada)
+    )
+    trackers.refuse(500)
+    run_calls(app)
+    issue = linked_issue(ada, report)
+    assert issue["state"] == "open" and "Close failed" in issue["lastError"]
+    make_due(app)
+    run_calls(app)
+    issue = linked_issue(ada, report)
+    assert issue["state"] == "closed" and issue["lastError"] is None
+
+
+# --- the token ------------------------------------------------------------------------------------
+
+
+def test_the_token_is_never_shown_logged_or_stored_in_clear(team, trackers, caplog, tmp_path):
+    app, ada, project = team
+    integration = connect(ada, project, "github", trackers)
+    report = file_detailed(ada, project)
+    # A tracker that echoes the token in its refusal does not get it into svc's words.
+    trackers.refuse(401, {"message": f"Bad credentials: {TOKEN}"})
+    refused = create_issue(ada, report, integration)
+    assert refused.status_code == 502 and "[token]" in refused.get_json()["detail"]
+    create_issue(ada, report, integration)
+    ada.patch(
+        f"/api/v1/integrations/{integration['id']}",
+        json={"token": TOKEN + "-new"},
+        headers=csrf(ada),
+    )
+    answers = [
+        refused.get_data(as_text=True),
+        ada.get(f"/api/v1/projects/{project['id']}/integrations").get_data(as_text=True),
+        ada.get(f"/api/v1/integrations/{integration['id']}").get_data(as_text=True),
+        ada.get(f"/api/v1/reports/{report['trackingId']}").get_data(as_text=True),
+        ada.get(f"/api/v1/projects/{project['id']}/audit").get_data(as_text=True),
+        ada.get("/api/v1/admin/audit").get_data(as_text=True),
+    ]
+    assert all(TOKEN not in answer for answer in answers)
+    assert "integration_created" in answers[4] and "integration_updated" in answers[4]
+    assert TOKEN not in caplog.text
+    with app.app_context():
+        backup.backup(str(tmp_path / "backup.tar.gz"))
+    with tarfile.open(tmp_path / "backup.tar.gz") as archive:
+        stored = {m.name: archive.extractfile(m).read() for m in archive.getmembers() if m.isfile()}
+    assert "database.sqlite3" in stored
+    # The instance folder (the SQLite database on SQLite) and every file of the backup.
+    stored.update({str(p): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()})
+    for name, content in stored.items():
+        assert TOKEN.encode() not in content, name
