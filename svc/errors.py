@@ -117,7 +117,7 @@ class StorageUnavailable(DomainError):
 
 
 class TrackerRefused(DomainError):
-    """An issue tracker would not do what was asked (docs/api.md §17): its words, as a bad
+    """An issue tracker would not do what was asked (docs/api.md §15): its words, as a bad
     gateway, since the fault is upstream of svc."""
 
     status_code = 502

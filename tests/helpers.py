@@ -164,7 +164,7 @@ SUMMARY_FIELDS = {
     "createdAt",
     "updatedAt",
 }
-FULL_FIELDS = SUMMARY_FIELDS | {"consoleLogs", "networkLogs", "userActions"}
+FULL_FIELDS = SUMMARY_FIELDS | {"consoleLogs", "networkLogs", "userActions", "externalIssues"}
 
 
 def reports_in_file_alone(database: Path, copy: Path) -> int | None:

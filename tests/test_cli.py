@@ -205,6 +205,7 @@ def test_every_command_has_help(served):
         ["reports", "list"],
         ["reports", "export"],
         ["reports", "watch"],
+        ["reports", "issue"],
         ["projects", "show"],
         ["tokens", "revoke"],
     ):
@@ -321,3 +322,46 @@ def test_a_token_goes_over_plain_http_to_this_machine_only(tmp_path):
         assert svc(served, "login", "--url", local, "--token", "svc_pat_local")[0] == 0
     finally:
         server.shutdown()
+
+
+def test_reports_issue_creates_the_issue_in_the_tracker(
+    webhook_env, services, certificate_authority, tmp_path
+):
+    from harness.trackers import TOKEN, FakeTrackers
+
+    trackers = FakeTrackers(certificate_authority[0]).start()
+    try:
+        base_url, _ = services(webhook_env)
+        browser, project = set_up_project(base_url, webhook_url=None)
+        csrf = {"X-CSRF-Token": browser.cookies["svc_csrf_token"]}
+        connected = browser.post(
+            f"{base_url}/api/v1/projects/{project['id']}/integrations",
+            json={
+                "kind": "gitlab",
+                "name": "Shop repository",
+                "config": {"project": "acme/shop", "api_url": f"{trackers.base}/api/v4"},
+                "token": TOKEN,
+            },
+            headers=csrf,
+        )
+        assert connected.status_code == 201, connected.text
+        browser.post(
+            f"{base_url}/api/v1/reports",
+            json={**REPORT, **CAPTURED, "title": "Checkout fails"},
+            headers={"X-API-Key": project["apiKey"]},
+        )
+        token = browser.post(f"{base_url}/api/v1/tokens", json={"name": "cli"}, headers=csrf)
+        served = {"url": base_url, "token": token.json(), "home": tmp_path}
+        signed_in(served)
+        code, out, err = svc(served, "reports", "issue", "WS-1", "--integration", "nothing")
+        assert code == 4 and "Shop repository" in err
+        code, out, _ = svc(served, "reports", "issue", "ws-1", "--integration", "shop repository")
+        assert code == 0, out
+        assert out.startswith("Created #") and "gitlab.example/acme/shop/-/issues/" in out
+        assert trackers.requests[-1].json()["title"] == "[WS-1] Checkout fails"
+        code, out, err = svc(served, "reports", "issue", "WS-1", "--integration", "Shop repository")
+        assert code == 1 and "already has an issue" in err
+        code, out, _ = svc(served, "reports", "show", "WS-1")
+        assert "Issue: #" in out and "(gitlab, open)" in out
+    finally:
+        trackers.stop()

@@ -1,4 +1,4 @@
-"""Issue trackers (docs/api.md §17, docs/integrations.md), against a local HTTPS server that
+"""Issue trackers (docs/api.md §15, docs/integrations.md), against a local HTTPS server that
 answers as GitHub, GitLab, Jira and Linear do (harness/trackers.py); the tracker's webhooks
 into svc are signed as each tracker signs them."""
 
@@ -12,6 +12,8 @@ import uuid
 from datetime import timedelta
 
 import pytest
+import requests
+from playwright.sync_api import expect
 from sqlalchemy import select, update
 
 from harness.client import create_pat, create_project, csrf, new_member, register
@@ -21,7 +23,10 @@ from svc.models import IntegrationCall
 from svc.models.base import utcnow
 from svc.operations import backup
 from svc.services import integrations
+from tests.browser import save_screenshot
 from tests.helpers import file_report
+from tests.test_dashboard import create_project as create_project_in_browser
+from tests.test_dashboard import sign_up
 
 KINDS = ["github", "gitlab", "jira", "jira-server", "linear"]
 
@@ -418,27 +423,42 @@ def integration_kind(kind: str) -> str:
     return "jira" if kind == "jira-server" else kind
 
 
-def test_auto_create_stops_at_a_refusal_that_retrying_cannot_help_and_waits_a_429(team, trackers):
+@pytest.mark.parametrize(
+    ("status", "words"),
+    [(401, "refused the token"), (404, "found no such"), (422, "refused the issue's fields")],
+)
+def test_auto_create_stops_at_a_refusal_that_retrying_cannot_help(team, trackers, status, words):
     app, ada, project = team
     integration = connect(ada, project, "linear", trackers, auto_create={"severities": []})
     file_detailed(ada, project)
-    trackers.refuse(401, {"errors": [{"message": "Authentication required"}]})
+    trackers.refuse(status, {"errors": [{"message": "Linear's own words"}]})
     run_calls(app)
-    ((_, status, attempts, error, _),) = calls(app)
-    assert (status, attempts) == ("failed", 1)
-    assert "refused the token" in error
+    ((_, call_status, attempts, error, _),) = calls(app)
+    assert (call_status, attempts) == ("failed", 1)
+    assert words in error and "Linear's own words" in error
     shown = ada.get(f"/api/v1/integrations/{integration['id']}").get_json()
-    assert "refused the token" in shown["lastError"]
+    assert words in shown["lastError"]
     log = ada.get(f"/api/v1/integrations/{integration['id']}/deliveries").get_json()
     assert log["total"] == 1 and log["items"][0]["status"] == "failed"
+    assert log["items"][0]["lastStatusCode"] == status
+    make_due(app)
+    assert run_calls(app) == 0  # never tried again
 
-    file_detailed(ada, project)
+
+def test_auto_create_waits_what_a_429_asks_then_tries_again(team, trackers):
+    app, ada, project = team
+    connect(ada, project, "github", trackers, auto_create={"severities": []})
+    report = file_detailed(ada, project)
     trackers.refuse(429, retry_after=120)
     before = utcnow()
     run_calls(app)
-    _, (_, status, attempts, error, next_attempt) = calls(app)
+    ((_, status, _, error, next_attempt),) = calls(app)
     assert status == "pending" and "wait 120 s" in error
-    assert next_attempt - before >= timedelta(seconds=119)
+    assert next_attempt - before >= timedelta(seconds=119)  # not the 5 s of the first delay
+    make_due(app)
+    run_calls(app)
+    assert calls(app)[0][1] == "succeeded"
+    assert linked_issue(ada, report)["state"] == "open"
 
 
 # --- status, both ways ----------------------------------------------------------------------------
@@ -507,7 +527,7 @@ def test_status_syncs_both_ways_without_an_echo(team, trackers, kind):
     assert linked_issue(ada, report)["state"] == "closed"
 
 
-@pytest.mark.parametrize("kind", ["github", "jira"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_bad_or_missing_signature_is_401_and_changes_nothing(team, trackers, kind):
     app, ada, project = team
     integration = connect(ada, project, kind, trackers)
@@ -625,3 +645,91 @@ def test_the_token_is_never_shown_logged_or_stored_in_clear(team, trackers, capl
     stored.update({str(p): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()})
     for name, content in stored.items():
         assert TOKEN.encode() not in content, name
+
+
+def test_linear_signs_with_the_secret_it_made_once_pasted_into_svc(team, trackers):
+    app, ada, project = team
+    integration = connect(ada, project, "linear", trackers)
+    report = file_detailed(ada, project)
+    create_issue(ada, report, integration)
+    linears = "lin_wh_" + "5" * 32
+    pasted = ada.patch(
+        f"/api/v1/integrations/{integration['id']}",
+        json={"webhook_secret": linears},
+        headers=csrf(ada),
+    )
+    assert pasted.status_code == 200 and "webhookSecret" not in pasted.get_json()
+    headers, body = tracker_event("linear", trackers, remote_of(app, report["id"]), closed=True)
+    old = send_event(app.test_client(), "linear", integration, headers, body)
+    assert old.status_code == 401
+    new = send_event(app.test_client(), "linear", integration, headers, body, secret=linears)
+    assert new.status_code == 202
+    assert ada.get(f"/api/v1/reports/{report['trackingId']}").get_json()["status"] == "resolved"
+
+
+# --- the dashboard ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def app(make_app, certificate_authority):
+    """The app the browser test's live server serves: trackers reachable as in `team`."""
+    return make_app(
+        SVC_WEBHOOK_ALLOW_PRIVATE="true",
+        SVC_WEBHOOK_CA_BUNDLE=certificate_authority[1],
+        SVC_WEBHOOK_TIMEOUT="3",
+    )
+
+
+@pytest.mark.browser
+@pytest.mark.any_database
+def test_an_owner_connects_github_and_a_report_gets_its_issue_in_the_browser(
+    browser, live_server, app, trackers
+):
+    context = browser.new_context(
+        base_url=live_server, viewport={"width": 1280, "height": 860}, locale="en-GB"
+    )
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    sign_up(page)
+    api_key = create_project_in_browser(page)
+    page.get_by_role("navigation", name="Sections of this page").get_by_role(
+        "link", name="Integrations"
+    ).click()
+    connect_form = page.get_by_role("form", name="Connect a tracker")
+    connect_form.get_by_label("Name").fill("Shop repository")
+    connect_form.get_by_label("Repository").fill("acme/shop")
+    connect_form.get_by_label("API URL").fill(f"{trackers.base}/api/v3")
+    connect_form.get_by_label("Token").fill(TOKEN)
+    connect_form.get_by_role("button", name="Connect").click()
+    section = page.get_by_role("region", name="Integrations")
+    expect(section.get_by_role("article", name="Shop repository")).to_be_visible()
+    secret = section.locator("code.webhook-secret").inner_text()
+    assert len(secret) == 48
+    assert section.locator("code.webhook-url").first.inner_text().endswith("/events")
+    assert TOKEN not in page.content()
+    section.get_by_role("button", name="Test connection").click()
+    expect(section.get_by_text("Reached acme/shop")).to_be_visible()
+    save_screenshot(page, "project-integrations")
+
+    response = requests.post(
+        f"{live_server}/api/v1/reports",
+        json={
+            "title": "Pay fails",
+            "description": "Nothing happens.",
+            "severity": "high",
+            "category": "bug",
+        },
+        headers={"X-API-Key": api_key},
+    )
+    tracking_id = response.json()["trackingId"]
+    page.goto(f"/reports/{tracking_id}")
+    issues = page.get_by_role("region", name="Tracker issues")
+    issues.get_by_role("button", name="Create issue").click()
+    expect(issues.get_by_role("link", name="#101")).to_be_visible()
+    assert trackers.requests[-1].json()["title"] == f"[{tracking_id}] Pay fails"
+    expect(issues.get_by_role("button", name="Create issue")).to_have_count(0)
+    expect(page.get_by_role("region", name="Activity")).to_contain_text("linked the issue #101")
+    save_screenshot(page, "report-issues")
+    assert errors == []
+    context.close()

@@ -12,6 +12,7 @@ import pytest
 from svc import audit
 from svc.client import main as cli
 from svc.models import reports as models
+from svc.models.integrations import KINDS
 
 SVC = Path(__file__).resolve().parent.parent / "svc"
 DASHBOARD = SVC / "dashboard" / "static" / "js" / "constants.js"
@@ -45,6 +46,10 @@ def test_the_widget_offers_the_models_values(name):
 def test_the_reader_of_the_scripts_reads_both_shapes():
     assert javascript_list(WIDGET, "SEVERITIES")[0] == "low"
     assert javascript_list(DASHBOARD, "STATUSES")[1] == "in_progress"
+
+
+def test_the_dashboard_offers_every_kind_of_tracker():
+    assert javascript_list(DASHBOARD, "TRACKERS") == KINDS
 
 
 def test_the_dashboard_knows_every_audited_action():

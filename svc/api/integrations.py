@@ -1,4 +1,4 @@
-"""Issue trackers (docs/api.md §17): a project's integrations, a report's issues, and the
+"""Issue trackers (docs/api.md §15): a project's integrations, a report's issues, and the
 address each tracker sends its events to."""
 
 import uuid

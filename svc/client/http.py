@@ -61,6 +61,9 @@ class Api:
     def get(self, path: str, **params):
         return self.request("GET", path, params=params).json()
 
+    def post(self, path: str, body: dict):
+        return self.request("POST", path, json=body).json()
+
     def patch(self, path: str, body: dict):
         return self.request("PATCH", path, json=body).json()
 

@@ -271,6 +271,10 @@ def report_text(report: dict, assignee: str | None) -> str:
         f"User actions: {len(report['userActions'])}",
         f"Screenshot: {report['screenshotUrl'] or 'none'}",
     ]
+    lines += [
+        f"Issue: {issue['key']} ({issue['kind']}, {issue['state']}) {issue['url']}"
+        for issue in report.get("externalIssues", [])
+    ]
     return "\n".join(lines)
 
 
@@ -309,6 +313,26 @@ def update_report(reference, status, severity, category, title, assignee, as_jso
             f"Updated {report['trackingId']}.\n" + report_text(report, assignee_of(client, report))
         ),
     )
+
+
+@reports.command("issue")
+@click.argument("reference")
+@click.option(
+    "--integration", "name", required=True, help="The integration's name (or id) in the project."
+)
+@json_option
+def create_issue(reference, name, as_json):
+    """Create the report's issue in a tracker connected to its project (GitHub, GitLab, Jira,
+    Linear)."""
+    client = api()
+    project = client.get(f"/reports/{reference}")["projectId"]
+    integrations = client.get(f"/projects/{project}/integrations")
+    chosen = [i for i in integrations if name.strip().lower() in (i["name"].lower(), i["id"])]
+    if not chosen:
+        known = ", ".join(i["name"] for i in integrations) or "none"
+        raise Failure(f"No integration {name} in the report's project (there: {known})", NOT_FOUND)
+    issue = client.post(f"/reports/{reference}/issues", {"integration_id": chosen[0]["id"]})
+    emit(as_json, issue, lambda: f"Created {issue['key']} in {chosen[0]['name']}: {issue['url']}")
 
 
 def assignee_id(client: Api, reference: str, assignee: str) -> str | None:

@@ -1,4 +1,4 @@
-"""Issue trackers (docs/api.md §17, docs/integrations.md): one module per kind behind one
+"""Issue trackers (docs/api.md §15, docs/integrations.md): one module per kind behind one
 interface (create, set_state, check, verify, delivery_id, read_event), a body renderer per
 markup. The calls go through the webhooks' outbound guard; the outbox that drives them is
 svc.services.integrations'."""

@@ -55,7 +55,7 @@ class Connection:
             max_bytes=MAX_ANSWER_BYTES,
         )
         if reply.error is not None:
-            raise TrackerError(self._hide(f"{self.name} could not be reached: {reply.error}"))
+            raise TrackerError(self.hide(f"{self.name} could not be reached: {reply.error}"))
         answer = _decoded(reply.body)
         if not 200 <= reply.status_code < 300:
             raise self.refusal(reply.status_code, answer, reply.headers or {})
@@ -68,9 +68,9 @@ class Connection:
         retry_after = _seconds(headers.get("retry-after")) if status == 429 else 0
         if retry_after:
             text += f"; it asks to wait {retry_after:g} s"
-        return TrackerError(self._hide(text), status, retry_after)
+        return TrackerError(self.hide(text), status, retry_after)
 
-    def _hide(self, text: str) -> str:
+    def hide(self, text: str) -> str:
         """Whatever a tracker echoes, the token never leaves in svc's words."""
         return text.replace(self.token, "[token]") if self.token else text
 

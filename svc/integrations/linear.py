@@ -42,7 +42,7 @@ def _graphql(connection: Connection, document: str, variables: dict | None = Non
         first = errors[0] if isinstance(errors[0], dict) else {}
         limited = (first.get("extensions") or {}).get("code") == "RATELIMITED"
         words = first.get("message") or "an error"
-        raise TrackerError(f"Linear refused: {words}", 429 if limited else 422)
+        raise TrackerError(connection.hide(f"Linear refused: {words}"), 429 if limited else 422)
     return answer.get("data") or {}
 
 

@@ -1,4 +1,4 @@
-"""Integrations with issue trackers (docs/api.md §17): what a request sends per kind of tracker,
+"""Integrations with issue trackers (docs/api.md §15): what a request sends per kind of tracker,
 and what the answers show (never the token; the webhook secret once, when it is made)."""
 
 import re
@@ -118,6 +118,8 @@ class IntegrationUpdateIn(InSchema):
     token = fields.String(**_TOKEN)
     auto_create = fields.Nested(AutoCreateIn, allow_none=True)
     sync_status = fields.Boolean()
+    # The tracker's own, where the tracker makes it (Linear) rather than taking svc's.
+    webhook_secret = fields.String(validate=validate.Length(min=16, max=64))
 
 
 class AutoCreateOut(OutSchema):

@@ -168,7 +168,7 @@ class ReportFilterQuery(InSchema):
     created_before = QueryTime()
     reporter = fields.String(validate=validate.Length(min=1, max=320))
     has_screenshot = fields.Boolean()
-    linked = fields.Boolean()  # has an issue in a tracker (docs/api.md §17)
+    linked = fields.Boolean()  # has an issue in a tracker (docs/api.md §15)
     search = fields.String(validate=validate.Length(max=500))
 
     @post_load

@@ -1,4 +1,4 @@
-"""A project's issue trackers (docs/api.md §17, docs/integrations.md): the integrations, the
+"""A project's issue trackers (docs/api.md §15, docs/integrations.md): the integrations, the
 issues its reports have there, the calls svc makes in the background, and what a tracker's
 deliveries change.
 
@@ -57,7 +57,7 @@ from svc.webhooks import delivery, payloads
 
 log = logging.getLogger(__name__)
 DONE_STATUSES = ("resolved", "closed")
-# A report's issue body shows at most this many of each captured list (docs/api.md §17).
+# A report's issue body shows at most this many of each captured list (docs/api.md §15).
 LIST_ITEMS = 20
 LAST_EVENTS = 20
 LEASE_MARGIN = timedelta(seconds=60)
@@ -130,7 +130,7 @@ def update_for(
         integration.config = check_config(
             integration.kind, {**integration.config, **changes["config"]}
         )
-    for field in ("name", "auto_create", "sync_status"):
+    for field in ("name", "auto_create", "sync_status", "webhook_secret"):
         if field in changes:
             setattr(integration, field, changes[field])
     audit.record(

@@ -4,6 +4,8 @@ export const STATUSES = ["new", "in_progress", "resolved", "closed"];
 export const SEVERITIES = ["low", "medium", "high", "critical"];
 export const CATEGORIES = ["bug", "ui", "performance", "crash", "other"];
 export const ROLES = ["owner", "member", "viewer"];
+// The issue trackers a project can connect (docs/integrations.md).
+export const TRACKERS = ["github", "gitlab", "jira", "linear"];
 export const SORTS = [
   ["-created_at", "Newest first"],
   ["created_at", "Oldest first"],

@@ -1,5 +1,5 @@
-// A project's settings page: settings, API key and embed snippet, members, webhook secret and
-// the webhook delivery log; for owners, the project's audit log. Members and viewers see it all
+// A project's settings page: settings, API key and embed snippet, members, webhook secret, the
+// webhook delivery log and the issue trackers; for owners, the project's audit log. Members and viewers see it all
 // but the secret and the audit log, change nothing owner-only, and may leave.
 
 import { api, query } from "../api.js";
@@ -9,6 +9,7 @@ import {
 } from "../dom.js";
 import { ROLES, WEBHOOK_FORMATS, WIDGET_POSITIONS, WIDGET_SWITCHES } from "../constants.js";
 import { auditPanel } from "./audit.js";
+import { integrationsPanel } from "./integrations.js";
 import { snippetBlock } from "./snippet.js";
 
 const DELIVERY_PAGE_SIZE = 10;
@@ -50,6 +51,7 @@ export async function projectView(main, context) {
     owner ? ["invitations", "Invitations", invitationsPanel(project)] : null,
     owner ? ["webhook-secret", "Webhook secret", secretPanel(project)] : null,
     ["deliveries", "Webhook deliveries", deliveryPanel(project)],
+    ["integrations", "Integrations", integrationsPanel(project)],
     owner ? ["audit", "Audit log", auditPanel(`/projects/${project.id}/audit`,
       members.map((member) => ({ id: member.userId, name: member.name })))] : null,
     owner ? ["delete", "Delete project", deletePanel(project, context)] : null,

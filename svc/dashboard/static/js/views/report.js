@@ -7,6 +7,7 @@ import {
   label, notice, select, zoomableImage,
 } from "../dom.js";
 import { CATEGORIES, SEVERITIES, STATUSES } from "../constants.js";
+import { issuesPanel } from "./integrations.js";
 import { timelinePanel } from "./timeline.js";
 
 export async function reportView(main, context) {
@@ -15,9 +16,12 @@ export async function reportView(main, context) {
     api.get(`/projects/${report.projectId}`),
     api.get(`/projects/${report.projectId}/members`),
   ]);
-  const timeline = await timelinePanel(report, project, members, context.user);
-  if (!context.isCurrent()) return;
   const canEdit = project.role !== "viewer";
+  const [timeline, issues] = await Promise.all([
+    timelinePanel(report, project, members, context.user),
+    issuesPanel(report, canEdit, () => timeline.reload()),
+  ]);
+  if (!context.isCurrent()) return;
   const title = h("h1", {}, h("span", { class: "tracking-id" }, report.trackingId), " ", report.title);
   const description = h("p", { class: "description" }, report.description);
   const badges = h("p", { class: "badges" });
@@ -51,6 +55,7 @@ export async function reportView(main, context) {
       h("aside", { class: "report-side" },
         project.role === "viewer" ? null : editForm(report, members, changed),
         details.element,
+        issues,
         project.role === "viewer" ? null : deleteButton(report, context))));
 }
 

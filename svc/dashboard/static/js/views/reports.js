@@ -40,6 +40,7 @@ export async function reportListView(main, context) {
     filterSelect("Category", "category", choices(CATEGORIES, "Any category"), wanted),
     filterSelect("Assignee", "assignee", [["", "Anyone"], ["me", "Me"], ["none", "Nobody"]], wanted),
     filterSelect("Screenshot", "has_screenshot", [["", "With or without"], ["true", "With"], ["false", "Without"]], wanted),
+    filterSelect("Tracker issue", "linked", [["", "With or without"], ["true", "With"], ["false", "Without"]], wanted),
     filterDate("Reported from", "created_after", wanted),
     filterDate("Reported before", "created_before", wanted),
     filterSelect("Sort", "sort", SORTS, wanted),

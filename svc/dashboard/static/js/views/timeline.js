@@ -77,12 +77,14 @@ export async function timelinePanel(report, project, members, user) {
     await load();
   };
   const item = (entry) => {
-    const who = entry.actor ? entry.actor.name : "The widget";
+    // No actor: the widget filed it, or a tracker (entry.via) changed it.
+    const who = entry.actor ? entry.actor.name : entry.via ? `The ${entry.via} sync` : "The widget";
     if (entry.kind === "commented") return commentItem(entry);
     const text = {
       created: `${who} filed the report`,
       changed: `${who} changed ${changeText(entry.changes || {})}`,
       comment_deleted: `${who} deleted a comment`,
+      linked: `${who} linked the issue ${entry.changes?.issue?.to ?? ""}`,
     }[entry.kind] || entry.kind;
     return h("li", {}, h("span", {}, text), " · ", h("time", {}, formatTime(entry.at)));
   };
@@ -100,5 +102,6 @@ export async function timelinePanel(report, project, members, user) {
     h("ol", { class: "activity" }, entries.map(item)),
     box);
   await load();
+  panel.reload = load; // for what else on the page adds to the activity (a linked issue)
   return panel;
 }
