@@ -84,13 +84,19 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"ok")
 
 
+def https_server(ca, handler) -> ThreadingHTTPServer:
+    """A threaded HTTPS server on a free port of 127.0.0.1, its certificate issued by `ca`."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ca.issue_cert("127.0.0.1", "localhost").configure_cert(context)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    return server
+
+
 class Receiver:
     def __init__(self, ca):
-        self._context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ca.issue_cert("127.0.0.1", "localhost").configure_cert(self._context)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self._server.daemon_threads = True
-        self._server.socket = self._context.wrap_socket(self._server.socket, server_side=True)
+        self._server = https_server(ca, _Handler)
         self._server.receiver = self
         self._lock = threading.Condition()
         self._script = collections.deque()

@@ -13,11 +13,12 @@ import base64
 import collections
 import json
 import re
-import ssl
 import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import unquote
+
+from harness.receiver import https_server
 
 TOKEN = "trk_s3cr3t-token-0123456789"
 JIRA_EMAIL = "dev@example.com"
@@ -134,11 +135,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class FakeTrackers:
     def __init__(self, ca):
-        self._context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ca.issue_cert("127.0.0.1", "localhost").configure_cert(self._context)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self._server.daemon_threads = True
-        self._server.socket = self._context.wrap_socket(self._server.socket, server_side=True)
+        self._server = https_server(ca, _Handler)
         self._server.trackers = self
         self._lock = threading.Lock()
         self._refusals = collections.deque()

@@ -8,9 +8,10 @@ class DeliveryListQuery(PageQuery):
     pass
 
 
-class DeliveryOut(OutSchema):
+class AttemptsOut(OutSchema):
+    """What an outbox row shows of its attempts: webhook deliveries, calls to trackers."""
+
     id = fields.UUID(required=True)
-    event = fields.String(required=True)
     report_id = fields.UUID(required=True, allow_none=True)
     status = fields.String(required=True, validate=validate.OneOf((PENDING, SUCCEEDED, FAILED)))
     attempts = fields.Integer(required=True)
@@ -19,6 +20,10 @@ class DeliveryOut(OutSchema):
     next_attempt_at = Timestamp(required=True, allow_none=True)
     created_at = Timestamp(required=True)
     updated_at = Timestamp(required=True)
+
+
+class DeliveryOut(AttemptsOut):
+    event = fields.String(required=True)
 
 
 DeliveryPageOut = page_of(DeliveryOut, "DeliveryPageOut")

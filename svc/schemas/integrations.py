@@ -8,8 +8,8 @@ from marshmallow import ValidationError, fields, validate, validates_schema
 
 from svc.models import CATEGORIES, SEVERITIES
 from svc.models.integrations import CLOSE, CREATE, KINDS, REOPEN
-from svc.models.webhooks import FAILED, PENDING, SUCCEEDED
 from svc.schemas.base import InSchema, OneLine, OutSchema, PageQuery, Timestamp, page_of
+from svc.schemas.deliveries import AttemptsOut
 from svc.schemas.projects import validate_webhook_url
 
 _REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -183,19 +183,10 @@ class CallListQuery(PageQuery):
     pass
 
 
-class CallOut(OutSchema):
-    """One call to the tracker, in the delivery log's shape (docs/api.md §12)."""
+class CallOut(AttemptsOut):
+    """One call to the tracker, in the delivery log's shape (docs/api.md §12.1)."""
 
-    id = fields.UUID(required=True)
     action = fields.String(required=True, validate=validate.OneOf((CREATE, CLOSE, REOPEN)))
-    report_id = fields.UUID(required=True)
-    status = fields.String(required=True, validate=validate.OneOf((PENDING, SUCCEEDED, FAILED)))
-    attempts = fields.Integer(required=True)
-    last_status_code = fields.Integer(required=True, allow_none=True)
-    last_error = fields.String(required=True, allow_none=True)
-    next_attempt_at = Timestamp(required=True, allow_none=True)
-    created_at = Timestamp(required=True)
-    updated_at = Timestamp(required=True)
 
 
 CallPageOut = page_of(CallOut, "IntegrationCallPageOut")
