@@ -16,7 +16,7 @@ import requests
 from playwright.sync_api import expect
 from sqlalchemy import select, update
 
-from harness.client import create_pat, create_project, csrf, new_member, register
+from harness.client import PASSWORD, create_pat, create_project, csrf, new_member, register
 from harness.trackers import JIRA_EMAIL, TOKEN, FakeTrackers, adf_problems
 from svc.extensions import db
 from svc.models import IntegrationCall
@@ -733,3 +733,30 @@ def test_an_owner_connects_github_and_a_report_gets_its_issue_in_the_browser(
     save_screenshot(page, "report-issues")
     assert errors == []
     context.close()
+
+
+def test_a_token_survives_a_key_rotation_and_a_lost_key_is_said_in_plain_words(
+    team, trackers, make_app, certificate_authority
+):
+    from cryptography.fernet import Fernet
+
+    app, _, project = team
+    old, new = Fernet.generate_key().decode(), Fernet.generate_key().decode()
+    settings = {
+        "SVC_WEBHOOK_ALLOW_PRIVATE": "true",
+        "SVC_WEBHOOK_CA_BUNDLE": certificate_authority[1],
+        "SVC_SECRET_KEY": app.config["SVC_SECRET_KEY"],
+    }
+    first = make_app(**settings, SVC_ENCRYPTION_KEYS=old)
+    owner = first.test_client()
+    owner.post("/api/v1/auth/login", json={"email": "ada@example.com", "password": PASSWORD})
+    integration = connect(owner, project, "github", trackers)
+    report = file_detailed(owner, project)
+    rotated = make_app(**settings, SVC_ENCRYPTION_KEYS=f"{new},{old}").test_client()
+    rotated.post("/api/v1/auth/login", json={"email": "ada@example.com", "password": PASSWORD})
+    assert create_issue(rotated, report, integration).status_code == 201
+    lost = make_app(**settings, SVC_ENCRYPTION_KEYS=new).test_client()
+    lost.post("/api/v1/auth/login", json={"email": "ada@example.com", "password": PASSWORD})
+    refused = lost.post(f"/api/v1/integrations/{integration['id']}/test", headers=csrf(lost))
+    assert refused.status_code == 422
+    assert "cannot decrypt" in refused.get_json()["detail"]

@@ -161,10 +161,10 @@ def delete(user: User, integration_id: uuid.UUID) -> None:
 def test(user: User, integration_id: uuid.UUID) -> dict:
     """One harmless call to the tracker (reading the repository, project or account)."""
     integration = get_for(user, integration_id, MEMBER)
-    connection, tracker = _connection(integration), TRACKERS[integration.kind]
+    tracker = TRACKERS[integration.kind]
     db.session.commit()  # nothing stays open while the tracker answers
     try:
-        detail = tracker.check(connection)
+        detail = tracker.check(_connection(integration))
     except TrackerError as exc:
         _note_outcome(integration_id, exc.words)
         raise TrackerCheckFailed(exc.words) from None
@@ -199,10 +199,19 @@ def calls_page(user: User, integration_id: uuid.UUID, page: int, page_size: int)
 
 
 def _connection(integration: Integration) -> Connection:
+    """How to reach the tracker; TrackerError (final) when no key opens the token any more."""
+    try:
+        token = secrets.decrypt(integration.token_encrypted)
+    except secrets.Undecryptable:
+        raise TrackerError(
+            "svc cannot decrypt this integration's token: SVC_ENCRYPTION_KEYS no longer holds "
+            "the key it was stored with. Enter the token again.",
+            401,
+        ) from None
     return Connection(
         name=TRACKERS[integration.kind].NAME,
         config=integration.config,
-        token=secrets.decrypt(integration.token_encrypted),
+        token=token,
         timeout=setting("SVC_WEBHOOK_TIMEOUT"),
         allow_private=setting("SVC_WEBHOOK_ALLOW_PRIVATE"),
         ca_bundle=setting("SVC_WEBHOOK_CA_BUNDLE"),
@@ -241,11 +250,10 @@ def create_issue(user: User, report: Report, integration_id: uuid.UUID) -> Exter
         raise not_found("Integration not found")
     if _linked_issue(integration.id, report.id) is not None:
         raise Conflict("The report already has an issue in this integration")
-    content, connection = _content(report), _connection(integration)
-    report_id, kind = report.id, integration.kind
+    content, report_id, kind = _content(report), report.id, integration.kind
     db.session.commit()
     try:
-        linked = TRACKERS[kind].create(connection, content)
+        linked = TRACKERS[kind].create(_connection(integration), content)
     except TrackerError as exc:
         _note_outcome(integration_id, exc.words)
         raise TrackerRefused(exc.words) from None
@@ -469,11 +477,12 @@ def attempt(call_id: uuid.UUID, attempt_number: int) -> None:
         _finish(call_id, attempt_number, None, "Not made: the report has no issue here", final=True)
         return
     action, kind, report_id = call.action, integration.kind, report.id
-    connection, tracker = _connection(integration), TRACKERS[kind]
+    tracker = TRACKERS[kind]
     content = _content(report) if action == CREATE else None
     address = issue.address if issue else None
     db.session.commit()  # no transaction stays open while the tracker takes its time
     try:
+        connection = _connection(integration)
         if action == CREATE:
             linked = tracker.create(connection, content)
         else:
