@@ -24,7 +24,7 @@ from svc.models.base import utcnow
 from svc.operations import backup
 from svc.services import integrations
 from tests.browser import save_screenshot
-from tests.helpers import file_report
+from tests.helpers import file_report, run_in_processes
 from tests.test_dashboard import create_project as create_project_in_browser
 from tests.test_dashboard import sign_up
 
@@ -785,3 +785,40 @@ def test_a_token_survives_a_key_rotation_and_a_lost_key_is_said_in_plain_words(
     refused = lost.post(f"/api/v1/integrations/{integration['id']}/test", headers=csrf(lost))
     assert refused.status_code == 422
     assert "cannot decrypt" in refused.get_json()["detail"]
+
+
+def test_two_schedulers_make_each_call_once(make_app, certificate_authority, trackers, monkeypatch):
+    """The calls' claims hold across processes: two schedulers at once, every report's issue
+    made once."""
+    from cryptography.fernet import Fernet
+
+    shared = {
+        "SVC_ENCRYPTION_KEYS": Fernet.generate_key().decode(),
+        "SVC_WEBHOOK_ALLOW_PRIVATE": "true",
+        "SVC_WEBHOOK_CA_BUNDLE": certificate_authority[1],
+    }
+    for name, value in shared.items():
+        monkeypatch.setenv(name, value)  # for the processes run_in_processes starts
+    app = make_app(**shared)
+    ada = app.test_client()
+    register(ada)
+    project = create_project(ada)
+    connect(ada, project, "github", trackers, auto_create={"severities": []})
+    reports = [file_detailed(ada, project, title=f"Broken {n}") for n in range(12)]
+    printed = run_in_processes(
+        app,
+        """
+        from svc.services import integrations
+        made = 0
+        with app.app_context():
+            for _ in range(30):
+                for call_id, number, _ in integrations.claim_due(2):
+                    integrations.attempt(call_id, number)
+                    made += 1
+        print(made)
+        """,
+    )
+    assert sum(int(output) for output in printed) == 12
+    assert len(trackers.calls("POST", r"/issues$")) == 12
+    for report in reports:
+        assert linked_issue(ada, report)["state"] == "open"
