@@ -304,7 +304,7 @@ def test_copy_to_moves_a_sqlite_installation_whole(
     assert moved.returncode == 0, moved.stderr
     assert f"SVC_DATABASE_URL={database_url}" in moved.stdout
 
-    base_url, _ = services({**source, "SVC_DATABASE_URL": database_url})
+    base_url, moved_service = services({**source, "SVC_DATABASE_URL": database_url})
     signed_in = requests.Session()
     login = signed_in.post(
         f"{base_url}/api/v1/auth/login", json={"email": "ada@example.com", "password": PASSWORD}
@@ -318,8 +318,14 @@ def test_copy_to_moves_a_sqlite_installation_whole(
     comments = signed_in.get(f"{base_url}/api/v1/reports/{moving['commented']}/comments")
     assert [c["body"] for c in comments.json()] == [f"Seen it, {n}" for n in range(3)]
     # The moved events, fanned out and delivered by the moved scheduler.
-    # A minute: the moved scheduler starts its hourly jobs too (statistics of 10,000 reports).
-    delivered = moving["receiver"].wait_for(delivered_before + 5, timeout=60)
+    # Minutes, not seconds: under the whole suite's load the moved scheduler, which starts its
+    # hourly jobs too (statistics of 10,000 reports), has taken over a minute. What it said is
+    # shown if it never delivers.
+    try:
+        delivered = moving["receiver"].wait_for(delivered_before + 5, timeout=180)
+    except AssertionError as missing:
+        output = moved_service.output[-6000:]
+        raise AssertionError(f"{missing}; the service said:\n{output}") from None
     assert len(delivered) == delivered_before + 5
     me = requests.get(
         f"{base_url}/api/v1/auth/me", headers={"Authorization": f"Bearer {moving['token']}"}
