@@ -5,15 +5,19 @@ APScheduler 3 supports exactly one scheduler per job store, so web workers never
 functions are module-level (the job store refers to them by name) and run in an app context.
 """
 
+import contextlib
 import logging
 import signal
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+from apscheduler.schedulers import SchedulerNotRunningError
 from apscheduler.schedulers.blocking import BlockingScheduler
 from flask import Flask
+from sqlalchemy.exc import OperationalError
 
 from svc import database, rate_limits
 from svc.extensions import db
@@ -36,6 +40,7 @@ CHECKPOINT_SECONDS = 1
 DELIVERY_THREADS = 8
 MAIL_THREADS = 2
 TRACKER_THREADS = 2
+RESTART_SECONDS = 1
 
 _app: Flask | None = None
 
@@ -210,16 +215,29 @@ def run(app: Flask) -> None:
     _trackers = OutboxRunner(
         app, "tracker", integrations.claim_due, integrations.attempt, threads=TRACKER_THREADS
     )
-    scheduler = build_scheduler(app)
+    current = {}
+    stopping = threading.Event()
 
     def stop(signum, _frame):
         log.info("scheduler: signal %d, shutting down", signum)
-        scheduler.shutdown(wait=True)
+        stopping.set()
+        if "scheduler" in current:
+            with contextlib.suppress(SchedulerNotRunningError):
+                current["scheduler"].shutdown(wait=True)
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     log.info("scheduler: started")
-    scheduler.start()
+    while not stopping.is_set():
+        try:
+            current["scheduler"] = build_scheduler(app)
+            current["scheduler"].start()
+        except OperationalError as exc:
+            # APScheduler's own loop writes the job store; a database that stays locked past
+            # the busy timeout (SQLite under a long write) would end the process, and with it
+            # `make run`. Start a new loop instead: the jobs live in the database.
+            log.warning("scheduler: the job store could not be written (%s); starting again", exc)
+            time.sleep(RESTART_SECONDS)
     _webhooks.shutdown()
     _mails.shutdown()
     _trackers.shutdown()

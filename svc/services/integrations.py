@@ -22,7 +22,7 @@ from datetime import timedelta
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from svc import audit, secrets
+from svc import audit, database, secrets
 from svc.config import setting
 from svc.errors import (
     Conflict,
@@ -435,16 +435,22 @@ def claim_due(limit: int, running=()) -> list[tuple[uuid.UUID, int, uuid.UUID]]:
     ).where(IntegrationCall.status == PENDING, IntegrationCall.next_attempt_at <= now)
     if running:
         due = due.where(IntegrationCall.id.not_in(list(running)))
-    claimed = []
-    for call_id, attempts, integration_id in db.session.execute(
+    # The poll, every second, takes no write lock (on SQLite a writer's BEGIN IMMEDIATE would
+    # queue behind every other, the scheduler's own job store among them).
+    database.begin_read_only(db.session())
+    candidates = db.session.execute(
         due.order_by(IntegrationCall.next_attempt_at, IntegrationCall.id).limit(limit)
-    ).all():
+    ).all()
+    db.session.commit()
+    claimed = []
+    for call_id, attempts, integration_id in candidates:
         taken = db.session.execute(
             update(IntegrationCall)
             .where(
                 IntegrationCall.id == call_id,
                 IntegrationCall.status == PENDING,
                 IntegrationCall.attempts == attempts,
+                IntegrationCall.next_attempt_at <= now,
             )
             .values(attempts=attempts + 1, next_attempt_at=lease_until)
             .execution_options(synchronize_session=False)
