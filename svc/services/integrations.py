@@ -497,32 +497,25 @@ def attempt(call_id: uuid.UUID, attempt_number: int) -> None:
         log.info("integration call %s attempt %d: %s", call_id, attempt_number, exc.words)
         _note_outcome(integration.id, exc.words)
         if address is not None:
-            _issue_error(integration.id, report_id, f"{action.capitalize()} failed: {exc.words}")
+            error = f"{action.capitalize()} failed: {exc.words}"
+            _set_issue(integration.id, report_id, last_error=error[:500])
         _finish(call_id, attempt_number, exc.status_code, exc.words, exc.final, exc.retry_after)
         return
     if action == CREATE:
         _link(integration.id, kind, report_id, linked, None)
     else:
-        _issue_state(integration.id, report_id, CLOSED if action == CLOSE else OPEN)
+        state = CLOSED if action == CLOSE else OPEN
+        _set_issue(integration.id, report_id, state=state, last_error=None)
     _note_outcome(integration.id, None)
     _finish(call_id, attempt_number, 200, None)
 
 
-def _issue_error(integration_id, report_id, error: str) -> None:
+def _set_issue(integration_id, report_id, **values) -> None:
+    """Record on the report's linked issue what a close or reopen came to."""
     db.session.execute(
         update(ExternalIssue)
         .where(ExternalIssue.integration_id == integration_id, ExternalIssue.report_id == report_id)
-        .values(last_error=error[:500], updated_at=utcnow())
-        .execution_options(synchronize_session=False)
-    )
-    db.session.commit()
-
-
-def _issue_state(integration_id, report_id, state: str) -> None:
-    db.session.execute(
-        update(ExternalIssue)
-        .where(ExternalIssue.integration_id == integration_id, ExternalIssue.report_id == report_id)
-        .values(state=state, last_error=None, updated_at=utcnow())
+        .values(**values, updated_at=utcnow())
         .execution_options(synchronize_session=False)
     )
     db.session.commit()
