@@ -11,7 +11,7 @@ from typing import Any
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from svc import cli, dashboard, database, errors, json_codec, rate_limits, widget
+from svc import cli, dashboard, database, errors, json_codec, rate_limits, storage, widget
 from svc.api import register_blueprints
 from svc.config import load_settings
 from svc.extensions import db, limiter, migrate
@@ -29,6 +29,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     os.makedirs(app.instance_path, exist_ok=True)
     app.config.update(settings)
     app.config.update(_derived_settings(app))
+    app.extensions["svc.store"] = _object_store(app)
     app.json = json_codec.JSONProvider(app)
     app.json.sort_keys = False  # keep the order the schemas declare
 
@@ -69,6 +70,24 @@ def _secret_key(app: Flask) -> str:
     return load_or_create_secret_key(app.instance_path)
 
 
+def _object_store(app: Flask) -> storage.ObjectStore:
+    """The store of every file (docs/storage.md); SVC_UPLOAD_DIR names the folder of one on
+    disk, for the operations and tests that look into it."""
+    config = app.config
+    store = storage.open_store(
+        config["SVC_STORAGE_URL"] or config["SVC_UPLOAD_DIR"] or "uploads",
+        app.instance_path,
+        storage.S3Options(
+            endpoint_url=config["SVC_S3_ENDPOINT_URL"],
+            region=config["SVC_S3_REGION"],
+            addressing=config["SVC_S3_ADDRESSING"],
+            presigned_downloads=config["SVC_S3_PRESIGNED_DOWNLOADS"],
+        ),
+    )
+    config["SVC_UPLOAD_DIR"] = str(store.folder) if store.kind == "folder" else None
+    return store
+
+
 def _derived_settings(app: Flask) -> dict[str, Any]:
     """Flask's and the extensions' own keys, derived from the SVC_* settings."""
     config = app.config
@@ -77,7 +96,6 @@ def _derived_settings(app: Flask) -> dict[str, Any]:
     )
     return {
         "SECRET_KEY": config["SVC_SECRET_KEY"] or _secret_key(app),
-        "SVC_UPLOAD_DIR": config["SVC_UPLOAD_DIR"] or os.path.join(app.instance_path, "uploads"),
         "SQLALCHEMY_DATABASE_URI": database_url,
         # pre_ping: a PostgreSQL restart costs one reconnect, not one failed request per pooled
         # connection. recycle: a SQLite connection reads the planner statistics when it opens

@@ -10,7 +10,7 @@ from flask.cli import with_appcontext
 from marshmallow import ValidationError
 
 from svc.errors import APIError
-from svc.operations import backup, moving
+from svc.operations import backup, moving, objects
 from svc.operations.tables import OperationFailed
 from svc.schemas.users import PASSWORD as PASSWORD_RULE
 from svc.schemas.users import RegisterIn
@@ -26,6 +26,7 @@ def register_commands(app: Flask) -> None:
     app.cli.add_command(backup_command)
     app.cli.add_command(restore_command)
     app.cli.add_command(copy_to_command)
+    app.cli.add_command(storage_commands)
 
 
 @click.command("create-user")
@@ -105,10 +106,10 @@ def backup_command(destination: str) -> None:
     manifest = made.manifest
     click.echo(f"wrote {made.path}")
     click.echo(
-        f"  {_rows(manifest['tables'], 'reports')} reports, {len(manifest['screenshots'])} "
-        f"screenshots, {len(manifest['tables'])} tables, revision {manifest['revision']}"
+        f"  {_rows(manifest['tables'], 'reports')} reports, {len(manifest['objects'])} "
+        f"objects (screenshots), {len(manifest['tables'])} tables, revision {manifest['revision']}"
     )
-    for key in made.missing_screenshots:
+    for key in made.missing_objects:
         click.echo(f"  left out {key}: deleted since the snapshot", err=True)
 
 
@@ -126,7 +127,7 @@ def restore_command(archive: str) -> None:
     manifest = restored.manifest
     click.echo(
         f"restored {_rows(manifest['tables'], 'reports')} reports and "
-        f"{len(manifest['screenshots'])} screenshots from {manifest['created_at']}"
+        f"{len(manifest['objects'])} objects (screenshots) from {manifest['created_at']}"
     )
     if restored.migrated_from:
         click.echo(f"  migrated from revision {restored.migrated_from} to this version's")
@@ -143,6 +144,27 @@ def copy_to_command(url: str) -> None:
         click.echo(f"  {name:<24} {table['rows']:>10} rows  checksum {table['checksum'][:12]}")
     click.echo("copied; every table's count and checksum agree. To switch, stop svc, then set")
     click.echo(f"  SVC_DATABASE_URL={url}")
+    click.echo("and start it again.")
+
+
+@click.group("storage")
+def storage_commands() -> None:
+    """The object store of every file (docs/storage.md)."""
+
+
+@storage_commands.command("copy-to")
+@click.argument("url")
+@with_appcontext
+def storage_copy_to_command(url: str) -> None:
+    """Copy every object the database references into the store at URL (s3://bucket[/prefix]
+    or file:///path), checking each copy's size and SHA-256; run again, it copies what is
+    missing. Nothing is deleted from the store in force."""
+    copied = _operation(objects.copy_to, url)
+    click.echo(f"  {copied.copied} copied, {copied.present} there already, all checked")
+    for key in copied.missing:
+        click.echo(f"  left out {key}: not in the store in force", err=True)
+    click.echo("To switch, stop svc, then set")
+    click.echo(f"  SVC_STORAGE_URL={url}")
     click.echo("and start it again.")
 
 

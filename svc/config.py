@@ -74,6 +74,17 @@ def _smtp_url(raw: str) -> str | None:
     return url
 
 
+def _storage_url(raw: str) -> str | None:
+    url = raw.strip()
+    if url.startswith("s3://") and not urlsplit(url).netloc:
+        raise ValueError("an s3:// URL names a bucket: s3://bucket[/prefix]")
+    if url.startswith("file://") and not urlsplit(url).path.startswith("/"):
+        raise ValueError("a file:// URL takes an absolute path: file:///var/lib/svc/uploads")
+    if "://" in url and not url.startswith(("s3://", "file://")):
+        raise ValueError("expected s3://bucket[/prefix], file:///absolute/path or a folder")
+    return url or None
+
+
 def _name_list(raw: str) -> tuple[str, ...]:
     return tuple(name.strip().lower() for name in raw.split(",") if name.strip())
 
@@ -135,10 +146,33 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("SVC_BIND", "127.0.0.1:8000", str.strip, "address `make run` serves on"),
     Setting("SVC_WORKERS", "2", _positive_int, "gunicorn worker processes"),
     Setting(
-        "SVC_UPLOAD_DIR",
+        "SVC_STORAGE_URL",
+        None,
+        _storage_url,
+        "where files (screenshots) are kept: `s3://bucket[/prefix]`, `file:///absolute/path` or "
+        "a folder; default: `uploads/` in the instance folder (docs/storage.md)",
+    ),
+    Setting(
+        "SVC_UPLOAD_DIR", None, _optional_text, "a folder for files: `SVC_STORAGE_URL`'s alias"
+    ),
+    Setting(
+        "SVC_S3_ENDPOINT_URL",
         None,
         _optional_text,
-        "where screenshots are stored; default: `uploads/` in the instance folder",
+        "the S3 API's address for a store that is not AWS (MinIO, SeaweedFS, R2...)",
+    ),
+    Setting("SVC_S3_REGION", "us-east-1", str.strip, "the bucket's region"),
+    Setting(
+        "SVC_S3_ADDRESSING",
+        "auto",
+        _choice("auto", "path", "virtual"),
+        "`auto`: path-style when an endpoint is set, else virtual-host; `path`; `virtual`",
+    ),
+    Setting(
+        "SVC_S3_PRESIGNED_DOWNLOADS",
+        "false",
+        _boolean,
+        "answer a download with a 302 to a presigned URL valid for 60 s instead of streaming it",
     ),
     Setting("SVC_MAX_SCREENSHOT_BYTES", "10485760", _positive_int, "screenshot upload size limit"),
     Setting(

@@ -263,3 +263,35 @@ def webhook_env(service_env, certificate_authority) -> dict:
         "SVC_WEBHOOK_CA_BUNDLE": certificate_authority[1],
         "SVC_WEBHOOK_RETRY_DELAYS": "3,3,3",
     }
+
+
+@pytest.fixture(scope="session")
+def seaweed(tmp_path_factory):
+    """A real S3-compatible server (SeaweedFS) for this worker's session."""
+    from harness.s3 import SeaweedServer
+
+    server = SeaweedServer(tmp_path_factory.mktemp("seaweed")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_settings(seaweed, monkeypatch) -> dict:
+    """The settings of an app whose object store is a new bucket of `seaweed` (under a prefix,
+    as an installation sharing a bucket would be); boto3 finds the credentials where it always
+    looks, the AWS variables."""
+    for name, value in seaweed.environment.items():
+        if name.startswith("AWS_"):
+            monkeypatch.setenv(name, value)
+    return {
+        "SVC_STORAGE_URL": f"s3://{seaweed.bucket()}/svc",
+        "SVC_S3_ENDPOINT_URL": seaweed.endpoint,
+    }
+
+
+@pytest.fixture(params=["folder", "s3"])
+def store_settings(request, tmp_path) -> dict:
+    """Each kind of object store in turn: a folder, then a bucket of a real S3 server."""
+    if request.param == "folder":
+        return {"SVC_STORAGE_URL": f"file://{tmp_path / 'objects'}"}
+    return request.getfixturevalue("s3_settings")

@@ -24,7 +24,7 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def test_readme_documents_every_setting():
-    documented = set(re.findall(r"^\| `(SVC_[A-Z_]+)` \|", README.read_text(), re.MULTILINE))
+    documented = set(re.findall(r"^\| `(SVC_[A-Z0-9_]+)` \|", README.read_text(), re.MULTILINE))
     assert documented == {setting.name for setting in SETTINGS}
 
 

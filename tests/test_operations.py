@@ -417,7 +417,7 @@ def _symlink(name: str, to: str) -> tarfile.TarInfo:
 
 def _bad_key_in_manifest(content: bytes) -> bytes:
     manifest = json.loads(content)
-    manifest["screenshots"]["../../outside.png"] = "0" * 64
+    manifest["objects"]["../../outside.png"] = "0" * 64
     return json.dumps(manifest).encode()
 
 

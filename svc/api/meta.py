@@ -3,8 +3,9 @@
 from flask import Blueprint, current_app, jsonify
 from sqlalchemy import text
 
+from svc import storage
 from svc.database import begin_read_only
-from svc.errors import error_response
+from svc.errors import StorageUnavailable, error_response
 from svc.extensions import db
 from svc.openapi import api_description
 
@@ -19,7 +20,7 @@ def healthz():
 
 @bp.get("/readyz")
 def readyz():
-    """The database answers."""
+    """The database and the object store answer."""
     try:
         begin_read_only(db.session())  # answers while SQLite's write lock is held, too
         db.session.execute(text("SELECT 1"))
@@ -27,6 +28,11 @@ def readyz():
         db.session.rollback()
         current_app.logger.warning("readiness check: database unavailable", exc_info=True)
         return error_response(503, "Database unavailable", headers={"Retry-After": "5"})
+    try:
+        storage.current_store().check()
+    except StorageUnavailable:
+        current_app.logger.warning("readiness check: object store unavailable", exc_info=True)
+        return error_response(503, "Object store unavailable", headers={"Retry-After": "5"})
     return {"status": "ok"}
 
 

@@ -1,6 +1,6 @@
 """Screenshot upload (the widget) and serving (the team): docs/api.md §9."""
 
-from flask import Blueprint, current_app, request, send_file
+from flask import Blueprint, current_app, redirect, request, send_file
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from svc.api.cors import widget_cors
@@ -57,15 +57,25 @@ def upload_screenshot():
 @login_required
 @described(
     responses={
-        "200": {"description": "The image", "content": {kind: _BINARY for kind in IMAGE_TYPES}}
+        "200": {"description": "The image", "content": {kind: _BINARY for kind in IMAGE_TYPES}},
+        "302": {"description": "SVC_S3_PRESIGNED_DOWNLOADS: the image's URL, valid for 60 s"},
     }
 )
 def get_screenshot(key: str):
-    """A screenshot of one of the caller's projects, with its real content type."""
-    path, content_type = screenshots.open_for(current_user(), key)
+    """A screenshot of one of the caller's projects, with its real content type (or a 302 to
+    a presigned URL, with SVC_S3_PRESIGNED_DOWNLOADS)."""
+    download = screenshots.download_for(current_user(), key)
+    if download.url:
+        return redirect(download.url, 302)
     answer = send_file(
-        path, mimetype=content_type, conditional=True, max_age=SCREENSHOT_CACHE_SECONDS
+        download.path or download.stream,
+        mimetype=download.content_type,
+        conditional=download.path is not None,
+        etag=download.path is not None,
+        max_age=SCREENSHOT_CACHE_SECONDS,
     )
+    if download.stream is not None:
+        answer.content_length = download.size
     answer.cache_control.private = True
     answer.cache_control.public = False
     answer.headers["Content-Security-Policy"] = "default-src 'none'; sandbox"

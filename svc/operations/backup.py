@@ -1,6 +1,6 @@
 """`flask --app svc backup` and `restore`: one archive holds the database as a SQLite file, the
-screenshots, and a manifest of counts and checksums that the restore checks before it writes
-anything (docs/operations.md)."""
+objects of the store (screenshots), and a manifest of counts and checksums that the restore
+checks before it writes anything (docs/operations.md)."""
 
 import hashlib
 import io
@@ -26,7 +26,9 @@ from svc.operations.tables import OperationFailed
 FORMAT = 1
 MANIFEST = "manifest.json"
 DATABASE_FILE = "database.sqlite3"
-SCREENSHOTS_DIR = "screenshots"
+OBJECTS_DIR = "objects"
+# What archives written before the object store called their files; restore reads both.
+EARLIER_OBJECTS_DIR = "screenshots"
 _READ_BYTES = 1024 * 1024
 
 
@@ -34,7 +36,7 @@ _READ_BYTES = 1024 * 1024
 class Backup:
     path: Path
     manifest: dict
-    missing_screenshots: list[str] = field(default_factory=list)
+    missing_objects: list[str] = field(default_factory=list)
 
 
 def backup(destination: str) -> Backup:
@@ -52,7 +54,7 @@ def backup(destination: str) -> Backup:
             "revision": revision,
             "tables": _summary_of_file(snapshot),
             "database": {"file": DATABASE_FILE, "sha256": _sha256(snapshot)},
-            "screenshots": {},
+            "objects": {},
         }
         missing = _write_archive(path, snapshot, manifest)
     return Backup(path, manifest, missing)
@@ -111,24 +113,27 @@ def _summary_of_file(path: Path) -> dict[str, dict]:
 
 
 def _write_archive(path: Path, snapshot: Path, manifest: dict) -> list[str]:
-    """The archive, beside its final name until it is whole; the screenshots the snapshot
-    names but the disk no longer has (a report deleted since) are left out and returned."""
+    """The archive, beside its final name until it is whole; the objects the snapshot names
+    but the store no longer has (a report deleted since) are left out and returned."""
     partial = path.with_name(path.name + ".partial")
-    upload_dir = current_app.config["SVC_UPLOAD_DIR"]
+    store = storage.current_store()
+    copy = snapshot.with_name("object")
     missing = []
     try:
         # Owner-only from its first byte: it holds password hashes, API keys and secrets.
         descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with open(descriptor, "wb") as file, tarfile.open(fileobj=file, mode="w:gz") as archive:
             archive.add(snapshot, DATABASE_FILE)
-            for key in _screenshot_keys(snapshot):
-                source = storage.path_for(upload_dir, key)
-                if source is None or not source.is_file():
+            for key in _object_keys(snapshot):
+                source = store.open(key)
+                if source is None:
                     missing.append(key)
                     continue
-                manifest["screenshots"][key] = _sha256(source)
-                archive.add(source, f"{SCREENSHOTS_DIR}/{key}")
-            manifest["missing_screenshots"] = missing
+                with source, open(copy, "wb") as target:  # one object on disk at a time
+                    shutil.copyfileobj(source, target, _READ_BYTES)
+                manifest["objects"][key] = _sha256(copy)
+                archive.add(copy, f"{OBJECTS_DIR}/{key}")
+            manifest["missing_objects"] = missing
             _add_bytes(archive, MANIFEST, json.dumps(manifest, indent=2).encode())
         os.replace(partial, path)
     except BaseException:
@@ -137,7 +142,7 @@ def _write_archive(path: Path, snapshot: Path, manifest: dict) -> list[str]:
     return missing
 
 
-def _screenshot_keys(snapshot: Path) -> list[str]:
+def _object_keys(snapshot: Path) -> list[str]:
     engine = tables.open_database(tables.sqlite_url(snapshot))
     try:
         with engine.connect() as connection:
@@ -171,20 +176,20 @@ def restore(archive_path: str) -> Restored:
     """Restore an archive into this installation, which must be empty. The archive is read and
     checked whole (its members, every file's checksum, every table's count and checksum) before
     the installation is looked at, and nothing is written to it before both pass."""
-    upload_dir = Path(current_app.config["SVC_UPLOAD_DIR"])
+    store = storage.current_store()
     with tempfile.TemporaryDirectory(
         prefix=".svc-restore-", dir=current_app.instance_path
     ) as staging:
         staging = Path(staging)
         manifest = _unpack(Path(archive_path), staging)
-        _refuse_unless_empty(upload_dir)
+        _refuse_unless_empty(store)
         snapshot = staging / DATABASE_FILE
         migrated_from = tables.upgrade_snapshot(snapshot)
         if db.engine.dialect.name == "sqlite":
             _put_sqlite_file(snapshot)
         else:
             tables.copy_database(snapshot, db.engine)
-        _put_screenshots(staging / SCREENSHOTS_DIR, upload_dir, manifest["screenshots"])
+        _put_objects(staging / OBJECTS_DIR, store, manifest["objects"])
     audit.record(
         audit.INSTANCE_RESTORED,
         None,
@@ -196,11 +201,11 @@ def restore(archive_path: str) -> Restored:
     return Restored(manifest, migrated_from)
 
 
-def _refuse_unless_empty(upload_dir: Path) -> None:
+def _refuse_unless_empty(store: storage.ObjectStore) -> None:
     if db.engine.dialect.name != "sqlite" or Path(db.engine.url.database).exists():
         tables.refuse_unless_empty(db.engine, "this installation")
-    if upload_dir.is_dir() and any(path.is_file() for path in upload_dir.rglob("*")):
-        raise OperationFailed(f"this installation is not empty: {upload_dir} holds files")
+    if not store.is_empty():
+        raise OperationFailed(f"this installation is not empty: {store.location} holds files")
 
 
 def _unpack(archive_path: Path, staging: Path) -> dict:
@@ -213,7 +218,7 @@ def _unpack(archive_path: Path, staging: Path) -> dict:
         with tarfile.open(archive_path, "r:gz") as archive:
             members = archive.getmembers()  # reads to the end: a cut-short archive fails here
             targets = _staging_paths(archive_path, members, staging)
-            (staging / SCREENSHOTS_DIR).mkdir()
+            (staging / OBJECTS_DIR).mkdir()
             for member, target in zip(members, targets, strict=True):
                 with archive.extractfile(member) as source, open(target, "xb") as copy:
                     shutil.copyfileobj(source, copy, _READ_BYTES)
@@ -228,7 +233,7 @@ def _unpack(archive_path: Path, staging: Path) -> dict:
         name
         for name, expected in (
             (DATABASE_FILE, manifest["database"]["sha256"]),
-            *((f"{SCREENSHOTS_DIR}/{key}", sha) for key, sha in manifest["screenshots"].items()),
+            *((f"{OBJECTS_DIR}/{key}", sha) for key, sha in manifest["objects"].items()),
         )
         if not (staging / name).is_file() or _sha256(staging / name) != expected
     ]
@@ -241,15 +246,17 @@ def _unpack(archive_path: Path, staging: Path) -> dict:
 
 
 def _staging_paths(archive_path: Path, members: list, staging: Path) -> list[Path]:
-    """Where each member goes: manifest.json, database.sqlite3 and screenshots/<key> alone, as
-    regular files, each once; any other member refuses the whole archive."""
+    """Where each member goes: manifest.json, database.sqlite3 and objects/<key> (or, from an
+    archive of before the object store, screenshots/<key>) alone, as regular files, each once;
+    any other member refuses the whole archive."""
     targets = []
     for member in members:
         name = member.name
+        folder, _, key = name.partition("/")
         if name in (MANIFEST, DATABASE_FILE):
             target = staging / name
-        elif name.startswith(SCREENSHOTS_DIR + "/") and storage.is_key(name.split("/", 1)[1]):
-            target = staging / SCREENSHOTS_DIR / name.split("/", 1)[1]
+        elif folder in (OBJECTS_DIR, EARLIER_OBJECTS_DIR) and storage.is_key(key):
+            target = staging / OBJECTS_DIR / key
         else:
             raise OperationFailed(f"{archive_path} is not an svc backup: it holds {name!r}")
         if not member.isreg():
@@ -266,6 +273,8 @@ def _staging_paths(archive_path: Path, members: list, staging: Path) -> list[Pat
 def _checked_manifest(archive_path: Path, manifest) -> dict:
     """The manifest, if it has every part restore reads, of the right kinds."""
     problem = None
+    if isinstance(manifest, dict) and "objects" not in manifest:
+        manifest["objects"] = manifest.pop(EARLIER_OBJECTS_DIR, None)
     if not isinstance(manifest, dict):
         problem = "the manifest is not an object"
     elif manifest.get("format") != FORMAT:
@@ -278,10 +287,10 @@ def _checked_manifest(archive_path: Path, manifest) -> dict:
         manifest["database"].get("sha256"), str
     ):
         problem = "the manifest has no checksum of the database"
-    elif not isinstance(manifest.get("screenshots"), dict) or not all(
-        storage.is_key(key) and isinstance(sha, str) for key, sha in manifest["screenshots"].items()
+    elif not isinstance(manifest.get("objects"), dict) or not all(
+        storage.is_key(key) and isinstance(sha, str) for key, sha in manifest["objects"].items()
     ):
-        problem = "the manifest names a screenshot that is not one of svc's keys"
+        problem = "the manifest names an object that is not one of svc's keys"
     if problem:
         raise OperationFailed(f"{archive_path}: {problem}")
     return manifest
@@ -298,8 +307,9 @@ def _put_sqlite_file(snapshot: Path) -> None:
     os.replace(arriving, database)
 
 
-def _put_screenshots(source: Path, upload_dir: Path, screenshots: dict[str, str]) -> None:
-    for key in screenshots:
-        target = storage.path_for(str(upload_dir), key)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source / key, target)
+def _put_objects(source: Path, store: storage.ObjectStore, objects: dict[str, str]) -> None:
+    for key in objects:
+        with open(source / key, "rb") as file:
+            kind = storage.sniff_image(file.read(16))
+            file.seek(0)
+            store.put_stream(key, file, kind[0] if kind else "application/octet-stream")

@@ -1,5 +1,6 @@
 """Screenshots (docs/api.md §9): upload tied to a project, serving to its team, clean-up."""
 
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import BinaryIO
@@ -17,10 +18,10 @@ ORPHAN_AGE = timedelta(hours=24)
 
 
 def upload(project: Project, stream: BinaryIO) -> Screenshot:
-    """Store an image for a project. The file is on disk before its row exists; if the row cannot
-    be written the file goes again, so neither is left without the other."""
+    """Store an image for a project. The object is in the store before its row exists; if the
+    row cannot be written the object goes again, so neither is left without the other."""
     stored = storage.save_image(
-        stream, setting("SVC_UPLOAD_DIR"), setting("SVC_MAX_SCREENSHOT_BYTES")
+        storage.current_store(), stream, setting("SVC_MAX_SCREENSHOT_BYTES")
     )
     screenshot = Screenshot(
         key=stored.key, project_id=project.id, content_type=stored.content_type, size=stored.size
@@ -35,17 +36,43 @@ def upload(project: Project, stream: BinaryIO) -> Screenshot:
     return screenshot
 
 
-def open_for(user: User, key: str) -> tuple[Path, str]:
-    """(path, content type) of a screenshot of one of the user's projects; else 404."""
+def find_for(user: User, key: str) -> Screenshot:
+    """A screenshot of one of the user's projects; else 404."""
     screenshot = db.session.scalar(
         select(Screenshot)
         .join(Membership, Membership.project_id == Screenshot.project_id)
         .where(Screenshot.key == key, Membership.user_id == user.id)
     )
-    path = storage.path_for(setting("SVC_UPLOAD_DIR"), key) if screenshot else None
-    if path is None or not path.is_file():
+    if screenshot is None:
         raise not_found("Screenshot not found")
-    return path, screenshot.content_type
+    return screenshot
+
+
+@dataclass(frozen=True)
+class Download:
+    """How to answer for a screenshot: a file on this host, bytes streamed from the store, or a
+    presigned URL to send the client to."""
+
+    content_type: str
+    size: int
+    path: Path | None = None
+    stream: BinaryIO | None = None
+    url: str | None = None
+
+
+def download_for(user: User, key: str) -> Download:
+    """A screenshot of one of the user's projects (the access check first, whatever the store
+    answers with); else 404."""
+    screenshot = find_for(user, key)
+    store = storage.current_store()
+    found = {"content_type": screenshot.content_type, "size": screenshot.size}
+    if url := store.download_url(key, screenshot.content_type):
+        return Download(**found, url=url)
+    if path := store.local_path(key):
+        return Download(**found, path=path)
+    if stream := store.open(key):
+        return Download(**found, stream=stream)
+    raise not_found("Screenshot not found")
 
 
 def keys_of_report(report_id) -> list[str]:
@@ -65,7 +92,7 @@ def forget(keys: list[str]) -> None:
 
 
 def remove_files(keys: list[str]) -> None:
-    storage.delete_images(setting("SVC_UPLOAD_DIR"), keys)
+    storage.current_store().delete(keys)
 
 
 def sweep(now=None) -> int:
