@@ -26,11 +26,15 @@ migrate: $(STAMP)
 	$(BIN)/flask --app svc db upgrade
 
 ## run: apply migrations, then run the Procfile in the foreground: gunicorn on SVC_BIND with
-## SVC_WORKERS workers, and the one scheduler process. Ctrl-C or SIGTERM stops both. Warns
-## when the interpreter is older than PYTHON_TESTED, the oldest release the suite ran on.
+## SVC_WORKERS workers, and a scheduler process (SVC_ROLE=web or scheduler: that one alone).
+## Ctrl-C or SIGTERM stops both. Warns when the interpreter is older than PYTHON_TESTED, the
+## oldest release the suite ran on.
 run: migrate
 	@$(BIN)/python -c "$$PYTHON_CHECK" "$(PYTHON_TESTED)"
-	exec $(BIN)/honcho --no-colour --env /dev/null --procfile Procfile start
+	exec $(BIN)/honcho --no-colour --env /dev/null --procfile Procfile start $(ROLE_PROCESSES)
+
+# SVC_ROLE (docs/deployment.md): the Procfile's entry of that name, or both for `all`.
+ROLE_PROCESSES = $(filter web scheduler,$(SVC_ROLE))
 
 PYTHON_TESTED ?= 3.11.7
 export define PYTHON_CHECK

@@ -327,6 +327,20 @@ SETTINGS: tuple[Setting, ...] = (
         "seconds before each retry of a mail the SMTP server did not take",
     ),
     Setting(
+        "SVC_ROLE",
+        "all",
+        _choice("all", "web", "scheduler"),
+        "what `make run` starts on this host: `all` (the web process and a scheduler), `web` or "
+        "`scheduler` (docs/deployment.md)",
+    ),
+    Setting(
+        "SVC_SCHEDULER_LEASE_SECONDS",
+        "15",
+        _positive_float,
+        "seconds a scheduler's lease lasts: a standby takes over this long after the active one "
+        "stopped renewing it",
+    ),
+    Setting(
         "SVC_AUDIT_DAYS",
         "365",
         _positive_int,

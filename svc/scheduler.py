@@ -1,11 +1,15 @@
-"""The one scheduler process: APScheduler, with its job store in the service's own database.
+"""The scheduler process: APScheduler, with its job store in the service's own database.
 
-APScheduler 3 supports exactly one scheduler per job store, so web workers never start one:
-`make run` starts this process beside gunicorn (see Procfile) and stops it with it. Job
-functions are module-level (the job store refers to them by name) and run in an app context.
+APScheduler 3 supports exactly one scheduler per job store, so web workers never start one, and
+of any number of scheduler processes (one per host, say) one is active: the holder of the lease
+(svc.services.leadership); the others stand by and take over when it stops renewing it. `make
+run` starts this process beside gunicorn (see Procfile; SVC_ROLE picks one of the two). Job
+functions are module-level (the job store refers to them by name), run in an app context, and
+each first checks that this process still holds the lease.
 """
 
 import contextlib
+import functools
 import logging
 import signal
 import threading
@@ -27,6 +31,7 @@ from svc.services import (
     audit_log,
     fanout,
     integrations,
+    leadership,
     notifications,
     password_resets,
     screenshots,
@@ -41,8 +46,29 @@ DELIVERY_THREADS = 8
 MAIL_THREADS = 2
 TRACKER_THREADS = 2
 RESTART_SECONDS = 1
+LEASE_POLL_SECONDS = 1  # how often a standby looks at the lease
 
 _app: Flask | None = None
+_lease: leadership.Lease | None = None
+
+
+def fenced(job):
+    """Run `job` only while this process holds the lease: one that was paused (SIGSTOP, a
+    frozen VM) while another took over does nothing when it wakes."""
+
+    @functools.wraps(job)
+    def run_if_active() -> None:
+        lease = _lease
+        if lease is None:
+            return
+        with _app.app_context():
+            active = leadership.holds(lease)
+        if not active:
+            log.warning("scheduler: the lease is another's now; %s not run", job.__name__)
+            return
+        job()
+
+    return run_if_active
 
 
 class OutboxRunner:
@@ -95,14 +121,17 @@ _mails: OutboxRunner | None = None
 _trackers: OutboxRunner | None = None
 
 
+@fenced
 def deliver_webhooks() -> None:
     _webhooks.tick()
 
 
+@fenced
 def call_trackers() -> None:
     _trackers.tick()
 
 
+@fenced
 def send_mails() -> None:
     _mails.tick()
 
@@ -114,21 +143,25 @@ def claim_mails(limit: int, running=()) -> list[tuple]:
     return outbox.claim_due(limit, running=running)
 
 
+@fenced
 def fan_out() -> None:
     with _app.app_context():
         fanout.run()
 
 
+@fenced
 def send_notifications() -> None:
     with _app.app_context():
         notifications.send_due()
 
 
+@fenced
 def forget_notifications() -> None:
     with _app.app_context():
         notifications.forget_mailed()
 
 
+@fenced
 def sweep_uploads() -> None:
     with _app.app_context():
         removed = screenshots.sweep()
@@ -136,6 +169,7 @@ def sweep_uploads() -> None:
         log.info("sweep: removed %d orphaned screenshot(s)", removed)
 
 
+@fenced
 def prune_audit_log() -> None:
     with _app.app_context():
         removed = audit_log.prune()
@@ -147,16 +181,19 @@ def prune_audit_log() -> None:
         )
 
 
+@fenced
 def checkpoint_database() -> None:
     with _app.app_context():
         database.checkpoint_sqlite_log()
 
 
+@fenced
 def refresh_statistics() -> None:
     with _app.app_context():
         database.refresh_planner_statistics()
 
 
+@fenced
 def forget_rate_limits() -> None:
     with _app.app_context():
         rate_limits.forget_expired()
@@ -204,9 +241,44 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
     return scheduler
 
 
+def _wait_for_lease(app: Flask, holder: str, stopping: threading.Event):
+    """Stand by until this process holds the lease (or is stopped: None)."""
+    seconds = app.config["SVC_SCHEDULER_LEASE_SECONDS"]
+    while not stopping.is_set():
+        try:
+            with app.app_context():
+                lease = leadership.try_acquire(holder, seconds)
+        except OperationalError as exc:
+            log.warning("scheduler: could not read the lease (%s)", exc)
+            lease = None
+        if lease is not None:
+            return lease
+        stopping.wait(LEASE_POLL_SECONDS)
+    return None
+
+
+def _keep_lease(app: Flask, lease, scheduler, done: threading.Event) -> None:
+    """Renew the lease every third of its length until `done`; a renewal refused means another
+    process has taken over, and this one's jobs stop."""
+    seconds = app.config["SVC_SCHEDULER_LEASE_SECONDS"]
+    while not done.wait(seconds / 3):
+        try:
+            with app.app_context():
+                kept = leadership.renew(lease, seconds)
+        except OperationalError as exc:
+            log.warning("scheduler: could not renew the lease (%s)", exc)
+            continue
+        if not kept:
+            log.warning("scheduler: another process took the lease over; standing by")
+            with contextlib.suppress(SchedulerNotRunningError):
+                scheduler.shutdown(wait=False)
+            return
+
+
 def run(app: Flask) -> None:
-    """Run the scheduler in the foreground until SIGTERM or SIGINT."""
-    global _app, _webhooks, _mails, _trackers
+    """Run a scheduler in the foreground until SIGTERM or SIGINT: standing by until it holds
+    the lease, then running the jobs while it keeps it."""
+    global _app, _webhooks, _mails, _trackers, _lease
     _app = app
     _webhooks = OutboxRunner(
         app, "webhook", delivery.claim_due, delivery.attempt, threads=DELIVERY_THREADS
@@ -227,17 +299,33 @@ def run(app: Flask) -> None:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    log.info("scheduler: started")
+    holder = leadership.new_holder()
+    log.info("scheduler: started as %s", holder)
+    held = None
     while not stopping.is_set():
+        held = _wait_for_lease(app, holder, stopping)
+        if held is None:
+            break
+        log.info("scheduler: active (lease epoch %d)", held.epoch)
+        _lease, done = held, threading.Event()
         try:
             current["scheduler"] = build_scheduler(app)
-            current["scheduler"].start()
+            threading.Thread(
+                target=_keep_lease, args=(app, held, current["scheduler"], done), daemon=True
+            ).start()
+            current["scheduler"].start()  # until a signal, or a lost lease, shuts it down
         except OperationalError as exc:
             # APScheduler's own loop writes the job store; a database that stays locked past
             # the busy timeout (SQLite under a long write) would end the process, and with it
             # `make run`. Start a new loop instead: the jobs live in the database.
             log.warning("scheduler: the job store could not be written (%s); starting again", exc)
             time.sleep(RESTART_SECONDS)
+        finally:
+            done.set()
+            _lease = None
+    if held is not None:
+        with app.app_context(), contextlib.suppress(OperationalError):
+            leadership.release(held)  # a standby takes over now, not a lease later
     _webhooks.shutdown()
     _mails.shutdown()
     _trackers.shutdown()

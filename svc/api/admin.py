@@ -6,7 +6,7 @@ from flask import Blueprint
 
 from svc.api.decorators import body, response
 from svc.auth.guard import admin_required, admin_session_required, current_user
-from svc.schemas.users import AdminUserIn, AdminUserOut, InstanceStatusOut
+from svc.schemas.users import AdminUserIn, AdminUserOut, HealthOut, InstanceStatusOut
 from svc.services import admin
 
 bp = Blueprint("admin", __name__, url_prefix="/api/v1/admin")
@@ -44,3 +44,12 @@ def send_reset_link(user_id: uuid.UUID):
 def instance_status():
     """Whether mail is on, its sender, and how many mails wait or failed."""
     return admin.status()
+
+
+@bp.get("/health")
+@admin_required
+@response(HealthOut())
+def instance_health():
+    """Which scheduler is active, what the outboxes hold, whether the store and the database
+    answer (docs/deployment.md)."""
+    return admin.health()

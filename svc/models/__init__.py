@@ -29,6 +29,7 @@ from svc.models.reports import (
     ReportDetail,
     Screenshot,
 )
+from svc.models.scheduler import SchedulerLease
 from svc.models.stats import ReportDay, ReportTally
 from svc.models.users import (
     AuthSession,

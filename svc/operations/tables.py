@@ -17,12 +17,14 @@ from sqlalchemy import Engine, Table, create_engine, delete, func, insert, inspe
 
 from svc import json_codec
 from svc.extensions import db
-from svc.models import JOBSTORE_TABLE, RateLimitCounter
+from svc.models import JOBSTORE_TABLE, RateLimitCounter, SchedulerLease
 
 BATCH_ROWS = 1000  # x 17 columns at most (reports) stays under SQLite's 32,766 parameters
 # Rows that hold nothing of the installation's own: a target may have them from a first start,
 # and the copy replaces them.
-TRANSIENT_TABLES = frozenset({RateLimitCounter.__tablename__, JOBSTORE_TABLE})
+TRANSIENT_TABLES = frozenset(
+    {RateLimitCounter.__tablename__, SchedulerLease.__tablename__, JOBSTORE_TABLE}
+)
 _CHECKSUM_MODULUS = 2**256
 
 

@@ -51,6 +51,30 @@ class AdminUserIn(InSchema):
     is_admin = fields.Boolean()
 
 
+class _SchedulerHealth(OutSchema):
+    holder = fields.String(required=True, allow_none=True)
+    since = Timestamp(required=True, allow_none=True)
+    renewed_at = Timestamp(required=True, allow_none=True)
+
+
+class _OutboxHealth(OutSchema):
+    webhooks_pending = fields.Integer(required=True)
+    mails_pending = fields.Integer(required=True)
+    oldest_pending_at = Timestamp(required=True, allow_none=True)
+
+
+class _PartHealth(OutSchema):
+    kind = fields.String(required=True)
+    ok = fields.Boolean(required=True)
+
+
+class HealthOut(OutSchema):
+    scheduler = fields.Nested(_SchedulerHealth, required=True)
+    outbox = fields.Nested(_OutboxHealth, required=True)
+    storage = fields.Nested(_PartHealth, required=True)
+    database = fields.Nested(_PartHealth, required=True)
+
+
 class InstanceStatusOut(OutSchema):
     mail_enabled = fields.Boolean(required=True)
     mail_from = fields.String(required=True)

@@ -6,15 +6,15 @@ import uuid
 
 from sqlalchemy import func, select
 
-from svc import audit
+from svc import audit, storage
 from svc.auth import sessions
 from svc.config import setting
-from svc.errors import Conflict, not_found
+from svc.errors import Conflict, StorageUnavailable, not_found
 from svc.extensions import db
 from svc.mail import outbox
-from svc.models import OutgoingMail, User
+from svc.models import OutgoingMail, User, WebhookDelivery
 from svc.models.mail import FAILED, PENDING
-from svc.services import password_resets, users
+from svc.services import leadership, password_resets, users
 
 LAST_ADMIN = "The instance needs an active administrator: make someone else one first"
 
@@ -100,6 +100,33 @@ def status() -> dict:
         "registration": setting("SVC_REGISTRATION"),
         "mails_pending": counts.get(PENDING, 0),
         "mails_failed": counts.get(FAILED, 0),
+    }
+
+
+def health() -> dict:
+    """GET /admin/health: the active scheduler, the outboxes' backlog, the store, the database
+    (which answered the queries before it, or this would be a 503)."""
+    outbox_rows = {}
+    for name, model in (("webhooks", WebhookDelivery), ("mails", OutgoingMail)):
+        outbox_rows[name] = db.session.execute(
+            select(func.count(), func.min(model.created_at)).where(model.status == PENDING)
+        ).one()
+    oldest = [first for _, first in outbox_rows.values() if first is not None]
+    store = storage.current_store()
+    try:
+        store.check()
+        store_ok = True
+    except StorageUnavailable:
+        store_ok = False
+    return {
+        "scheduler": leadership.current(),
+        "outbox": {
+            "webhooks_pending": outbox_rows["webhooks"][0],
+            "mails_pending": outbox_rows["mails"][0],
+            "oldest_pending_at": min(oldest, default=None),
+        },
+        "storage": {"kind": store.kind, "ok": store_ok},
+        "database": {"kind": db.engine.dialect.name, "ok": True},
     }
 
 

@@ -1,0 +1,22 @@
+from datetime import datetime
+
+from sqlalchemy import String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from svc.extensions import db
+from svc.models.base import UTCDateTime
+
+
+class SchedulerLease(db.Model):
+    """The one row that says which scheduler process is active (svc.services.leadership). The
+    epoch goes up with every new holder: a holder acts only while the row still has its epoch,
+    which fences off a process that was paused while another took over."""
+
+    __tablename__ = "scheduler_lease"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    holder: Mapped[str | None] = mapped_column(String(200))
+    epoch: Mapped[int] = mapped_column(default=0)
+    since: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    renewed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

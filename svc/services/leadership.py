@@ -1,0 +1,129 @@
+"""One active scheduler among any number (docs/deployment.md, "Schedulers"): a lease row in the
+database, taken when it has expired, renewed every few seconds by its holder, and fenced by an
+epoch that goes up with every new holder.
+
+Why a row, not a PostgreSQL advisory lock: it works the same on SQLite, it survives a pooled
+connection being replaced (an advisory lock belongs to one connection: a reconnect after a
+database restart would silently drop it while the old holder went on), its holder and times
+can be shown (`GET /admin/health`), and a paused process cannot go on acting on it: every job
+asks `holds()` first, which a takeover has made false. The hosts' clocks are compared through
+the row, so they must agree to well under a lease (NTP)."""
+
+import os
+import socket
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import or_, select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from svc.extensions import db
+from svc.models import SchedulerLease
+from svc.models.base import utcnow
+
+NAME = "scheduler"
+
+
+@dataclass(frozen=True)
+class Lease:
+    holder: str
+    epoch: int
+
+
+def new_holder() -> str:
+    """A name for this process: its host and pid, and a random part (a pid is reused)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def try_acquire(holder: str, seconds: float) -> Lease | None:
+    """Take the lease if no one holds it or its holder let it expire; None if another holds it.
+    A conditional UPDATE: of processes trying at once, one changes the row."""
+    now = utcnow()
+    row = db.session.get(SchedulerLease, NAME)
+    db.session.commit()
+    if row is None:
+        _ensure_row()
+    elif row.expires_at is not None and row.expires_at >= now and row.holder != holder:
+        return None  # held by another: a standby's poll only reads
+    taken = db.session.execute(
+        update(SchedulerLease)
+        .where(
+            SchedulerLease.name == NAME,
+            or_(
+                SchedulerLease.expires_at.is_(None),
+                SchedulerLease.expires_at < now,
+                SchedulerLease.holder == holder,  # this process again, after a restarted loop
+            ),
+        )
+        .values(
+            holder=holder,
+            epoch=SchedulerLease.epoch + 1,
+            since=now,
+            renewed_at=now,
+            expires_at=now + timedelta(seconds=seconds),
+        )
+    ).rowcount
+    db.session.commit()
+    if taken != 1:
+        return None
+    epoch = db.session.scalar(
+        select(SchedulerLease.epoch).where(
+            SchedulerLease.name == NAME, SchedulerLease.holder == holder
+        )
+    )
+    db.session.commit()
+    return Lease(holder, epoch) if epoch is not None else None
+
+
+def renew(lease: Lease, seconds: float) -> bool:
+    """Extend the lease; False when another process has taken it since (this one must stop).
+    A holder that was paused past its expiry but not overtaken goes on: nothing acted for it."""
+    now = utcnow()
+    renewed = db.session.execute(
+        update(SchedulerLease)
+        .where(*_held_by(lease))
+        .values(renewed_at=now, expires_at=now + timedelta(seconds=seconds))
+    ).rowcount
+    db.session.commit()
+    return renewed == 1
+
+
+def holds(lease: Lease) -> bool:
+    """Whether `lease` is still the one in force: asked before every job."""
+    held = db.session.scalar(
+        select(SchedulerLease.name).where(*_held_by(lease), SchedulerLease.expires_at > utcnow())
+    )
+    db.session.commit()
+    return held is not None
+
+
+def release(lease: Lease) -> None:
+    """Give the lease up (a clean stop), so that a standby takes over at once."""
+    db.session.execute(
+        update(SchedulerLease).where(*_held_by(lease)).values(expires_at=None, holder=None)
+    )
+    db.session.commit()
+
+
+def current() -> dict[str, str | datetime | None]:
+    """Who holds the lease, since when, when it was last renewed (None when no one does)."""
+    row = db.session.get(SchedulerLease, NAME)
+    if row is None or row.holder is None or row.expires_at is None or row.expires_at < utcnow():
+        return {"holder": None, "since": None, "renewed_at": None}
+    return {"holder": row.holder, "since": row.since, "renewed_at": row.renewed_at}
+
+
+def _held_by(lease: Lease):
+    return (
+        SchedulerLease.name == NAME,
+        SchedulerLease.holder == lease.holder,
+        SchedulerLease.epoch == lease.epoch,
+    )
+
+
+def _ensure_row() -> None:
+    make = sqlite_insert if db.engine.dialect.name == "sqlite" else postgresql_insert
+    db.session.execute(make(SchedulerLease).values(name=NAME, epoch=0).on_conflict_do_nothing())
+    db.session.commit()

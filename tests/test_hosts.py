@@ -1,0 +1,176 @@
+"""More than one machine (docs/deployment.md): one active scheduler among several, under a
+lease in the database, taken over when its holder dies, fenced when its holder was paused; and
+the health an administrator reads."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import update
+
+from harness.client import create_project, csrf, register
+from harness.service import ROOT, wait_until
+from svc.extensions import db
+from svc.models import SchedulerLease
+from svc.models.base import utcnow
+from svc.services import leadership
+from tests.helpers import REPORT, run_in_processes
+
+LEASE_SECONDS = 3
+FLASK = str(Path(sys.executable).with_name("flask"))
+
+
+def test_one_holder_at_a_time_and_a_takeover_fences_the_old_one(app):
+    with app.app_context():
+        first = leadership.try_acquire("host-a", 15)
+        assert first and leadership.try_acquire("host-b", 15) is None
+        assert leadership.renew(first, 15) and leadership.holds(first)
+        # host-a is paused past its lease; host-b takes over with the next epoch.
+        db.session.execute(update(SchedulerLease).values(expires_at=utcnow() - timedelta(1)))
+        db.session.commit()
+        second = leadership.try_acquire("host-b", 15)
+        assert second and second.epoch == first.epoch + 1
+        assert not leadership.holds(first) and not leadership.renew(first, 15)
+        assert leadership.current()["holder"] == "host-b"
+        # A clean stop hands over at once.
+        leadership.release(second)
+        assert leadership.current()["holder"] is None
+        assert leadership.try_acquire("host-a", 15).epoch == second.epoch + 1
+
+
+def test_of_processes_racing_for_the_lease_one_wins(app):
+    printed = run_in_processes(
+        app,
+        """
+        from svc.services import leadership
+        with app.app_context():
+            print(leadership.try_acquire(leadership.new_holder(), 30) is not None)
+        """,
+        count=4,
+    )
+    assert sorted(line.strip() for line in printed) == ["False", "False", "False", "True"]
+
+
+class Scheduler:
+    """`flask --app svc scheduler` in a process of its own, its output in a file."""
+
+    def __init__(self, env: dict, log: Path):
+        self.log = log
+        with open(log, "wb") as output:
+            self.process = subprocess.Popen(
+                [FLASK, "--app", "svc", "scheduler"],
+                cwd=ROOT,
+                env={**os.environ, **env},
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    @property
+    def output(self) -> str:
+        return self.log.read_text()
+
+    def signal(self, number: int) -> None:
+        os.killpg(self.process.pid, number)
+
+    def holds_the_lease(self, app) -> bool:
+        with app.app_context():
+            holder = leadership.current()["holder"]
+        return bool(holder) and holder.split(":")[1] == str(self.process.pid)
+
+
+@pytest.fixture
+def schedulers(app, certificate_authority, tmp_path):
+    env = {
+        "SVC_DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
+        "SVC_INSTANCE_PATH": app.instance_path,
+        "SVC_SECRET_KEY": "test",
+        "SVC_WEBHOOK_ALLOW_PRIVATE": "true",
+        "SVC_WEBHOOK_CA_BUNDLE": certificate_authority[1],
+        "SVC_WEBHOOK_TIMEOUT": "2",
+        "SVC_WEBHOOK_RETRY_DELAYS": "1,1,1",
+        "SVC_SCHEDULER_LEASE_SECONDS": str(LEASE_SECONDS),
+    }
+    started = []
+
+    def start() -> Scheduler:
+        started.append(Scheduler(env, tmp_path / f"scheduler{len(started)}.log"))
+        return started[-1]
+
+    yield start
+    for scheduler in started:
+        if scheduler.process.poll() is None:
+            scheduler.signal(signal.SIGCONT)
+            scheduler.signal(signal.SIGKILL)
+            scheduler.process.wait()
+
+
+def queue_reports(client, projects: list[dict], count: int, title: str) -> None:
+    for number in range(count):
+        project = projects[number % len(projects)]
+        filed = client.post(
+            "/api/v1/reports",
+            json={**REPORT, "title": f"{title} {number}"},
+            headers={"X-API-Key": project["apiKey"]},
+        )
+        assert filed.status_code == 201
+
+
+def ids_received(receiver) -> Counter:
+    return Counter(request.headers["webhook-id"] for request in receiver.received)
+
+
+@pytest.mark.server
+def test_a_standby_takes_over_a_killed_scheduler_and_a_paused_one_is_fenced(
+    make_app, schedulers, receiver
+):
+    app = make_app(SVC_WEBHOOK_ALLOW_PRIVATE=True)
+    owner = app.test_client()
+    register(owner)
+    # Many projects: a scheduler has at most two deliveries of one project under way.
+    projects = [create_project(owner, f"Shop {number}") for number in range(25)]
+    for project in projects:
+        settings = {"settings": {"webhook_url": receiver.url}}
+        owner.patch(f"/api/v1/projects/{project['id']}", json=settings, headers=csrf(owner))
+    queue_reports(owner, projects, 200, "Report")
+
+    first = schedulers()
+    wait_until(lambda: first.holds_the_lease(app), message="the first scheduler active")
+    standby = schedulers()
+    wait_until(lambda: len(receiver.received) >= 40, seconds=60, message="40 deliveries")
+    first.signal(signal.SIGKILL)
+    killed_at = time.monotonic()
+    wait_until(lambda: standby.holds_the_lease(app), seconds=30, message="the takeover")
+    takeover = time.monotonic() - killed_at
+    assert takeover <= LEASE_SECONDS + 5, takeover
+    wait_until(lambda: len(ids_received(receiver)) == 200, seconds=90, message="200 deliveries")
+
+    health = owner.get("/api/v1/admin/health").get_json()
+    assert health["scheduler"]["holder"].split(":")[1] == str(standby.process.pid)
+    assert health["storage"] == {"kind": "folder", "ok": True}
+    assert health["database"]["ok"] and set(health["outbox"]) == {
+        "webhooksPending",
+        "mailsPending",
+        "oldestPendingAt",
+    }
+
+    # The active one is paused (SIGSTOP); a third takes over; the paused one, resumed, sees
+    # that its lease is gone and does nothing.
+    third = schedulers()
+    standby.signal(signal.SIGSTOP)
+    wait_until(lambda: third.holds_the_lease(app), seconds=30, message="the second takeover")
+    queue_reports(owner, projects, 20, "After the pause")
+    standby.signal(signal.SIGCONT)
+    wait_until(lambda: len(ids_received(receiver)) == 220, seconds=60, message="220 deliveries")
+    wait_until(lambda: "standing by" in standby.output, seconds=LEASE_SECONDS * 2)
+    assert third.holds_the_lease(app)
+
+    # Twice only what was under way when the first was killed: one attempt each after it.
+    twice = {key: count for key, count in ids_received(receiver).items() if count > 1}
+    assert len(twice) <= 8 and all(count == 2 for count in twice.values()), twice
