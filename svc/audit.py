@@ -42,6 +42,9 @@ INTEGRATION_DELETED = "integration_deleted"
 # Reports
 REPORT_DELETED = "report_deleted"
 REPORTS_EXPORTED = "reports_exported"
+RETENTION_APPLIED = "retention_applied"
+REPORTER_DATA_ERASED = "reporter_data_erased"
+REPORTER_DATA_EXPORTED = "reporter_data_exported"
 # The instance
 USER_DEACTIVATED = "user_deactivated"
 USER_REACTIVATED = "user_reactivated"

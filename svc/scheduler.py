@@ -34,6 +34,7 @@ from svc.services import (
     leadership,
     notifications,
     password_resets,
+    retention,
     screenshots,
 )
 from svc.webhooks import delivery
@@ -170,6 +171,14 @@ def sweep_uploads() -> None:
 
 
 @fenced
+def apply_retention() -> None:
+    with _app.app_context():
+        removed = retention.apply_all()
+    for project_id, count in removed.items():
+        log.info("retention: deleted %d report(s) of project %s", count, project_id)
+
+
+@fenced
 def prune_audit_log() -> None:
     with _app.app_context():
         removed = audit_log.prune()
@@ -229,6 +238,7 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
         (forget_rate_limits, "forget-rate-limits"),
         (forget_notifications, "forget-notifications"),
         (prune_audit_log, "prune-audit-log"),
+        (apply_retention, "apply-retention"),
     ):
         scheduler.add_job(
             job,

@@ -227,6 +227,9 @@ VALID_BODIES = {
     ("/api/v1/tokens", "POST"): {"name": "t"},
     ("/api/v1/admin/users/<uuid:user_id>", "PATCH"): {"active": False},
     ("/api/v1/projects", "POST"): {"name": "Another"},
+    ("/api/v1/projects/<uuid:project_id>/reporter-data/erase", "POST"): {
+        "reporter_identifier": "jo@example.com"
+    },
     ("/api/v1/projects/<uuid:project_id>/integrations", "POST"): {
         "kind": "github",
         "name": "Another repository",
@@ -273,9 +276,17 @@ def route_id(route) -> str:
     return f"{method} {rule}"
 
 
+# The query strings that routes require, as VALID_BODIES gives bodies.
+VALID_QUERIES = {
+    "/api/v1/projects/<uuid:project_id>/reporter-data": "?reporter_identifier=jo@example.com",
+}
+
+
 def url_for_route(rule: str, values: dict) -> str:
-    """The rule with Ada's ids filled in. A new path parameter is a KeyError here: give it one."""
-    return re.sub(r"<(?:\w+:)?(\w+)>", lambda match: str(values[match.group(1)]), rule)
+    """The rule with Ada's ids filled in (and the query it requires, if any). A new path
+    parameter is a KeyError here: give it one."""
+    path = re.sub(r"<(?:\w+:)?(\w+)>", lambda match: str(values[match.group(1)]), rule)
+    return path + VALID_QUERIES.get(rule, "")
 
 
 def run_in_processes(app, code: str, count: int = 2) -> list[str]:

@@ -912,3 +912,42 @@ def test_the_audit_log_is_read_a_page_at_a_time(page):
     pages.get_by_role("button", name="Newer").click()
     expect(pages).to_contain_text("Page 1 of 2")
     expect(entries.first).to_contain_text("sign out")
+
+
+def test_usage_retention_and_one_reporters_data_on_the_project_page(page, base_url):
+    sign_up(page)  # the first user: an admin too
+    api_key = create_project(page)
+    for reporter in ("jo@example.com", "JO@example.com", "sam@example.com"):
+        filed = {"title": f"From {reporter}", "reporter_identifier": reporter}
+        file_report(base_url, api_key, severity="low", **filed)
+    page.reload()
+    page.get_by_role("navigation", name="Sections of this page").get_by_role(
+        "link", name="Data and retention"
+    ).click()
+    data = page.get_by_role("region", name="Data and retention")
+    expect(data.locator("dl.usage")).to_contain_text("Reports3")
+
+    data.get_by_label("Delete reports after (days)").fill("90")
+    data.get_by_label("closed").uncheck()
+    data.get_by_role("button", name="Save retention").click()
+    expect(data).to_contain_text("Reports resolved for 90 days are deleted.")
+
+    data.get_by_role("textbox", name="Reporter").fill("jo@example.com")
+    with page.expect_download() as download:
+        data.get_by_role("link", name="Download their reports (NDJSON)").click()
+    lines = Path(download.value.path()).read_text().splitlines()
+    assert sorted(json.loads(line)["title"] for line in lines) == [
+        "From JO@example.com",
+        "From jo@example.com",
+    ]
+    data.get_by_role("button", name="Erase their reports").click()
+    page.get_by_role("dialog").get_by_role("button", name="Erase").click()
+    expect(data).to_contain_text("2 report(s) of jo@example.com erased")
+    page.reload()
+    expect(data.locator("dl.usage")).to_contain_text("Reports1")
+    save_screenshot(page, "project-data")
+
+    go_to(page, "Admin")
+    usage = page.get_by_role("region", name="Usage")
+    expect(usage).to_contain_text("1 reports, 0 files")
+    expect(usage.locator("table.usage tbody tr")).to_have_count(1)

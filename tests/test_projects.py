@@ -12,7 +12,7 @@ from harness.client import add_to_project, create_project, csrf, register
 from svc.extensions import db
 from svc.models import Membership, Project
 from svc.services.projects import derive_tracking_prefix
-from tests.helpers import VALID_BODIES, WIDGET_DEFAULTS
+from tests.helpers import VALID_BODIES, VALID_QUERIES, WIDGET_DEFAULTS
 
 API_KEY = re.compile(r"^svc_pub_[0-9A-Za-z]{32,}$")
 PROJECT_FIELDS = {
@@ -63,6 +63,7 @@ def test_create_returns_the_owners_view(user_client):
         "webhookFormat": "json",
         "allowedOrigins": [],
         "widget": WIDGET_DEFAULTS,
+        "retention": {"days": None, "statuses": ["resolved", "closed"]},
     }
     assert project["createdAt"] == project["updatedAt"]
 
@@ -211,6 +212,7 @@ def test_patch_merges_settings(user_client):
         "webhookFormat": "slack",
         "allowedOrigins": ["https://a.example"],
         "widget": WIDGET_DEFAULTS,
+        "retention": {"days": None, "statuses": ["resolved", "closed"]},
     }
     renamed = patch(user_client, project["id"], {"name": "Store"}).get_json()
     assert renamed["name"] == "Store"
@@ -236,6 +238,7 @@ def test_interface_camel_case_settings_are_accepted(user_client):
         "webhookFormat": "discord",
         "allowedOrigins": ["https://shop.example.com"],
         "widget": WIDGET_DEFAULTS,
+        "retention": {"days": None, "statuses": ["resolved", "closed"]},
     }
 
 
@@ -484,7 +487,7 @@ def test_outsider_gets_404_on_every_project_endpoint(app, team):
                 "delivery_id": uuid.uuid4(),
             },
             append_unknown=False,
-        )[1]
+        )[1] + VALID_QUERIES.get(rule.rule, "")
         body = VALID_BODIES.get((rule.rule, method))
         response = outsider.open(path, method=method, json=body, headers=csrf(outsider))
         assert response.status_code == 404, (method, path, response.get_json())

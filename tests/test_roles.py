@@ -142,6 +142,8 @@ def test_the_routes_that_need_a_role_are_the_expected_ones():
         ("/api/v1/projects/<uuid:project_id>/members/<uuid:user_id>", "DELETE"): "owner",
         ("/api/v1/projects/<uuid:project_id>/audit", "GET"): "owner",
         ("/api/v1/projects/<uuid:project_id>/audit/export", "GET"): "owner",
+        ("/api/v1/projects/<uuid:project_id>/reporter-data", "GET"): "owner",
+        ("/api/v1/projects/<uuid:project_id>/reporter-data/erase", "POST"): "owner",
         ("/api/v1/projects/<uuid:project_id>/integrations", "POST"): "owner",
         ("/api/v1/integrations/<uuid:integration_id>", "PATCH"): "owner",
         ("/api/v1/integrations/<uuid:integration_id>", "DELETE"): "owner",

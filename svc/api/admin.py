@@ -6,8 +6,9 @@ from flask import Blueprint
 
 from svc.api.decorators import body, response
 from svc.auth.guard import admin_required, admin_session_required, current_user
+from svc.schemas.projects import InstanceUsageOut
 from svc.schemas.users import AdminUserIn, AdminUserOut, HealthOut, InstanceStatusOut
-from svc.services import admin
+from svc.services import admin, retention
 
 bp = Blueprint("admin", __name__, url_prefix="/api/v1/admin")
 
@@ -53,3 +54,11 @@ def instance_health():
     """Which scheduler is active, what the outboxes hold, whether the store and the database
     answer (docs/deployment.md)."""
     return admin.health()
+
+
+@bp.get("/usage")
+@admin_required
+@response(InstanceUsageOut())
+def instance_usage():
+    """Reports and stored objects per project and in all, and the database's size."""
+    return retention.instance_usage()

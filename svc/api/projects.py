@@ -2,20 +2,25 @@
 
 import uuid
 
-from flask import Blueprint
+from flask import Blueprint, Response
 
-from svc.api.decorators import body, needs_role, response
+from svc import json_codec
+from svc.api.decorators import body, described, needs_role, query, response
 from svc.auth.guard import current_user, login_required, session_required
 from svc.models import OWNER
 from svc.schemas.projects import (
+    ErasedOut,
     MemberOut,
     MemberRoleIn,
     ProjectCreateIn,
     ProjectOut,
     ProjectSummaryOut,
     ProjectUpdateIn,
+    ProjectUsageOut,
+    ReporterIn,
 )
-from svc.services import projects
+from svc.schemas.reports import ReportOut
+from svc.services import projects, retention
 
 bp = Blueprint("projects", __name__, url_prefix="/api/v1/projects")
 
@@ -110,3 +115,46 @@ def remove_member(project_id: uuid.UUID, user_id: uuid.UUID):
     """Remove a member (owners), or leave the project (anyone, with their own id); the last
     owner can do neither (409)."""
     projects.remove_member(current_user(), project_id, user_id)
+
+
+@bp.post("/<uuid:project_id>/reporter-data/erase")
+@login_required
+@body(ReporterIn())
+@needs_role(OWNER)
+@response(ErasedOut())
+def erase_reporter_data(data, project_id: uuid.UUID):
+    """Delete every report of one reporter (any case), and blank the value in what waits to be
+    sent: the right to erasure."""
+    erased = retention.erase_reporter(current_user(), project_id, data["reporter_identifier"])
+    return {"reports": erased}
+
+
+@bp.get("/<uuid:project_id>/reporter-data")
+@login_required
+@query(ReporterIn())
+@needs_role(OWNER)
+@described(
+    responses={
+        "200": {
+            "description": "One report per line, whole, as GET /reports/{id} has it",
+            "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+        }
+    }
+)
+def export_reporter_data(params, project_id: uuid.UUID):
+    """Download every report of one reporter: a subject-access request."""
+    found = retention.reports_of_reporter(current_user(), project_id, params["reporter_identifier"])
+    lines = "".join(json_codec.dumps(report) + "\n" for report in ReportOut(many=True).dump(found))
+    return Response(
+        lines,
+        mimetype="application/x-ndjson",
+        headers={"Content-Disposition": 'attachment; filename="svc-reporter-data.ndjson"'},
+    )
+
+
+@bp.get("/<uuid:project_id>/usage")
+@login_required
+@response(ProjectUsageOut())
+def project_usage(project_id: uuid.UUID):
+    """What the project takes up: reports, comments, stored objects, the oldest report."""
+    return retention.project_usage(current_user(), project_id)

@@ -10,6 +10,8 @@ from svc.models.limits import RateLimitCounter
 from svc.models.mail import OutgoingMail
 from svc.models.notifications import Notification
 from svc.models.projects import (
+    DEFAULT_RETENTION,
+    MAX_RETENTION_DAYS,
     MEMBER,
     OWNER,
     ROLES,

@@ -36,6 +36,11 @@ def role_at_least(role: str, least: str) -> bool:
     return ROLES.index(role) >= ROLES.index(least)
 
 
+# A project keeps every report until its owner sets `days` (docs/api.md §7.4).
+DEFAULT_RETENTION = {"days": None, "statuses": ["resolved", "closed"]}
+MAX_RETENTION_DAYS = 3650
+
+
 class Project(db.Model):
     __tablename__ = "projects"
 
@@ -53,6 +58,8 @@ class Project(db.Model):
     # Only what the owner changed; svc.services.widget fills in the defaults when it is read, so
     # a default can improve without rewriting every project.
     widget_settings: Mapped[dict] = mapped_column(JSON, default=dict, server_default="{}")
+    # {days, statuses} as the owner set it; None: DEFAULT_RETENTION (svc.services.retention).
+    retention: Mapped[dict | None] = mapped_column(JSON(none_as_null=True))
     # The counter behind tracking numbers: incremented in each report's own transaction, so the
     # numbers of a project are 1..n without holes, also under concurrent creation.
     last_report_number: Mapped[int] = mapped_column(default=0, server_default="0")

@@ -4,7 +4,7 @@ from flask import current_app
 from marshmallow import ValidationError, fields, post_load, pre_dump, validate
 
 from svc.auth.api_keys import normalize_origin
-from svc.models import OWNER, ROLES
+from svc.models import DEFAULT_RETENTION, MAX_RETENTION_DAYS, OWNER, ROLES, STATUSES
 from svc.schemas.base import InSchema, OneLine, OutSchema, Timestamp, check_absolute_url
 from svc.schemas.widget import WidgetSettingsIn, WidgetSettingsOut
 from svc.webhooks.formats import FORMATS, format_in_force
@@ -57,6 +57,18 @@ def _allowed_origins_field():
     )
 
 
+class RetentionIn(InSchema):
+    days = fields.Integer(allow_none=True, validate=validate.Range(1, MAX_RETENTION_DAYS))
+    statuses = fields.List(
+        fields.String(validate=validate.OneOf(STATUSES)), validate=validate.Length(min=1)
+    )
+
+
+class RetentionOut(OutSchema):
+    days = fields.Integer(required=True, allow_none=True)
+    statuses = fields.List(fields.String(), required=True)
+
+
 class ProjectSettingsIn(InSchema):
     """snake_case as everywhere, and interface.md's camelCase names as aliases."""
 
@@ -67,6 +79,7 @@ class ProjectSettingsIn(InSchema):
     webhookFormat = _webhook_format_field()
     allowedOrigins = _allowed_origins_field()
     widget = fields.Nested(WidgetSettingsIn)
+    retention = fields.Nested(RetentionIn)
 
     _ALIASES = {
         "webhookUrl": "webhook_url",
@@ -104,6 +117,7 @@ class ProjectSettingsOut(OutSchema):
     webhook_format = fields.String(required=True, validate=validate.OneOf(FORMATS))
     allowed_origins = fields.List(fields.String(), required=True)
     widget = fields.Nested(WidgetSettingsOut, required=True)
+    retention = fields.Nested(RetentionOut, required=True)
 
 
 class ProjectOut(OutSchema):
@@ -135,6 +149,7 @@ class ProjectOut(OutSchema):
                 "webhook_format": format_in_force(project.webhook_format, project.webhook_url),
                 "allowed_origins": list(project.allowed_origins or []),
                 "widget": access.widget_settings,
+                "retention": project.retention or DEFAULT_RETENTION,
             },
             "created_at": project.created_at,
             "updated_at": project.updated_at,
@@ -161,3 +176,45 @@ class ProjectSummaryOut(ProjectOut):
 
     class Meta:
         exclude = ("webhook_secret",)
+
+
+class ReporterIn(InSchema):
+    reporter_identifier = fields.String(required=True, validate=validate.Length(min=1, max=320))
+
+
+class ObjectsOut(OutSchema):
+    count = fields.Integer(required=True)
+    bytes = fields.Integer(required=True)
+
+
+class ErasedOut(OutSchema):
+    reports = fields.Integer(required=True)
+
+
+class ProjectUsageOut(OutSchema):
+    reports = fields.Integer(required=True)
+    comments = fields.Integer(required=True)
+    objects = fields.Nested(ObjectsOut, required=True)
+    oldest_report_at = Timestamp(required=True, allow_none=True)
+
+
+class _ProjectUsageRow(OutSchema):
+    id = fields.UUID(required=True)
+    name = fields.String(required=True)
+    reports = fields.Integer(required=True)
+    objects = fields.Nested(ObjectsOut, required=True)
+
+
+class _UsageTotals(OutSchema):
+    reports = fields.Integer(required=True)
+    objects = fields.Nested(ObjectsOut, required=True)
+
+
+class _DatabaseUsage(OutSchema):
+    bytes = fields.Integer(required=True, allow_none=True)
+
+
+class InstanceUsageOut(OutSchema):
+    projects = fields.List(fields.Nested(_ProjectUsageRow), required=True)
+    totals = fields.Nested(_UsageTotals, required=True)
+    database = fields.Nested(_DatabaseUsage, required=True)

@@ -12,7 +12,17 @@ from svc import audit
 from svc.auth import tokens
 from svc.errors import Conflict, Forbidden, not_found
 from svc.extensions import db
-from svc.models import MEMBER, OWNER, VIEWER, Membership, Project, Report, User, role_at_least
+from svc.models import (
+    DEFAULT_RETENTION,
+    MEMBER,
+    OWNER,
+    VIEWER,
+    Membership,
+    Project,
+    Report,
+    User,
+    role_at_least,
+)
 from svc.models.base import new_id, utcnow
 from svc.services import screenshots, widget
 from svc.webhooks import signing
@@ -157,6 +167,11 @@ def update(user: User, project_id: uuid.UUID, changes: dict) -> ProjectAccess:
     project = project_access.project
     new_values = {key: value for key, value in changes.items() if key != "settings"}
     new_values.update(changes.get("settings", {}))
+    if "retention" in new_values:
+        new_values["retention"] = {
+            **(project.retention or DEFAULT_RETENTION),
+            **new_values["retention"],
+        }
     if "widget" in new_values:
         new_values["widget_settings"] = widget.merged(project, new_values.pop("widget"))
     prefix = new_values.get("tracking_prefix")

@@ -125,27 +125,30 @@ def _apply(report: Report, user: User, changes: dict) -> dict:
 
 def delete(user: User, reference: str) -> None:
     report = workable_for(user, reference)
-    _remove_all([report], user)
+    remove_all([report], user)
 
 
 def bulk_delete(user: User, references: list[str]) -> int:
     found = _all_workable(user, references)
-    _remove_all(found, user)
+    remove_all(found, user)
     return len(found)
 
 
-def _remove_all(found: list[Report], user: User) -> None:
+def remove_all(found: list[Report], user: User | None, audit_each: bool = True) -> None:
     """Delete the reports with their screenshots (rows now, files after the commit), keeping
-    each project's report count; one audit entry per report."""
+    each project's report count and the overview's counters; comments, activity, links to
+    tracker issues and unsent notifications go with the rows, pending deliveries are
+    cancelled. One audit entry per report unless the caller records one for all."""
     keys = []
     for report in found:
-        audit.record(
-            audit.REPORT_DELETED,
-            user,
-            ("report", report.id),
-            project_id=report.project_id,
-            trackingId=report.tracking_id,
-        )
+        if audit_each:
+            audit.record(
+                audit.REPORT_DELETED,
+                user,
+                ("report", report.id),
+                project_id=report.project_id,
+                trackingId=report.tracking_id,
+            )
         stats.count(stats.Counted.of(report), -1)
         report_keys = screenshots.keys_of_report(report.id)
         db.session.delete(report)

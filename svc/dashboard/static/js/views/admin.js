@@ -5,6 +5,7 @@
 import { api } from "../api.js";
 import { actionButton, appendTo, confirmDialog, formatTime, h, replaceContent } from "../dom.js";
 import { auditPanel } from "./audit.js";
+import { instanceUsagePanel } from "./data.js";
 
 export async function adminView(main, context) {
   if (!context.user.isAdmin) {
@@ -12,7 +13,8 @@ export async function adminView(main, context) {
       h("p", { role: "alert" }, "Only administrators of this svc see this page.")));
     return;
   }
-  const [status, users] = await Promise.all([api.get("/admin/status"), api.get("/admin/users")]);
+  const [status, users, usage] = await Promise.all([
+    api.get("/admin/status"), api.get("/admin/users"), api.get("/admin/usage")]);
   if (!context.isCurrent()) return;
   const table = h("table", { class: "users" });
   const show = () => replaceContent(table,
@@ -50,6 +52,7 @@ export async function adminView(main, context) {
   appendTo(main, 
     h("div", { class: "page-heading" }, h("h1", {}, "Administration")),
     mailPanel(status),
+    instanceUsagePanel(usage),
     h("section", { class: "panel", "aria-label": "Accounts" }, h("h2", {}, "Accounts"), sent,
       h("div", { class: "table-wrap" }, table)),
     auditPanel("/admin/audit", users));

@@ -9,6 +9,7 @@ import {
 } from "../dom.js";
 import { ROLES, WEBHOOK_FORMATS, WIDGET_POSITIONS, WIDGET_SWITCHES } from "../constants.js";
 import { auditPanel } from "./audit.js";
+import { dataPanel } from "./data.js";
 import { integrationsPanel } from "./integrations.js";
 import { snippetBlock } from "./snippet.js";
 
@@ -52,6 +53,7 @@ export async function projectView(main, context) {
     owner ? ["webhook-secret", "Webhook secret", secretPanel(project)] : null,
     ["deliveries", "Webhook deliveries", deliveryPanel(project)],
     ["integrations", "Integrations", integrationsPanel(project)],
+    ["data", "Data and retention", dataPanel(project, owner)],
     owner ? ["audit", "Audit log", auditPanel(`/projects/${project.id}/audit`,
       members.map((member) => ({ id: member.userId, name: member.name })))] : null,
     owner ? ["delete", "Delete project", deletePanel(project, context)] : null,

@@ -1,0 +1,200 @@
+"""How long reports are kept, one reporter's data erased or handed over, and what a project
+and the instance take up (docs/api.md §7.4)."""
+
+import os
+import re
+import uuid
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select, text, true, update
+
+from svc import audit, database
+from svc.extensions import db
+from svc.models import (
+    OWNER,
+    VIEWER,
+    Comment,
+    OutgoingMail,
+    Project,
+    Report,
+    Screenshot,
+    User,
+    WebhookDelivery,
+)
+from svc.models.base import utcnow
+from svc.models.webhooks import PENDING
+from svc.services import projects, reports
+
+# Reports deleted per transaction: short ones, so that requests filing reports (which wait
+# for SQLite's one write lock) wait little.
+BATCH_REPORTS = 100
+ERASED = "[erased]"
+
+
+def apply_all(now: datetime | None = None) -> dict[uuid.UUID, int]:
+    """The scheduler's hourly pass: each project with `days` set loses its reports whose status
+    is one of `statuses` and that nobody touched for `days` days, in batches. One audit entry
+    per project that lost any, with the count; no event per report."""
+    now = now or utcnow()
+    removed = {}
+    kept = db.session.execute(
+        select(Project.id, Project.retention).where(Project.retention.is_not(None))
+    ).all()
+    db.session.commit()
+    for project_id, retention in kept:
+        if not retention.get("days"):
+            continue
+        cutoff = now - timedelta(days=retention["days"])
+        count = _remove_in_batches(
+            Report.project_id == project_id,
+            Report.status.in_(retention["statuses"]),
+            Report.updated_at < cutoff,
+        )
+        if count:
+            audit.record(
+                audit.RETENTION_APPLIED,
+                None,
+                ("project", project_id),
+                project_id=project_id,
+                reports=count,
+                days=retention["days"],
+                statuses=retention["statuses"],
+            )
+            db.session.commit()
+            removed[project_id] = count
+    return removed
+
+
+def erase_reporter(user: User, project_id: uuid.UUID, identifier: str) -> int:
+    """Every report of the project whose reporter is `identifier` (any case) goes as retention
+    deletes, and the value is blanked in every webhook payload and mail still waiting to be
+    sent. The audit entry holds the count, not the identifier."""
+    projects.access(user, project_id, at_least=OWNER)
+    count = _remove_in_batches(*_of_reporter(project_id, identifier))
+    _blank_in_queues(project_id, identifier)
+    audit.record(
+        audit.REPORTER_DATA_ERASED, user, ("project", project_id), project_id=project_id,
+        reports=count,
+    )  # fmt: skip
+    db.session.commit()
+    return count
+
+
+def reports_of_reporter(user: User, project_id: uuid.UUID, identifier: str) -> list[Report]:
+    """The reports of one reporter, whole, for a subject-access request (one person's: read
+    at once); the export is recorded before they are read."""
+    projects.access(user, project_id, at_least=OWNER)
+    database.end_transaction(then_read_only=False)  # a GET reads in a read-only transaction
+    audit.record(audit.REPORTER_DATA_EXPORTED, user, ("project", project_id), project_id=project_id)
+    db.session.commit()
+    database.begin_read_only(db.session())
+    return list(
+        db.session.scalars(
+            select(Report).where(*_of_reporter(project_id, identifier)).order_by(Report.created_at)
+        )
+    )
+
+
+def project_usage(user: User, project_id: uuid.UUID) -> dict:
+    project = projects.access(user, project_id, at_least=VIEWER).project
+    count, size = _objects(Screenshot.project_id == project_id)
+    return {
+        "reports": project.report_count,
+        "comments": db.session.scalar(
+            select(func.count())
+            .select_from(Comment)
+            .join(Report, Report.id == Comment.report_id)
+            .where(Report.project_id == project_id)
+        ),
+        "objects": {"count": count, "bytes": size},
+        "oldest_report_at": db.session.scalar(
+            select(func.min(Report.created_at)).where(Report.project_id == project_id)
+        ),
+    }
+
+
+def instance_usage() -> dict:
+    objects = {
+        project_id: {"count": count, "bytes": size or 0}
+        for project_id, count, size in db.session.execute(
+            select(Screenshot.project_id, func.count(), func.sum(Screenshot.size)).group_by(
+                Screenshot.project_id
+            )
+        )
+    }
+    rows = [
+        {
+            "id": project.id,
+            "name": project.name,
+            "reports": project.report_count,
+            "objects": objects.get(project.id, {"count": 0, "bytes": 0}),
+        }
+        for project in db.session.scalars(select(Project).order_by(Project.name))
+    ]
+    return {
+        "projects": rows,
+        "totals": {
+            "reports": sum(row["reports"] for row in rows),
+            "objects": {
+                "count": sum(row["objects"]["count"] for row in rows),
+                "bytes": sum(row["objects"]["bytes"] for row in rows),
+            },
+        },
+        "database": {"bytes": _database_bytes()},
+    }
+
+
+def _remove_in_batches(*conditions) -> int:
+    count = 0
+    while batch := list(
+        db.session.scalars(
+            select(Report).where(*conditions).order_by(Report.updated_at).limit(BATCH_REPORTS)
+        )
+    ):
+        reports.remove_all(batch, None, audit_each=False)
+        count += len(batch)
+    return count
+
+
+def _of_reporter(project_id: uuid.UUID, identifier: str) -> tuple:
+    return (
+        Report.project_id == project_id,
+        func.lower(Report.reporter_identifier) == identifier.strip().lower(),
+    )
+
+
+def _blank_in_queues(project_id: uuid.UUID, identifier: str) -> None:
+    """`identifier` replaced, in any case, in the payloads of the project's pending deliveries
+    and in every pending mail (a mail names no project)."""
+    pattern = re.compile(re.escape(identifier.strip()), re.IGNORECASE)
+    waiting = [
+        (WebhookDelivery, WebhookDelivery.project_id == project_id, ("payload",)),
+        (OutgoingMail, true(), ("subject", "text_body", "html_body")),
+    ]
+    for model, of_project, columns in waiting:
+        for row in db.session.scalars(select(model).where(model.status == PENDING, of_project)):
+            changes = {
+                column: pattern.sub(ERASED, getattr(row, column))
+                for column in columns
+                if pattern.search(getattr(row, column))
+            }
+            if changes:
+                db.session.execute(update(model).where(model.id == row.id).values(**changes))
+
+
+def _objects(condition) -> tuple[int, int]:
+    count, size = db.session.execute(
+        select(func.count(), func.sum(Screenshot.size)).where(condition)
+    ).one()
+    return count, size or 0
+
+
+def _database_bytes() -> int | None:
+    """The database's size on disk: the SQLite file with its log, or what PostgreSQL says."""
+    engine = db.engine
+    if engine.dialect.name == "postgresql":
+        return db.session.scalar(text("SELECT pg_database_size(current_database())"))
+    if engine.dialect.name == "sqlite" and engine.url.database:
+        files = [engine.url.database + suffix for suffix in ("", "-wal")]
+        return sum(os.path.getsize(path) for path in files if os.path.exists(path))
+    return None

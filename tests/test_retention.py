@@ -1,0 +1,191 @@
+"""Retention, erasure of one reporter's data, usage (docs/api.md §7.4): deleting in batches
+is SQL, so these run on each database."""
+
+import json
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import func, select, update
+
+from harness.client import create_project, csrf, register
+from svc import storage
+from svc.extensions import db
+from svc.models import AuditEntry, Comment, OutgoingMail, Report, WebhookDelivery
+from svc.models.base import utcnow
+from svc.services import retention
+from tests.helpers import file_report, png_bytes, upload
+
+
+@pytest.fixture
+def team(app):
+    owner = app.test_client()
+    register(owner)
+    return owner
+
+
+def make_old(app, tracking_ids: list[str], days: int) -> None:
+    """As if nobody had touched these reports for `days` days."""
+    with app.app_context():
+        for tracking_id in tracking_ids:
+            number = int(tracking_id.split("-")[1])
+            prefix = tracking_id.split("-")[0]
+            db.session.execute(
+                update(Report)
+                .where(Report.number == number, Report.project.has(tracking_prefix=prefix))
+                .values(updated_at=utcnow() - timedelta(days=days))
+            )
+        db.session.commit()
+
+
+def file(team, project, status: str = "open", **fields) -> dict:
+    report = file_report(team, project["apiKey"], **fields).get_json()
+    if status != "open":
+        changed = team.patch(
+            f"/api/v1/reports/{report['id']}", json={"status": status}, headers=csrf(team)
+        )
+        assert changed.status_code == 200
+    return report
+
+
+def tracking_ids(app) -> set[str]:
+    with app.app_context():
+        return {report.tracking_id for report in db.session.scalars(select(Report))}
+
+
+def test_the_setting_defaults_to_keeping_everything_and_is_checked(team):
+    project = create_project(team, "Web Shop")
+    assert project["settings"]["retention"] == {"days": None, "statuses": ["resolved", "closed"]}
+    url = f"/api/v1/projects/{project['id']}"
+    changed = team.patch(url, json={"settings": {"retention": {"days": 30}}}, headers=csrf(team))
+    assert changed.get_json()["settings"]["retention"] == {
+        "days": 30,
+        "statuses": ["resolved", "closed"],
+    }
+    for wrong in ({"days": 0}, {"days": 3651}, {"statuses": ["gone"]}, {"statuses": []}):
+        refused = team.patch(url, json={"settings": {"retention": wrong}}, headers=csrf(team))
+        assert refused.status_code == 422, wrong
+        assert "retention" in json.dumps(refused.get_json())
+
+
+def test_the_hourly_pass_deletes_what_the_setting_names_in_batches(
+    app, team, monkeypatch, receiver
+):
+    monkeypatch.setattr(retention, "BATCH_REPORTS", 2)
+    kept_long = create_project(team, "Kept long")
+    shop = create_project(team, "Web Shop")
+    hook = {"settings": {"webhook_url": "https://hooks.example.com/svc"}}
+    team.patch(f"/api/v1/projects/{shop['id']}", json=hook, headers=csrf(team))
+    key = upload(team, shop["apiKey"], png_bytes()).get_json()["key"]
+    old = [
+        file(team, shop, "resolved", screenshot_url=key),
+        file(team, shop, "closed"),
+        file(team, shop, "resolved"),
+    ]
+    team.post(
+        f"/api/v1/reports/{old[0]['id']}/comments", json={"body": "Fixed"}, headers=csrf(team)
+    )
+    open_old = file(team, shop)
+    recent = file(team, shop, "resolved")
+    elsewhere = file(team, kept_long, "resolved")
+    make_old(app, [r["trackingId"] for r in (*old, open_old, elsewhere)], days=40)
+    setting = {"settings": {"retention": {"days": 30}}}
+    team.patch(f"/api/v1/projects/{shop['id']}", json=setting, headers=csrf(team))
+
+    with app.app_context():
+        removed = retention.apply_all()
+        assert {str(project): count for project, count in removed.items()} == {shop["id"]: 3}
+        assert storage.current_store().size_of(key) is None
+        assert db.session.scalar(select(func.count()).select_from(Comment)) == 0
+        pending = set(
+            db.session.scalars(
+                select(WebhookDelivery.report_id).where(WebhookDelivery.status == "pending")
+            )
+        )
+        entry = db.session.scalar(
+            select(AuditEntry).where(AuditEntry.action == "retention_applied")
+        )
+    assert tracking_ids(app) == {r["trackingId"] for r in (open_old, recent, elsewhere)}
+    # Only the kept reports' deliveries wait; the deleted ones' were cancelled.
+    assert {str(report_id) for report_id in pending} == {open_old["id"], recent["id"]}
+    assert entry.detail["reports"] == 3 and entry.actor_id is None
+    listed = team.get(f"/api/v1/reports?project_id={shop['id']}").get_json()
+    assert listed["total"] == 2
+    assert team.get(f"/api/v1/projects/{shop['id']}/usage").get_json()["reports"] == 2
+    with app.app_context():  # a second pass finds nothing more
+        assert retention.apply_all() == {}
+
+
+def test_one_reporters_data_is_handed_over_then_erased_from_queues_too(app, team):
+    shop = create_project(team, "Web Shop")
+    hook = {"settings": {"webhook_url": "https://hooks.example.com/svc"}}
+    team.patch(f"/api/v1/projects/{shop['id']}", json=hook, headers=csrf(team))
+    theirs = [
+        file(team, shop, reporter_identifier="Jo@Example.com"),
+        file(team, shop, reporter_identifier="jo@example.com", console_logs=[
+            {"level": "error", "message": "boom", "timestamp": 1}
+        ]),
+    ]  # fmt: skip
+    mentioned = file(team, shop, reporter_identifier="sam@example.com",
+                     description="Same as jo@example.com saw")  # fmt: skip
+    with app.app_context():
+        db.session.add(
+            OutgoingMail(
+                to_address="ada@example.com",
+                subject="New report from JO@example.com",
+                text_body="Reported by jo@example.com",
+                html_body="<p>Reported by jo@example.com</p>",
+            )
+        )
+        db.session.commit()
+    base = f"/api/v1/projects/{shop['id']}/reporter-data"
+
+    exported = team.get(f"{base}?reporter_identifier=JO@EXAMPLE.COM")
+    assert exported.status_code == 200 and exported.mimetype == "application/x-ndjson"
+    lines = [json.loads(line) for line in exported.data.decode().splitlines()]
+    assert [line["id"] for line in lines] == [report["id"] for report in theirs]
+    assert lines[1]["consoleLogs"][0]["message"] == "boom"
+
+    erased = team.post(
+        f"{base}/erase", json={"reporter_identifier": "jo@example.com"}, headers=csrf(team)
+    )
+    assert erased.status_code == 200 and erased.get_json() == {"reports": 2}
+    assert tracking_ids(app) == {mentioned["trackingId"]}
+    with app.app_context():
+        mail = db.session.scalar(select(OutgoingMail))
+        payloads = [d.payload for d in db.session.scalars(select(WebhookDelivery))]
+        entry = db.session.scalar(
+            select(AuditEntry).where(AuditEntry.action == "reporter_data_erased")
+        )
+    assert "jo@example.com" not in (mail.subject + mail.text_body + mail.html_body).lower()
+    assert "[erased]" in mail.subject
+    assert all("jo@example.com" not in payload.lower() for payload in payloads)
+    assert entry.detail == {"reports": 2}
+    refused = team.post(f"{base}/erase", json={}, headers=csrf(team))
+    assert refused.status_code == 422
+
+
+def test_usage_of_a_project_and_of_the_instance(app, team):
+    shop = create_project(team, "Web Shop")
+    create_project(team, "Empty")
+    key = upload(team, shop["apiKey"], png_bytes(3, 3)).get_json()["key"]
+    report = file(team, shop, screenshot_url=key)
+    team.post(f"/api/v1/reports/{report['id']}/comments", json={"body": "Seen"}, headers=csrf(team))
+
+    usage = team.get(f"/api/v1/projects/{shop['id']}/usage").get_json()
+    assert usage == {
+        "reports": 1,
+        "comments": 1,
+        "objects": {"count": 1, "bytes": len(png_bytes(3, 3))},
+        "oldestReportAt": report["createdAt"],
+    }
+    instance = team.get("/api/v1/admin/usage").get_json()  # the first account is an admin
+    assert [row["name"] for row in instance["projects"]] == ["Empty", "Web Shop"]
+    assert instance["totals"] == {
+        "reports": 1,
+        "objects": {"count": 1, "bytes": len(png_bytes(3, 3))},
+    }
+    assert instance["database"]["bytes"] > 0
+    outsider = app.test_client()
+    register(outsider, email="grace@example.com", name="Grace Hopper")
+    assert outsider.get("/api/v1/admin/usage").status_code == 403
+    assert outsider.get(f"/api/v1/projects/{shop['id']}/usage").status_code == 404
