@@ -75,8 +75,8 @@ load: $(STAMP)
 	$(BIN)/python -m bench.load --database postgresql
 
 ## bench: every benchmark in bench/ (ingest, SQLite's cost per report, webhooks, scale to
-## 1,000,000 reports on SQLite and PostgreSQL, the widget's cost to a page in Chromium; about an
-## hour), then one table of figures beside their targets. Load goes to 127.0.0.1 only. Figures
+## 1,000,000 reports on SQLite and PostgreSQL, the widget's cost to a page in Chromium, ingest
+## with screenshots on S3 against a folder and the schedulers' failover; about an hour), then one table of figures beside their targets. Load goes to 127.0.0.1 only. Figures
 ## in bench/results/, the plot in bench/results/scale.png.
 ## `make bench BENCH_ARGS=--quick` stops at 100,000 reports with shorter loads;
 ## `make bench BENCH_ARGS=--smoke` runs each benchmark for seconds (make test runs it).

