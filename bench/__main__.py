@@ -18,7 +18,17 @@ import shutil
 import sys
 import tempfile
 
-from bench import ingest, load, operations, scale, storage, store, webhooks, widget
+from bench import (
+    ingest,
+    load,
+    operations,
+    retention,
+    scale,
+    storage,
+    store,
+    webhooks,
+    widget,
+)
 from bench.common import DATABASES, print_table, read_result
 
 INGEST_GOAL_RATIO = 0.25
@@ -37,6 +47,7 @@ def run_all(quick: bool, databases: list[str]) -> None:
         (widget, ["--rounds", "5"] if quick else []),
         (operations, ["--reports", "10000" if quick else "100000", *on_each]),
         (storage, ["--seconds", "5", "--kills", "3", "--lease", "5"] if quick else []),
+        (retention, ["--reports", "10000" if quick else "100000", *seconds]),
     )
 
 
@@ -50,6 +61,7 @@ def run_smoke(databases: list[str]) -> None:
         (widget, ["--rounds", "2", "--calls", "200", "--blocks", "1"]),
         (operations, ["--reports", "200", *on_each]),
         (storage, ["--seconds", "1", "--clients", "2", "--kills", "1", "--lease", "2"]),
+        (retention, ["--reports", "500", "--seconds", "1"]),
         *(
             (load, ["--database", database, "--clients", "4", "--seconds", "2"])
             for database in databases
@@ -191,6 +203,16 @@ def headline() -> list[dict]:
             f"median {failover['takeover_median_s']} s, max {failover['takeover_max_s']} s",
             "<= lease + 5 s",
             failover["takeover_max_s"] <= failover["lease_s"] + 5,
+        )
+    for row in read_result("retention") or []:
+        add(
+            "retention",
+            f"ingest p99 while {row['eligible']:,} of {row['reports']:,} reports are deleted "
+            f"({row['database']})",
+            f"{row['p99_during_ms']} ms against {row['p99_without_ms']} ms without "
+            f"({row['p99_ratio']}x); the pass took {row['retention_s']} s",
+            f"<= {retention.GOAL_RATIO:g}x",
+            row["p99_ratio"] <= retention.GOAL_RATIO,
         )
     page_cost = read_result("widget")
     if page_cost:

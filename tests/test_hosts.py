@@ -12,10 +12,11 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import update
+import requests
+from sqlalchemy import delete, update
 
-from harness.client import create_project, csrf, register
-from harness.service import ROOT, wait_until
+from harness.client import create_project, csrf, png_bytes, register
+from harness.service import ROOT, set_up_project, wait_until
 from svc.extensions import db
 from svc.models import SchedulerLease
 from svc.models.base import utcnow
@@ -24,6 +25,16 @@ from tests.helpers import REPORT, run_in_processes
 
 LEASE_SECONDS = 3
 FLASK = str(Path(sys.executable).with_name("flask"))
+
+
+@pytest.fixture(autouse=True)
+def no_lease_held(app):
+    """Each test starts with no scheduler holding the lease: a scheduler of an earlier test on
+    this database may have left it held (seen once in a full run: held when the first test of
+    this file began; which test left it is not known)."""
+    with app.app_context():
+        db.session.execute(delete(SchedulerLease))
+        db.session.commit()
 
 
 def test_one_holder_at_a_time_and_a_takeover_fences_the_old_one(app):
@@ -174,3 +185,42 @@ def test_a_standby_takes_over_a_killed_scheduler_and_a_paused_one_is_fenced(
     # Twice only what was under way when the first was killed: one attempt each after it.
     twice = {key: count for key, count in ids_received(receiver).items() if count > 1}
     assert len(twice) <= 8 and all(count == 2 for count in twice.values()), twice
+
+
+@pytest.mark.server
+def test_two_hosts_serve_one_installation_on_one_database_and_one_bucket(
+    app, service_env, s3_settings, seaweed, services, tmp_path
+):
+    """Two `make run`s on two ports, each with its instance folder and scheduler, sharing the
+    database, the bucket and the secret key, as two machines behind a load balancer would."""
+    shared = {**service_env, **s3_settings, **seaweed.credentials, "SVC_SECRET_KEY": "one key"}
+    host_a, service_a = services({**shared, "SVC_INSTANCE_PATH": str(tmp_path / "a")})
+    host_b, service_b = services({**shared, "SVC_INSTANCE_PATH": str(tmp_path / "b")})
+    browser, project = set_up_project(host_a, None)
+    image = png_bytes(9, 9)
+
+    uploaded = requests.post(
+        f"{host_a}/api/v1/upload/screenshot",
+        headers={"X-API-Key": project["apiKey"]},
+        files={"file": ("shot.png", image, "image/png")},
+    )
+    key = uploaded.json()["key"]
+    filed = requests.post(
+        f"{host_b}/api/v1/reports",
+        headers={"X-API-Key": project["apiKey"]},
+        json={**REPORT, "screenshot_url": key},
+    )
+    assert filed.status_code == 201, filed.text
+    for host in (host_a, host_b):  # a session started on A is valid on B
+        served = browser.get(f"{host}/api/v1/screenshots/{key}")
+        assert served.status_code == 200 and served.content == image
+        assert requests.get(f"{host}/readyz").status_code == 200
+
+    def one_active() -> dict | None:
+        health = browser.get(f"{host_b}/api/v1/admin/health").json()
+        return health if health["scheduler"]["holder"] else None
+
+    health = wait_until(one_active, message="one of the two schedulers active")
+    assert health["storage"] == {"kind": "s3", "ok": True}
+    active = ["scheduler: active" in service.output for service in (service_a, service_b)]
+    assert sorted(active) == [False, True]
