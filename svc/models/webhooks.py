@@ -21,7 +21,7 @@ class WebhookDelivery(db.Model):
     __table_args__ = (
         Index("ix_webhook_deliveries_due", "status", "next_attempt_at"),
         Index("ix_webhook_deliveries_project_created", "project_id", "created_at"),
-        # Deleting a report finds its deliveries (svc.webhooks.delivery.forget_report).
+        # Deleting a report finds its deliveries (svc.webhooks.delivery.forget_reports).
         Index("ix_webhook_deliveries_report_id", "report_id"),
     )
 

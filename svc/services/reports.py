@@ -3,7 +3,9 @@ A report's filing by the widget: svc.services.intake. Listing and search: svc.se
 
 import re
 import uuid
+from collections import Counter
 
+from sqlalchemy import delete as delete_rows  # `delete` is this module's verb
 from sqlalchemy import or_, select, tuple_
 from sqlalchemy import update as update_rows  # `update` is this module's verb
 
@@ -139,28 +141,34 @@ def remove_all(found: list[Report], user: User | None, audit_each: bool = True) 
     each project's report count and the overview's counters; comments, activity, links to
     tracker issues and unsent notifications go with the rows, pending deliveries are
     cancelled. One audit entry per report unless the caller records one for all."""
-    keys = []
-    for report in found:
-        if audit_each:
-            audit.record(
-                audit.REPORT_DELETED,
-                user,
-                ("report", report.id),
-                project_id=report.project_id,
-                trackingId=report.tracking_id,
-            )
-        stats.count(stats.Counted.of(report), -1)
-        report_keys = screenshots.keys_of_report(report.id)
-        db.session.delete(report)
+    if not found:
+        return
+    for report in found if audit_each else ():
+        audit.record(
+            audit.REPORT_DELETED,
+            user,
+            ("report", report.id),
+            project_id=report.project_id,
+            trackingId=report.tracking_id,
+        )
+    # Set-based, a statement per kind of row and not per report: retention deletes thousands
+    # while SQLite's one write lock is held (docs/performance.md, "Retention").
+    ids = [report.id for report in found]
+    stats.count_all((stats.Counted.of(report) for report in found), -1)
+    for project_id, gone in Counter(report.project_id for report in found).items():
         db.session.execute(
             update_rows(Project)
-            .where(Project.id == report.project_id)
-            .values(report_count=Project.report_count - 1)
+            .where(Project.id == project_id)
+            .values(report_count=Project.report_count - gone)
             .execution_options(synchronize_session=False)
         )
-        screenshots.forget(report_keys)
-        delivery.forget_report(report.id)
-        keys += report_keys
+    keys = screenshots.keys_of_reports(ids)
+    screenshots.forget(keys)
+    delivery.forget_reports(ids)
+    # The database deletes the rest with each report (ON DELETE CASCADE).
+    db.session.execute(
+        delete_rows(Report).where(Report.id.in_(ids)).execution_options(synchronize_session=False)
+    )
     db.session.commit()
     screenshots.remove_files(keys)
 

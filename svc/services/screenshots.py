@@ -75,8 +75,10 @@ def download_for(user: User, key: str) -> Download:
     raise not_found("Screenshot not found")
 
 
-def keys_of_report(report_id) -> list[str]:
-    return list(db.session.scalars(select(Screenshot.key).where(Screenshot.report_id == report_id)))
+def keys_of_reports(report_ids) -> list[str]:
+    return list(
+        db.session.scalars(select(Screenshot.key).where(Screenshot.report_id.in_(report_ids)))
+    )
 
 
 def keys_of_project(project_id) -> list[str]:

@@ -251,12 +251,12 @@ def page_for(project_id: uuid.UUID, page: int, page_size: int):
     return list(items), total
 
 
-def forget_report(report_id: uuid.UUID) -> None:
+def forget_reports(report_ids: list[uuid.UUID]) -> None:
     """A deleted report lives on in no delivery: each keeps its line in the log but loses its
     payload, a pending one is cancelled, and none can be redelivered. In the caller's
     transaction, beside the deletion."""
     now = utcnow()
-    of_report = WebhookDelivery.report_id == report_id
+    of_report = WebhookDelivery.report_id.in_(report_ids)
     db.session.execute(
         update(WebhookDelivery)
         .where(of_report, WebhookDelivery.status == PENDING)
