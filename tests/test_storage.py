@@ -3,17 +3,20 @@
 
 import secrets
 import tarfile
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 import requests
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, update
 
 from harness.client import create_project, csrf, register
 from svc import storage
 from svc.extensions import db
 from svc.models import Project, Screenshot
+from svc.models.base import utcnow
 from svc.operations import backup
+from svc.services import screenshots
 from tests.helpers import file_report, png_bytes, upload
 
 pytestmark = pytest.mark.any_database
@@ -51,6 +54,22 @@ def test_upload_serve_and_delete_on_each_store(make_app, store_settings):
     assert team.delete(f"/api/v1/reports/{report['id']}", headers=csrf(team)).status_code == 204
     assert stored(app, key) is None
     assert team.get(f"/api/v1/screenshots/{key}").status_code == 404
+
+    # An upload no report took within a day goes in the sweep; a project's go with it.
+    orphan = upload(team, shop["apiKey"], png_bytes(4, 4)).get_json()["key"]
+    kept = upload(team, shop["apiKey"], png_bytes(5, 5)).get_json()["key"]
+    file_report(team, shop["apiKey"], screenshot_url=kept)
+    with app.app_context():
+        db.session.execute(
+            update(Screenshot)
+            .where(Screenshot.key == orphan)
+            .values(created_at=utcnow() - timedelta(days=2))
+        )
+        db.session.commit()
+        assert screenshots.sweep() == 1
+    assert stored(app, orphan) is None and stored(app, kept) == len(png_bytes(5, 5))
+    assert team.delete(f"/api/v1/projects/{shop['id']}", headers=csrf(team)).status_code == 204
+    assert stored(app, kept) is None
 
 
 def test_a_store_that_is_down_is_a_503_and_comes_back_without_a_restart(
@@ -157,12 +176,15 @@ def test_copy_to_moves_a_thousand_screenshots_to_s3_and_checks_each(
     assert f"SVC_STORAGE_URL={target}" in first.output
     assert len(seaweed.object_names(bucket)) == 1000
 
+    again = on_disk.test_cli_runner().invoke(args=["storage", "copy-to", target])
+    assert again.exit_code == 0 and "0 copied, 1000 there already" in again.output
+
     # A copy changed in the store since is found by its checksum and copied again.
     changed = sorted(images)[0]
     seaweed.client().put_object(Bucket=bucket, Key=f"svc/{changed}", Body=b"\x89PNG damaged")
-    second = on_disk.test_cli_runner().invoke(args=["storage", "copy-to", target])
-    assert second.exit_code == 0, second.output
-    assert "1 copied, 999 there already" in second.output
+    third = on_disk.test_cli_runner().invoke(args=["storage", "copy-to", target])
+    assert third.exit_code == 0, third.output
+    assert "1 copied, 999 there already" in third.output
 
     on_s3 = make_app(**s3_settings)
     token = team.post("/api/v1/tokens", json={"name": "ci"}, headers=csrf(team)).json["token"]

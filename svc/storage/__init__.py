@@ -66,6 +66,9 @@ class ObjectStore(Protocol):
     kind: str  # "folder" or "s3"
     location: str  # the SVC_STORAGE_URL that names it
     spool_dir: Path  # where an upload is received before `put_file`
+    # Whether the spool file itself becomes the object (a rename): then it must be on disk
+    # (fsync) before its row is written; a store that copies it elsewhere needs no fsync.
+    keeps_spool_file: bool
 
     def put_file(self, key: str, path: Path, content_type: str) -> None:
         """Store the complete file at `path` under `key` (the file is gone afterwards)."""
@@ -162,7 +165,8 @@ def save_image(store: ObjectStore, stream: BinaryIO, max_bytes: int) -> StoredIm
                 target.write(chunk)
                 chunk = stream.read(CHUNK_BYTES)
             target.flush()
-            os.fsync(target.fileno())
+            if store.keeps_spool_file:
+                os.fsync(target.fileno())
         key = f"{secrets.token_urlsafe(24)}.{extension}"
         store.put_file(key, Path(temporary), content_type)
         return StoredImage(key=key, content_type=content_type, size=size)

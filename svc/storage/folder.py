@@ -15,6 +15,7 @@ from svc import storage
 
 class FolderStore:
     kind = "folder"
+    keeps_spool_file = True
 
     def __init__(self, folder: Path):
         self.folder = folder

@@ -23,6 +23,7 @@ _MISSING = {"404", "NoSuchKey", "NotFound"}
 
 class S3Store:
     kind = "s3"
+    keeps_spool_file = False
 
     def __init__(self, url: str, bucket: str, prefix: str, instance_path: Path, options):
         options = options or storage.S3Options()
