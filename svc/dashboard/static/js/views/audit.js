@@ -28,9 +28,13 @@ export function auditPanel(path, people = []) {
     field("From", h("input", { type: "date", name: "since", onchange: changed })),
     field("Until", h("input", { type: "date", name: "until", onchange: changed })));
   const body = h("div", {});
+  let asking = 0;
   const load = async () => {
     const params = asked(wanted);
+    const mine = ++asking;
     const log = await api.get(`${path}${query({ ...params, page, page_size: PAGE_SIZE })}`);
+    // Answers may arrive out of order (filters changed quickly): only the last one asked shows.
+    if (mine !== asking) return;
     replaceContent(body,
       h("p", {}, `${log.total} ${log.total === 1 ? "entry" : "entries"} · `,
         h("a", { href: `/api/v1${path}/export${query(params)}`, download: "" }, "Download as NDJSON")),
