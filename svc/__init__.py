@@ -77,12 +77,7 @@ def _object_store(app: Flask) -> storage.ObjectStore:
     store = storage.open_store(
         config["SVC_STORAGE_URL"] or config["SVC_UPLOAD_DIR"] or "uploads",
         app.instance_path,
-        storage.S3Options(
-            endpoint_url=config["SVC_S3_ENDPOINT_URL"],
-            region=config["SVC_S3_REGION"],
-            addressing=config["SVC_S3_ADDRESSING"],
-            presigned_downloads=config["SVC_S3_PRESIGNED_DOWNLOADS"],
-        ),
+        storage.S3Options.from_settings(config),
     )
     config["SVC_UPLOAD_DIR"] = str(store.folder) if store.kind == "folder" else None
     return store

@@ -26,16 +26,9 @@ class Copied:
 
 def copy_to(url: str) -> Copied:
     source = storage.current_store()
-    config = current_app.config
     try:
         target = storage.open_store(
-            url,
-            current_app.instance_path,
-            storage.S3Options(
-                endpoint_url=config["SVC_S3_ENDPOINT_URL"],
-                region=config["SVC_S3_REGION"],
-                addressing=config["SVC_S3_ADDRESSING"],
-            ),
+            url, current_app.instance_path, storage.S3Options.from_settings(current_app.config)
         )
     except ValueError as exc:
         raise OperationFailed(f"not a store: {url}: {exc}") from None

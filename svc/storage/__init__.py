@@ -59,6 +59,16 @@ class S3Options:
     addressing: str = "auto"
     presigned_downloads: bool = False
 
+    @classmethod
+    def from_settings(cls, config) -> "S3Options":
+        """The SVC_S3_* settings of an app's config."""
+        return cls(
+            endpoint_url=config["SVC_S3_ENDPOINT_URL"],
+            region=config["SVC_S3_REGION"],
+            addressing=config["SVC_S3_ADDRESSING"],
+            presigned_downloads=config["SVC_S3_PRESIGNED_DOWNLOADS"],
+        )
+
 
 class ObjectStore(Protocol):
     """What the service asks of a store. Keys are the service's own (`is_key`)."""
