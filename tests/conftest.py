@@ -95,7 +95,10 @@ def _migrate(url: str, instance_path) -> None:
 
 @pytest.fixture
 def make_app(database_url, tmp_path):
-    """Build an app on the test database; overrides by setting name. Tables are emptied after."""
+    """Build an app on the test database; overrides by setting name. Tables are emptied before
+    and after: before too, because a full run once found a user of an earlier test's service
+    processes in them (which test left it is not known)."""
+    _empty_tables(database_url)
     apps = []
 
     def build(**overrides):
