@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from argon2 import PasswordHasher
 from flask_migrate import upgrade
 from sqlalchemy import create_engine
 from werkzeug.serving import make_server
@@ -21,6 +22,7 @@ from harness.client import register
 from harness.databases import postgresql_schema
 from harness.service import kill_service, start_service
 from svc import create_app, rate_limits
+from svc.auth import passwords
 from svc.extensions import db
 
 BACKENDS = ["sqlite"] + (["postgresql"] if os.environ.get("SVC_TEST_DATABASE_URL") else [])
@@ -61,6 +63,16 @@ def pytest_collection_modifyitems(items):
         return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
 
     items.sort(key=rank)
+
+
+@pytest.fixture(autouse=True)
+def quick_password_hashing(request, monkeypatch):
+    """Argon2id at its least cost in the tests' own process: at OWASP's (20 ms of CPU a hash)
+    the suite's thousands of sign-ups cost over a minute. Tests marked `owasp_hashing` keep the
+    product's parameters (they check them); the services the tests start always do."""
+    if request.node.get_closest_marker("owasp_hashing") is None:
+        quick = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+        monkeypatch.setattr(passwords, "_hasher", quick)
 
 
 @pytest.fixture(scope="session")

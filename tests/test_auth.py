@@ -151,6 +151,7 @@ def test_password_limits_are_inclusive(client):
         assert response.status_code == 201
 
 
+@pytest.mark.owasp_hashing
 def test_password_is_stored_as_argon2id_hash(app, client):
     register(client)
     with app.app_context():

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.service import ROOT, set_up_project
+from harness.service import ROOT, kill_service, set_up_project, start_service
 from tests.helpers import REPORT
 
 # A client over HTTP: the database cannot change its answer, SQLite alone (tests/conftest.py).
@@ -31,23 +31,41 @@ CAPTURED = {
 }
 
 
+@pytest.fixture(scope="module")
+def service(database_url, tmp_path_factory, certificate_authority):
+    """One `make run` for the whole file: each test begins on emptied tables (`app`) and sets
+    up its own account and project, so no test sees another's. It may call a local tracker."""
+    folder = tmp_path_factory.mktemp("cli-service")
+    base_url, running = start_service(
+        {
+            "SVC_WORKERS": "2",
+            "SVC_DATABASE_URL": database_url,
+            "SVC_INSTANCE_PATH": str(folder / "instance"),
+            "SVC_UPLOAD_DIR": str(folder / "uploads"),
+            "SVC_RATE_LIMIT_AUTH": "off",  # every test signs up from this address
+            "SVC_WEBHOOK_ALLOW_PRIVATE": "true",
+            "SVC_WEBHOOK_CA_BUNDLE": certificate_authority[1],
+        }
+    )
+    yield base_url
+    kill_service(running)
+
+
 @pytest.fixture
-def served(app, service_env, services, tmp_path):
-    """A running svc with Web Shop and three reports; Ada's browser session and a PAT. (`app`
-    empties the test database afterwards.)"""
-    base_url, _ = services(service_env)
-    browser, project = set_up_project(base_url, webhook_url=None)
+def served(app, service, tmp_path):
+    """Web Shop with three reports on the running svc; Ada's browser session and a PAT."""
+    browser, project = set_up_project(service, webhook_url=None)
     csrf = {"X-CSRF-Token": browser.cookies["svc_csrf_token"]}
     for title, severity in (("Checkout fails", "critical"), ("Typo", "low"), ("Slow", "high")):
         filed = browser.post(
-            f"{base_url}/api/v1/reports",
+            f"{service}/api/v1/reports",
             json={**REPORT, **CAPTURED, "title": title, "severity": severity},
             headers={"X-API-Key": project["apiKey"]},
         )
         assert filed.status_code == 201
-    token = browser.post(f"{base_url}/api/v1/tokens", json={"name": "cli"}, headers=csrf).json()
+    token = browser.post(f"{service}/api/v1/tokens", json={"name": "cli"}, headers=csrf).json()
     return {
-        "url": base_url,
+        "url": service,
         "token": token,
         "project": project,
         "browser": browser,
@@ -197,7 +215,8 @@ def test_reports_watch(served):
     assert [json.loads(line)["title"] for line in out.splitlines()] == ["First new", "Second new"]
 
 
-def test_every_command_has_help(served):
+def test_every_command_has_help(tmp_path):
+    served = {"home": tmp_path}  # no service: help is written by the command line alone
     for command in (
         [],
         ["login"],
@@ -325,13 +344,13 @@ def test_a_token_goes_over_plain_http_to_this_machine_only(tmp_path):
 
 
 def test_reports_issue_creates_the_issue_in_the_tracker(
-    webhook_env, services, certificate_authority, tmp_path
+    app, service, certificate_authority, tmp_path
 ):
     from harness.trackers import TOKEN, FakeTrackers
 
     trackers = FakeTrackers(certificate_authority[0]).start()
     try:
-        base_url, _ = services(webhook_env)
+        base_url = service
         browser, project = set_up_project(base_url, webhook_url=None)
         csrf = {"X-CSRF-Token": browser.cookies["svc_csrf_token"]}
         connected = browser.post(
