@@ -1,5 +1,5 @@
-"""The application factory: `create_app` reads as the table of contents: settings, extensions, error handlers, blueprints,
-commands.
+"""The application factory: `create_app` reads as the table of contents: settings, extensions,
+error handlers, blueprints, commands.
 """
 
 import os
