@@ -17,6 +17,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 
 from bench import (
     ingest,
@@ -73,9 +74,11 @@ def run(*benchmarks) -> None:
     """Each (module, its command-line arguments) in turn; stops at the first that fails."""
     for module, arguments in benchmarks:
         sys.argv = [module.__name__, *arguments]
+        started = time.monotonic()
         status = module.main()
         if status:
             raise SystemExit(f"{module.__name__} {' '.join(arguments)} exited {status}")
+        print(f"({module.__name__} took {time.monotonic() - started:.1f} s)", file=sys.stderr)
 
 
 def headline() -> list[dict]:

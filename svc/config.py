@@ -288,6 +288,18 @@ SETTINGS: tuple[Setting, ...] = (
         "invitations sent and resent, per invited address; `off` disables",
     ),
     Setting(
+        "SVC_RATE_LIMIT_STATUS",
+        "10/hour",
+        _rate_limit,
+        "replies and reopenings on a report's status page, per page; `off` disables",
+    ),
+    Setting(
+        "SVC_RATE_LIMIT_STATUS_ADDRESS",
+        "30/hour",
+        _rate_limit,
+        "replies and reopenings on status pages, per client address; `off` disables",
+    ),
+    Setting(
         "SVC_RATE_LIMIT_STORAGE",
         "database",
         str.strip,

@@ -34,7 +34,8 @@ def file_report(client, api_key: str, headers: dict | None = None, **fields):
 def furnish(owner, project: dict) -> dict:
     """Give a project something of each kind the access tests reach for: a webhook, a report
     with a screenshot and the report's delivery, a comment, a pending invitation, an
-    integration (with a tracker that cannot be reached). The path values naming them."""
+    integration (with a tracker that cannot be reached), the report's status page. The path
+    values naming them."""
     owner.patch(
         f"/api/v1/projects/{project['id']}",
         json={"settings": {"webhook_url": "https://hooks.example.com/svc"}},
@@ -59,7 +60,11 @@ def furnish(owner, project: dict) -> dict:
         },
         headers=csrf(owner),
     ).get_json()
+    status_link = owner.post(
+        f"/api/v1/reports/{report['trackingId']}/status-link", headers=csrf(owner)
+    ).get_json()
     return {
+        "token": status_link["url"].rsplit("/", 1)[1],
         "integration_id": integration["id"],
         "invitation_id": invitation["id"],
         "comment_id": comment["id"],

@@ -50,7 +50,10 @@ def test_members_and_owners_write_everyone_reads(team):
     response = comment(grace, "Seen on iOS too")
     assert response.status_code == 201
     body = response.get_json()
-    assert set(body) == {"id", "reportId", "author", "body", "createdAt", "updatedAt"}
+    assert set(body) == {
+        "id", "reportId", "author", "body", "public", "fromReporter", "createdAt", "updatedAt"
+    }  # fmt: skip
+    assert (body["public"], body["fromReporter"]) == (False, False)
     assert body["author"] == {"id": grace.user["id"], "name": "Grace Hopper"}
     assert comment(team["ada"], "Fixed in 2.4").status_code == 201
 

@@ -642,6 +642,19 @@ def test_a_comment_with_a_mention_and_the_timeline(page, browser, base_url):
     page.get_by_role("dialog").get_by_role("button", name="Delete").click()
     expect(activity.nth(2)).to_contain_text("Ada Lovelace deleted a comment")
 
+    # A reply to the reporter (docs/reporter-updates.md) says so, and only it is public.
+    page.get_by_role("textbox", name="Comment").fill("Fixed in today's release")
+    page.get_by_role("checkbox", name="Reply to reporter").check()
+    page.get_by_role("button", name="Comment", exact=True).click()
+    expect(activity.nth(3)).to_contain_text("Ada Lovelace replied to the reporter")
+    expect(activity.nth(3)).to_have_class(re.compile(r"\bpublic\b"))
+    expect(page.get_by_role("checkbox", name="Reply to reporter")).not_to_be_checked()
+    listed = requests.get(
+        f"{base_url}/api/v1/reports/{report['trackingId']}/comments",
+        cookies={c["name"]: c["value"] for c in page.context.cookies()},
+    ).json()
+    assert [(c["body"], c["public"]) for c in listed] == [("Fixed in today's release", True)]
+
 
 def test_three_reports_are_resolved_at_once(page, base_url):
     sign_up(page)

@@ -64,6 +64,7 @@ def test_create_returns_the_owners_view(user_client):
         "allowedOrigins": [],
         "widget": WIDGET_DEFAULTS,
         "retention": {"days": None, "statuses": ["resolved", "closed"]},
+        "reporterUpdates": {"enabled": False, "events": ["received", "resolved", "public_comment"]},
     }
     assert project["createdAt"] == project["updatedAt"]
 
@@ -213,6 +214,7 @@ def test_patch_merges_settings(user_client):
         "allowedOrigins": ["https://a.example"],
         "widget": WIDGET_DEFAULTS,
         "retention": {"days": None, "statuses": ["resolved", "closed"]},
+        "reporterUpdates": {"enabled": False, "events": ["received", "resolved", "public_comment"]},
     }
     renamed = patch(user_client, project["id"], {"name": "Store"}).get_json()
     assert renamed["name"] == "Store"
@@ -239,6 +241,7 @@ def test_interface_camel_case_settings_are_accepted(user_client):
         "allowedOrigins": ["https://shop.example.com"],
         "widget": WIDGET_DEFAULTS,
         "retention": {"days": None, "statuses": ["resolved", "closed"]},
+        "reporterUpdates": {"enabled": False, "events": ["received", "resolved", "public_comment"]},
     }
 
 

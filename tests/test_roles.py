@@ -139,6 +139,7 @@ def test_the_routes_that_need_a_role_are_the_expected_ones():
         ("/api/v1/invitations/<uuid:invitation_id>", "DELETE"): "owner",
         ("/api/v1/invitations/<uuid:invitation_id>/resend", "POST"): "owner",
         ("/api/v1/projects/<uuid:project_id>/members/<uuid:user_id>", "PATCH"): "owner",
+        ("/api/v1/reports/<report_ref>/status-link", "POST"): "member",
         ("/api/v1/projects/<uuid:project_id>/members/<uuid:user_id>", "DELETE"): "owner",
         ("/api/v1/projects/<uuid:project_id>/audit", "GET"): "owner",
         ("/api/v1/projects/<uuid:project_id>/audit/export", "GET"): "owner",

@@ -580,3 +580,23 @@ def test_clicks_and_logs_carry_no_typed_text_and_no_secret(page, host_site, team
     assert {"div#notes", "textarea#address", "select#plan", "code#jwt"} <= clicked
     logged = next(entry for entry in report["consoleLogs"] if "login" in entry["message"])
     assert '"user":"ada"' in logged["message"]
+
+
+def test_the_thank_you_screen_links_the_status_page_when_reporters_hear_back(page, host_site, team):
+    turned_on = team.patch(
+        f"/api/v1/projects/{team.project['id']}",
+        json={"settings": {"reporter_updates": {"enabled": True}}},
+        headers=csrf(team),
+    )
+    assert turned_on.status_code == 200
+    open_shop(page, host_site, team.key)
+    launcher(page).click()
+    form = dialog(page)
+    form.get_by_label("Title").fill("Coupon refused")
+    form.get_by_label("Your e-mail").fill("rep@example.com")
+    form.get_by_role("button", name="Send report").click()
+    follow = form.get_by_role("link", name="Follow your report")
+    expect(follow).to_have_attribute("href", re.compile(r"^http://[^/]+/status/[\w-]{43}$"))
+    expect(follow).to_have_attribute("rel", "noopener noreferrer")
+    token = follow.get_attribute("href").rsplit("/", 1)[1]
+    assert team.get(f"/api/v1/status/{token}").get_json()["title"] == "Coupon refused"

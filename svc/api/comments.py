@@ -7,7 +7,7 @@ from flask import Blueprint
 from svc.api.decorators import body, needs_role, response
 from svc.auth.guard import current_user, login_required
 from svc.models import MEMBER
-from svc.schemas.comments import CommentIn, CommentOut
+from svc.schemas.comments import CommentIn, CommentOut, NewCommentIn
 from svc.services import comments
 
 bp = Blueprint("comments", __name__, url_prefix="/api/v1")
@@ -16,11 +16,12 @@ bp = Blueprint("comments", __name__, url_prefix="/api/v1")
 @bp.post("/reports/<report_ref>/comments")
 @login_required
 @needs_role(MEMBER)
-@body(CommentIn())
+@body(NewCommentIn())
 @response(CommentOut(), 201)
 def add_comment(data, report_ref: str):
-    """Comment on a report; `@Name` or `@email` of a member mentions them."""
-    return comments.add(current_user(), report_ref, data["body"])
+    """Comment on a report; `@Name` or `@email` of a member mentions them. A `public` one is
+    shown on the report's status page and mailed to its reporter."""
+    return comments.add(current_user(), report_ref, data["body"], data["public"])
 
 
 @bp.get("/reports/<report_ref>/comments")

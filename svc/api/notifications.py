@@ -6,7 +6,7 @@ from flask import Blueprint
 from svc.api.decorators import body, response
 from svc.auth.guard import current_user, login_required
 from svc.schemas.notifications import NotificationChoiceIn, NotificationChoiceOut, UnsubscribedOut
-from svc.services import notifications
+from svc.services import notifications, reporter_mails
 
 bp = Blueprint("notifications", __name__)
 
@@ -34,5 +34,8 @@ def set_choices(data):
 @response(UnsubscribedOut(), errors=(404,))
 def unsubscribe(token: str):
     """One click from a mail (RFC 8058: mail programs POST here, whatever the body): no more
-    mails about the link's project (or, from a summary, any project)."""
+    mails about the link's project (or, from a summary, any project). A reporter's link
+    (docs/reporter-updates.md): no more mails to that address about that project."""
+    if reporter_mails.is_unsubscribe_token(token):
+        return reporter_mails.unsubscribe(token)
     return notifications.unsubscribe(token)

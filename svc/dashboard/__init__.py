@@ -10,7 +10,9 @@ from pathlib import Path
 from flask import Blueprint, Response, current_app, render_template, request, send_file
 from werkzeug.exceptions import NotFound
 
+from svc.errors import NotFound as ReportNotFound
 from svc.errors import error_response
+from svc.services import reporter_mails, status_page
 
 bp = Blueprint(
     "dashboard",
@@ -56,6 +58,32 @@ def page(**_path_values) -> Response:
 
 for rule in PAGES:
     bp.add_url_rule(rule, view_func=page, methods=["GET"])
+
+
+# A report's status page (docs/reporter-updates.md): read without any script; its script only
+# sends a reply or a reopening to the API, on this origin. Nothing is kept by caches, the
+# address (a credential) goes to no one, search engines stay out.
+STATUS_PAGE_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+
+
+@bp.get("/status/<token>")
+def status(token: str) -> Response:
+    try:
+        report, code = status_page.page(token), 200
+    except ReportNotFound:
+        report, code = None, 404
+    done = report is not None and report["status"] in reporter_mails.DONE_STATUSES
+    words = reporter_mails.status_in_words(report["status"]) if report else None
+    html = render_template("status.html", report=report, done=done, status_words=words)
+    response = current_app.make_response((html, code))
+    response.headers["Content-Security-Policy"] = STATUS_PAGE_POLICY
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers["X-Robots-Tag"] = "noindex, nofollow"
+    return response
 
 
 # The docs a deployed user is pointed to from the dashboard, served from the checkout svc runs

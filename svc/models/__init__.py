@@ -10,15 +10,18 @@ from svc.models.limits import RateLimitCounter
 from svc.models.mail import OutgoingMail
 from svc.models.notifications import Notification
 from svc.models.projects import (
+    DEFAULT_REPORTER_UPDATES,
     DEFAULT_RETENTION,
     MAX_RETENTION_DAYS,
     MEMBER,
     OWNER,
+    REPORTER_EVENTS,
     ROLES,
     VIEWER,
     Invitation,
     Membership,
     Project,
+    ReporterOptOut,
     role_at_least,
 )
 from svc.models.reports import (

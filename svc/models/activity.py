@@ -1,7 +1,7 @@
 import uuid
 from datetime import datetime
 
-from sqlalchemy import JSON, ForeignKey, String, Text
+from sqlalchemy import JSON, ForeignKey, String, Text, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from svc.extensions import db
@@ -16,6 +16,10 @@ COMMENTED = "commented"
 COMMENT_DELETED = "comment_deleted"
 # An issue in a tracker was linked to the report (svc.services.integrations).
 LINKED = "linked"
+# The reporter reopened the report from its status page (svc.services.reporter_loop).
+REOPENED = "reopened"
+# `via` of what the reporter did from the status page.
+REPORTER = "reporter"
 
 
 class Comment(db.Model):
@@ -28,6 +32,10 @@ class Comment(db.Model):
     # None once the author's account is gone; the comment stays.
     author_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     body: Mapped[str] = mapped_column(Text)
+    # Shown to the reporter on the report's status page (and mailed to them); private ones never.
+    public: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # Written by the reporter from the status page (no author).
+    from_reporter: Mapped[bool] = mapped_column(default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=same_as_created)
 

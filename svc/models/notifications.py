@@ -11,6 +11,8 @@ from svc.models.base import UTCDateTime, new_id, utcnow
 NEW_REPORT = "new_report"
 ASSIGNED = "assigned"
 MENTIONED = "mentioned"
+# The reporter said "still happening" on the report's status page: its assignee hears.
+REOPENED = "reopened"
 
 # A person's choice of new-report mails per project (Membership.notify_new_reports).
 ALL = "all"

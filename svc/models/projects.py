@@ -38,6 +38,9 @@ def role_at_least(role: str, least: str) -> bool:
 
 # A project keeps every report until its owner sets `days` (docs/api.md §7.4).
 DEFAULT_RETENTION = {"days": None, "statuses": ["resolved", "closed"]}
+# What reporters are mailed about (docs/reporter-updates.md): off until an owner turns it on.
+REPORTER_EVENTS = ("received", "resolved", "public_comment")
+DEFAULT_REPORTER_UPDATES = {"enabled": False, "events": list(REPORTER_EVENTS)}
 MAX_RETENTION_DAYS = 3650
 
 
@@ -60,6 +63,8 @@ class Project(db.Model):
     widget_settings: Mapped[dict] = mapped_column(JSON, default=dict, server_default="{}")
     # {days, statuses} as the owner set it; None: DEFAULT_RETENTION (svc.services.retention).
     retention: Mapped[dict | None] = mapped_column(JSON(none_as_null=True))
+    # {enabled, events} as the owner set it; None: DEFAULT_REPORTER_UPDATES.
+    reporter_updates: Mapped[dict | None] = mapped_column(JSON(none_as_null=True))
     # The counter behind tracking numbers: incremented in each report's own transaction, so the
     # numbers of a project are 1..n without holes, also under concurrent creation.
     last_report_number: Mapped[int] = mapped_column(default=0, server_default="0")
@@ -117,3 +122,17 @@ class Invitation(db.Model):
 
     project: Mapped[Project] = relationship()
     invited_by: Mapped[User | None] = relationship(lazy="joined")
+
+
+class ReporterOptOut(db.Model):
+    """A reporter's address that gets no more mails about the project: their one-click
+    unsubscribe (docs/reporter-updates.md)."""
+
+    __tablename__ = "reporter_opt_outs"
+
+    project_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    )
+    # Lower-cased, as the mails are addressed.
+    email: Mapped[str] = mapped_column(String(320), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -1,6 +1,14 @@
 from marshmallow import ValidationError, fields, validate
 
-from svc.models.activity import CHANGED, COMMENT_DELETED, COMMENTED, CREATED, LINKED
+from svc.models.activity import (
+    CHANGED,
+    COMMENT_DELETED,
+    COMMENTED,
+    CREATED,
+    LINKED,
+    REOPENED,
+    REPORTER,
+)
 from svc.models.integrations import KINDS
 from svc.schemas.base import InSchema, OutSchema, Timestamp
 
@@ -20,6 +28,11 @@ class CommentIn(InSchema):
     )
 
 
+class NewCommentIn(CommentIn):
+    # Shown on the report's status page and mailed to its reporter (docs/reporter-updates.md).
+    public = fields.Boolean(load_default=False)
+
+
 class PersonOut(OutSchema):
     id = fields.UUID(required=True, allow_none=True)
     name = fields.String(required=True, allow_none=True)
@@ -31,6 +44,9 @@ class CommentOut(OutSchema):
     # Null once the author's account is gone.
     author = fields.Nested(PersonOut, required=True, allow_none=True)
     body = fields.String(required=True)
+    public = fields.Boolean(required=True)
+    # Written by the reporter on the status page (`author` is null then).
+    from_reporter = fields.Boolean(required=True)
     created_at = Timestamp(required=True)
     updated_at = Timestamp(required=True)
 
@@ -44,11 +60,12 @@ class ActivityOut(OutSchema):
     id = fields.UUID(required=True)
     kind = fields.String(
         required=True,
-        validate=validate.OneOf((CREATED, CHANGED, COMMENTED, COMMENT_DELETED, LINKED)),
+        validate=validate.OneOf((CREATED, CHANGED, COMMENTED, COMMENT_DELETED, LINKED, REOPENED)),
     )
-    # Null for the widget (a report's creation) and for a tracker's change (`via` names it).
+    # Null for the widget (a report's creation), a tracker's change and what the reporter did
+    # on the status page (`via` names which).
     actor = fields.Nested(PersonOut, required=True, allow_none=True)
-    via = fields.String(validate=validate.OneOf(KINDS))
+    via = fields.String(validate=validate.OneOf((*KINDS, REPORTER)))
     at = Timestamp(required=True)
     changes = fields.Dict(keys=fields.String(), values=fields.Nested(ChangeOut))
     comment_id = fields.UUID()

@@ -4,7 +4,15 @@ from flask import current_app
 from marshmallow import ValidationError, fields, post_load, pre_dump, validate
 
 from svc.auth.api_keys import normalize_origin
-from svc.models import DEFAULT_RETENTION, MAX_RETENTION_DAYS, OWNER, ROLES, STATUSES
+from svc.models import (
+    DEFAULT_REPORTER_UPDATES,
+    DEFAULT_RETENTION,
+    MAX_RETENTION_DAYS,
+    OWNER,
+    REPORTER_EVENTS,
+    ROLES,
+    STATUSES,
+)
 from svc.schemas.base import InSchema, OneLine, OutSchema, Timestamp, check_absolute_url
 from svc.schemas.widget import WidgetSettingsIn, WidgetSettingsOut
 from svc.webhooks.formats import FORMATS, format_in_force
@@ -69,6 +77,16 @@ class RetentionOut(OutSchema):
     statuses = fields.List(fields.String(), required=True)
 
 
+class ReporterUpdatesIn(InSchema):
+    enabled = fields.Boolean()
+    events = fields.List(fields.String(validate=validate.OneOf(REPORTER_EVENTS)))
+
+
+class ReporterUpdatesOut(OutSchema):
+    enabled = fields.Boolean(required=True)
+    events = fields.List(fields.String(), required=True)
+
+
 class ProjectSettingsIn(InSchema):
     """snake_case as everywhere, and interface.md's camelCase names as aliases."""
 
@@ -80,11 +98,14 @@ class ProjectSettingsIn(InSchema):
     allowedOrigins = _allowed_origins_field()
     widget = fields.Nested(WidgetSettingsIn)
     retention = fields.Nested(RetentionIn)
+    reporter_updates = fields.Nested(ReporterUpdatesIn)
+    reporterUpdates = fields.Nested(ReporterUpdatesIn)
 
     _ALIASES = {
         "webhookUrl": "webhook_url",
         "webhookFormat": "webhook_format",
         "allowedOrigins": "allowed_origins",
+        "reporterUpdates": "reporter_updates",
     }
 
     @post_load
@@ -118,6 +139,7 @@ class ProjectSettingsOut(OutSchema):
     allowed_origins = fields.List(fields.String(), required=True)
     widget = fields.Nested(WidgetSettingsOut, required=True)
     retention = fields.Nested(RetentionOut, required=True)
+    reporter_updates = fields.Nested(ReporterUpdatesOut, required=True)
 
 
 class ProjectOut(OutSchema):
@@ -150,6 +172,7 @@ class ProjectOut(OutSchema):
                 "allowed_origins": list(project.allowed_origins or []),
                 "widget": access.widget_settings,
                 "retention": project.retention or DEFAULT_RETENTION,
+                "reporter_updates": project.reporter_updates or DEFAULT_REPORTER_UPDATES,
             },
             "created_at": project.created_at,
             "updated_at": project.updated_at,

@@ -220,6 +220,9 @@ class ReportOut(ReportSummaryOut):
     network_logs = Objects(required=True, attribute="detail.network_logs")
     user_actions = Objects(required=True, attribute="detail.user_actions")
     external_issues = fields.List(fields.Nested(ExternalIssueOut), required=True)
+    # Only in the widget's 201, when the project keeps reporters up to date: the report's
+    # status page (docs/reporter-updates.md), never in lists or webhooks.
+    status_url = fields.String()
 
 
 ReportPageOut = page_of(ReportSummaryOut, "ReportPageOut")

@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from svc.extensions import db
 from svc.models import ActivityEntry, Report, User
-from svc.models.activity import CHANGED, CREATED, LINKED
+from svc.models.activity import CHANGED, CREATED, LINKED, REOPENED
 from svc.models.base import utcnow
 
 
@@ -21,7 +21,7 @@ def record(
     comment_id: uuid.UUID | None = None,
     via: str | None = None,
 ) -> None:
-    """`actor` None: the change came from a tracker, which `via` names."""
+    """`actor` None: the change came from a tracker or the reporter, which `via` names."""
     db.session.add(
         ActivityEntry(
             id=uuid.uuid4(),
@@ -30,7 +30,7 @@ def record(
             actor_id=actor.id if actor else None,
             actor_name=actor.name if actor else None,
             at=utcnow(),
-            changes=_plain(changes) if kind in (CHANGED, LINKED) else None,
+            changes=_plain(changes) if kind in (CHANGED, LINKED, REOPENED) else None,
             comment_id=comment_id,
             via=None if actor else via,
         )

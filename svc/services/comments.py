@@ -13,21 +13,26 @@ from svc.extensions import db
 from svc.models import MEMBER, OWNER, VIEWER, Comment, Membership, Report, User
 from svc.models.activity import COMMENT_DELETED, COMMENTED
 from svc.models.base import utcnow
-from svc.services import activity, notifications, projects, reports
+from svc.services import activity, notifications, projects, reporter_mails, reports
 from svc.webhooks import delivery, payloads
 
 # An "@" that starts a mention: not inside a word or an address (ada@example.com mentions nobody).
 _MENTION_START = re.compile(r"(?<![\w.+-])@")
 
 
-def add(user: User, reference: str, body: str) -> Comment:
+def add(user: User, reference: str, body: str, public: bool = False) -> Comment:
+    """`public`: shown on the report's status page and mailed to its reporter (by the project's
+    setting, docs/reporter-updates.md)."""
     report = reports.workable_for(user, reference)
-    comment = Comment(id=uuid.uuid4(), report_id=report.id, author_id=user.id, body=body)
+    comment = Comment(
+        id=uuid.uuid4(), report_id=report.id, author_id=user.id, body=body, public=public
+    )
     comment.author = user
     db.session.add(comment)
     activity.record(report, user, COMMENTED, comment_id=comment.id)
     delivery.record(report.project, payloads.COMMENTED, report, comment=comment)
     notifications.report_mentioned(report, mentioned(report, body, user), user)
+    reporter_mails.commented(report, comment)
     db.session.commit()
     return comment
 

@@ -23,11 +23,12 @@ from sqlalchemy import delete, or_, select, update
 
 from svc import database
 from svc.extensions import db
+from svc.mail import outbox
 from svc.models import Project, Report, ReportEvent
 from svc.models.base import utcnow
 from svc.models.events import REPORT_CREATED
 from svc.models.integrations import CREATE
-from svc.services import integrations, notifications, stats
+from svc.services import integrations, notifications, reporter_mails, stats
 from svc.webhooks import delivery
 
 BATCH = 200
@@ -48,6 +49,8 @@ class Batch:
     audiences: dict[uuid.UUID, list] = field(default_factory=dict)  # project: who hears of it
     # project: [(integration id, its auto-create rule)]
     auto_create: dict[uuid.UUID, list] = field(default_factory=dict)
+    # the reporters' receipts: [(report id, to, subject, text, headers)]
+    receipts: list[tuple] = field(default_factory=list)
 
 
 # Each effect does its part for all of a batch's events of one kind at once (a statement for
@@ -103,8 +106,22 @@ def create_tracker_issues(events: list[ReportEvent], batch: Batch) -> None:
     )
 
 
+def mail_reporters(events: list[ReportEvent], batch: Batch) -> None:
+    """The receipt to the reporter, where the project mails reporters and the report is
+    still there (docs/reporter-updates.md)."""
+    for report_id, to, subject, text, headers in batch.receipts:
+        if report_id in batch.reports:
+            outbox.queue(to, subject, text, headers)
+
+
 EFFECTS: dict[str, tuple[Callable[[list[ReportEvent], Batch], None], ...]] = {
-    REPORT_CREATED: (count_reports, deliver_webhooks, notify_members, create_tracker_issues),
+    REPORT_CREATED: (
+        count_reports,
+        deliver_webhooks,
+        notify_members,
+        create_tracker_issues,
+        mail_reporters,
+    ),
 }
 
 
@@ -186,6 +203,7 @@ def _read(token: uuid.UUID) -> Batch:
     for project_id in batch.webhooks:  # a deleted project's events set off nothing
         batch.audiences[project_id] = notifications.audience(project_id)
     batch.auto_create = integrations.auto_create_targets(batch.webhooks)
+    batch.receipts = reporter_mails.receipts(report_ids)
     batch.events = [event for event in events if event.project_id in batch.webhooks]
     db.session.commit()
     return batch

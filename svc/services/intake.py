@@ -27,7 +27,7 @@ from svc.models import (
 )
 from svc.models.base import utcnow
 from svc.models.events import REPORT_CREATED
-from svc.services import redaction
+from svc.services import redaction, reporter_mails
 from svc.webhooks import payloads
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
@@ -98,6 +98,7 @@ def _new_report(project: Project, data: dict) -> Report:
         assignee_id=None,
         created_at=now,
         updated_at=now,
+        status_link_version=0,
     )
     report.project = project
     report.detail = ReportDetail(
@@ -133,7 +134,7 @@ def create(project: Project, data: dict, idempotency_key: str | None = None) -> 
         body_hash = fingerprint(data)  # only here: it serialises the whole body
         earlier = _earlier_answer(project, idempotency_key, body_hash)
         if earlier is not None:
-            return earlier, False
+            return _offering_status_page(project, earlier), False
     data = redaction.redact_report(data, setting("SVC_REDACT_NAMES"))
     report = _new_report(project, data)
     _store(report)
@@ -155,8 +156,16 @@ def create(project: Project, data: dict, idempotency_key: str | None = None) -> 
         earlier = _earlier_answer(project, idempotency_key, body_hash)
         if earlier is None:
             raise
-        return earlier, False
-    return report, True
+        return _offering_status_page(project, earlier), False
+    return _offering_status_page(project, report), True
+
+
+def _offering_status_page(project: Project, report: Report) -> Report:
+    """The widget's answer links the report's status page when the project keeps reporters up
+    to date (docs/reporter-updates.md): signed, so nothing is written for it."""
+    if reporter_mails.settings_in_force(project)["enabled"]:
+        report.status_url = reporter_mails.status_url(report)
+    return report
 
 
 def _record_event(project: Project, report: Report) -> None:

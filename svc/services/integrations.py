@@ -51,7 +51,7 @@ from svc.models.activity import CHANGED, LINKED
 from svc.models.base import utcnow
 from svc.models.integrations import CLOSE, CLOSED, CREATE, OPEN, REOPEN
 from svc.models.webhooks import FAILED, PENDING, SUCCEEDED
-from svc.services import activity, projects, stats
+from svc.services import activity, projects, reporter_mails, stats
 from svc.services.listing import Page
 from svc.webhooks import delivery, payloads
 
@@ -631,3 +631,4 @@ def _set_status_from_tracker(report: Report, status: str, integration: Integrati
     delivery.record(project, payloads.UPDATED, report, changed)
     activity.record(report, None, CHANGED, changed, via=integration.kind)
     status_changed(report, old, status, except_integration=integration.id)
+    reporter_mails.status_changed(report, old, status)

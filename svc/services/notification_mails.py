@@ -10,19 +10,22 @@ from itsdangerous import URLSafeSerializer
 from svc.extensions import db
 from svc.mail import outbox
 from svc.models import Notification, Project, Report, User
-from svc.models.notifications import ASSIGNED, MENTIONED, NEW_REPORT
+from svc.models.notifications import ASSIGNED, MENTIONED, NEW_REPORT, REOPENED
 
 
 def single(user: User, item: Notification) -> tuple[str, str, dict]:
     report, project = _report_and_project(item)
     link = outbox.public_url(f"/reports/{report.tracking_id}")
-    title = _one_line(report.title)
+    title = one_line(report.title)
     if item.kind == NEW_REPORT:
         subject = f"[{report.tracking_id}] New {report.severity} report: {title}"
         opening = f"A new {report.severity} report came into {project.name}:"
     elif item.kind == ASSIGNED:
         subject = f"[{report.tracking_id}] Assigned to you: {title}"
         opening = f"{item.actor_name} assigned a report of {project.name} to you:"
+    elif item.kind == REOPENED:
+        subject = f"[{report.tracking_id}] Reopened by its reporter: {title}"
+        opening = f"The person who reported it says it still happens ({project.name}):"
     else:  # MENTIONED
         subject = f"[{report.tracking_id}] {item.actor_name} mentioned you: {title}"
         opening = f"{item.actor_name} mentioned you on a report of {project.name}:"
@@ -38,9 +41,10 @@ def summary(user: User, items: list[Notification]) -> tuple[str, str, dict]:
             NEW_REPORT: f"new {report.severity} report",
             ASSIGNED: f"assigned to you by {item.actor_name}",
             MENTIONED: f"{item.actor_name} mentioned you",
+            REOPENED: "reopened by its reporter",
         }[item.kind]
         link = outbox.public_url(f"/reports/{report.tracking_id}")
-        lines.append(f"{report.tracking_id} ({what}): {_one_line(report.title)}\n{link}")
+        lines.append(f"{report.tracking_id} ({what}): {one_line(report.title)}\n{link}")
     subject = f"{len(items)} updates from svc"
     text = (
         f"So much happened at once that it comes in one mail, {len(items)} updates:\n\n"
@@ -54,7 +58,7 @@ def _report_and_project(item: Notification) -> tuple[Report, Project]:
     return report, db.session.get(Project, item.project_id)
 
 
-def _one_line(text: str, limit: int = 120) -> str:
+def one_line(text: str, limit: int = 120) -> str:
     """A title fit for a Subject header: one line, and not too long."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"

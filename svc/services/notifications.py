@@ -33,6 +33,7 @@ from svc.models.notifications import (
     NEW_REPORT,
     NONE,
     ONLY_ASSIGNED,
+    REOPENED,
 )
 from svc.services import notification_mails
 
@@ -150,6 +151,16 @@ def report_mentioned(report: Report, user_ids: set[uuid.UUID], actor: User) -> N
         membership = db.session.get(Membership, (report.project_id, user_id))
         if membership is not None and choice_of(membership) != NONE:
             _tell(user_id, report, MENTIONED, actor.name)
+
+
+def report_reopened(report: Report) -> None:
+    """Tell the assignee that the reporter reopened the report, unless they hear nothing of
+    the project."""
+    if report.assignee_id is None:
+        return
+    membership = db.session.get(Membership, (report.project_id, report.assignee_id))
+    if membership is not None and choice_of(membership) != NONE:
+        _tell(report.assignee_id, report, REOPENED)
 
 
 def _tell(user_id: uuid.UUID, report: Report, kind: str, actor_name: str | None = None) -> None:

@@ -13,6 +13,7 @@ from svc.auth import tokens
 from svc.errors import Conflict, Forbidden, not_found
 from svc.extensions import db
 from svc.models import (
+    DEFAULT_REPORTER_UPDATES,
     DEFAULT_RETENTION,
     MEMBER,
     OWNER,
@@ -171,6 +172,11 @@ def update(user: User, project_id: uuid.UUID, changes: dict) -> ProjectAccess:
         new_values["retention"] = {
             **(project.retention or DEFAULT_RETENTION),
             **new_values["retention"],
+        }
+    if "reporter_updates" in new_values:
+        new_values["reporter_updates"] = {
+            **(project.reporter_updates or DEFAULT_REPORTER_UPDATES),
+            **new_values["reporter_updates"],
         }
     if "widget" in new_values:
         new_values["widget_settings"] = widget.merged(project, new_values.pop("widget"))

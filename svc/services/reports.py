@@ -27,6 +27,7 @@ from svc.services import (
     listing,
     notifications,
     projects,
+    reporter_mails,
     screenshots,
     stats,
 )
@@ -120,9 +121,26 @@ def _apply(report: Report, user: User, changes: dict) -> dict:
         activity.record(report, user, CHANGED, changed)
         if "status" in changed:
             integrations.status_changed(report, changed["status"]["from"], report.status)
+            reporter_mails.status_changed(report, changed["status"]["from"], report.status)
         if "assigneeId" in changed:
             notifications.report_assigned(report, report.assignee_id, user)
     return changed
+
+
+def new_status_link(user: User, reference: str) -> str:
+    """A member's new status page link (svc.services.reporter_mails): the old one 404s from
+    this commit on. One increment in the database, so that two members asking at once get
+    two different links, the later one in force."""
+    report = workable_for(user, reference)
+    db.session.execute(
+        update_rows(Report)
+        .where(Report.id == report.id)
+        .values(status_link_version=Report.status_link_version + 1)
+        .execution_options(synchronize_session=False)
+    )
+    db.session.commit()
+    db.session.refresh(report)
+    return reporter_mails.status_url(report)
 
 
 def delete(user: User, reference: str) -> None:

@@ -7,7 +7,7 @@ import time
 import uuid
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select, text, true, update
+from sqlalchemy import delete, func, select, text, true, update
 
 from svc import audit, database
 from svc.extensions import db
@@ -174,8 +174,15 @@ def _of_reporter(project_id: uuid.UUID, identifier: str) -> tuple:
 
 def _blank_in_queues(project_id: uuid.UUID, identifier: str) -> None:
     """`identifier` replaced, in any case, in the payloads of the project's pending deliveries
-    and in every pending mail (a mail names no project)."""
+    and in every pending mail (a mail names no project); the mails still waiting to go to the
+    reporter (docs/reporter-updates.md) are not sent at all."""
     pattern = re.compile(re.escape(identifier.strip()), re.IGNORECASE)
+    db.session.execute(
+        delete(OutgoingMail).where(
+            OutgoingMail.status == PENDING,
+            func.lower(OutgoingMail.to_address) == identifier.strip().lower(),
+        )
+    )
     waiting = [
         (WebhookDelivery, WebhookDelivery.project_id == project_id, ("payload",)),
         (OutgoingMail, true(), ("subject", "text_body", "html_body")),

@@ -854,7 +854,7 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
           category: category.value, email: email.value.trim(), hp_field: honeypot.value,
         });
         const report = await send(run, fields, images, ATTEMPTS_IN_DIALOG);
-        finish(done, form, close, report ? "Thanks — " + report.trackingId + ". Your report has been filed." : "Thanks — your report has been filed.");
+        finish(done, form, close, report ? "Thanks — " + report.trackingId + ". Your report has been filed." : "Thanks — your report has been filed.", report && report.statusUrl);
       } catch (problem) {
         if (problem instanceof Problem && problem.retryable && problem.stored === "none") {
           showAlert(MESSAGES.notSaved);
@@ -873,9 +873,13 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
     return box;
   }
 
-  function finish(done, form, close, text) {
+  // statusUrl: the report's status page, when the project keeps reporters up to date.
+  function finish(done, form, close, text, statusUrl) {
     const closeButton = el("button", { type: "button", class: "primary", onclick: close }, "Close");
-    done.replaceChildren(el("p", { text }), el("footer", {}, closeButton));
+    const follow = /^https?:\/\//.test(statusUrl || "")
+      ? el("p", {}, el("a", { href: statusUrl, target: "_blank", rel: "noopener noreferrer", text: "Follow your report: see its status, add to it" }))
+      : null;
+    done.replaceChildren(el("p", { text }), follow, el("footer", {}, closeButton));
     form.hidden = true;
     done.hidden = false;
     closeButton.focus();

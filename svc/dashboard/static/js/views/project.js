@@ -11,6 +11,7 @@ import { ROLES, WEBHOOK_FORMATS, WIDGET_POSITIONS, WIDGET_SWITCHES } from "../co
 import { auditPanel } from "./audit.js";
 import { dataPanel } from "./data.js";
 import { integrationsPanel } from "./integrations.js";
+import { reporterUpdatesPanel } from "./reporter-updates.js";
 import { snippetBlock } from "./snippet.js";
 
 const DELIVERY_PAGE_SIZE = 10;
@@ -53,6 +54,7 @@ export async function projectView(main, context) {
     owner ? ["webhook-secret", "Webhook secret", secretPanel(project)] : null,
     ["deliveries", "Webhook deliveries", deliveryPanel(project)],
     ["integrations", "Integrations", integrationsPanel(project)],
+    ["reporter-updates", "Reporter updates", reporterUpdatesPanel(project, owner)],
     ["data", "Data and retention", dataPanel(project, owner)],
     owner ? ["audit", "Audit log", auditPanel(`/projects/${project.id}/audit`,
       members.map((member) => ({ id: member.userId, name: member.name })))] : null,

@@ -56,7 +56,22 @@ export async function reportView(main, context) {
         project.role === "viewer" ? null : editForm(report, members, changed),
         details.element,
         issues,
+        canEdit && project.settings.reporterUpdates.enabled ? statusLinkPanel(report) : null,
         project.role === "viewer" ? null : deleteButton(report, context))));
+}
+
+// The reporter follows the report on a page of its own (docs/reporter-updates.md); the link
+// is theirs, so a member makes a new one only to end the old (and sees it to pass it on).
+function statusLinkPanel(report) {
+  const shown = h("p", { class: "hint", role: "status" });
+  const button = h("button", { type: "button", class: "secondary" }, "New status link");
+  button.addEventListener("click", async () => {
+    if (!await confirmDialog("Make a new status page link? The reporter's current link stops working.", "Make a new link")) return;
+    const made = await api.post(`/reports/${report.id}/status-link`);
+    shown.replaceChildren("The reporter's page is now ", h("a", { href: made.url, target: "_blank", rel: "noopener noreferrer" }, made.url));
+  });
+  return h("section", { class: "panel", "aria-label": "Status page" }, h("h2", {}, "Status page"),
+    h("p", { class: "hint" }, "The reporter follows this report on a page of its own, linked in their mails."), button, shown);
 }
 
 // Shown as text, with an Edit button that puts a field in its place; Save sends the PATCH.

@@ -48,15 +48,18 @@ export async function timelinePanel(report, project, members, user) {
   const commentItem = (entry) => {
     const comment = comments.get(entry.commentId);
     if (!comment) return null; // deleted: its deletion says so below
-    const mine = comment.author?.id === user.id;
+    const mine = !comment.fromReporter && comment.author?.id === user.id;
+    const who = comment.fromReporter ? "The reporter" : comment.author?.name || "A former member";
     const body = h("p", { class: "comment-body" }, ...linkified(comment.body));
     const actions = h("span", { class: "comment-actions" },
       mine && canWrite ? actionButton("Edit", () => startEdit(comment, body),
         { "aria-label": "Edit your comment" }) : null,
       (mine && canWrite) || project.role === "owner" ? actionButton("Delete", () => remove(comment),
         { "aria-label": `Delete the comment of ${comment.author?.name || "a former member"}` }) : null);
-    return h("li", { class: "timeline-comment" },
-      h("p", { class: "comment-head" }, h("strong", {}, comment.author?.name || "A former member"), " commented · ",
+    // What the reporter can see (a public comment, or their own) says so, in words and colour.
+    const seen = comment.fromReporter ? " wrote on the status page" : comment.public ? " replied to the reporter" : " commented";
+    return h("li", { class: comment.public ? "timeline-comment public" : "timeline-comment" },
+      h("p", { class: "comment-head" }, h("strong", {}, who), seen, " · ",
         h("time", {}, formatTime(comment.createdAt)),
         comment.updatedAt !== comment.createdAt ? " (edited)" : "", " ", actions),
       body);
@@ -78,22 +81,26 @@ export async function timelinePanel(report, project, members, user) {
   };
   const item = (entry) => {
     // No actor: the widget filed it, or a tracker (entry.via) changed it.
-    const who = entry.actor ? entry.actor.name : entry.via ? `The ${entry.via} sync` : "The widget";
+    const who = entry.actor ? entry.actor.name
+      : entry.via === "reporter" ? "The reporter" : entry.via ? `The ${entry.via} sync` : "The widget";
     if (entry.kind === "commented") return commentItem(entry);
     const text = {
       created: `${who} filed the report`,
       changed: `${who} changed ${changeText(entry.changes || {})}`,
       comment_deleted: `${who} deleted a comment`,
       linked: `${who} linked the issue ${entry.changes?.issue?.to ?? ""}`,
+      reopened: `${who} reopened it: still happening`,
     }[entry.kind] || entry.kind;
     return h("li", {}, h("span", {}, text), " · ", h("time", {}, formatTime(entry.at)));
   };
   const box = canWrite ? form({ "aria-label": "Add a comment" }, [
     h("textarea", { name: "body", rows: 3, maxlength: 10000, required: true, "aria-label": "Comment",
       placeholder: "Write a comment; @Name mentions a member" }),
+    h("label", { class: "switch" }, h("input", { type: "checkbox", name: "public" }), " Reply to reporter"),
+    h("small", { class: "hint" }, "A reply is shown on the report's status page, and mailed to the reporter when the project keeps reporters up to date."),
     h("button", { type: "submit" }, "Comment"),
   ], async (values, element) => {
-    await api.post(`/reports/${report.id}/comments`, { body: values.body });
+    await api.post(`/reports/${report.id}/comments`, { body: values.body, public: Boolean(values.public) });
     element.reset();
     await load();
   }) : null;

@@ -1,0 +1,221 @@
+"""What the person who filed a report is mailed (docs/reporter-updates.md): a receipt, word
+when it is resolved, the public comments; each with the report's status page link (the page
+itself: svc.services.status_page) and a one-click unsubscribe for the address and project.
+
+A status page's address is signed, not stored: the report's id and an HMAC of it and of the
+report's `status_link_version` under the secret key. Filing a report writes nothing for it,
+every mail can carry the link, and a new link (the version raised by one) ends the old one at
+once. Rotating the secret key ends every link, as it ends every session.
+"""
+
+import base64
+import binascii
+import hashlib
+import hmac
+import re
+import uuid
+
+from flask import current_app
+from itsdangerous import BadSignature, URLSafeSerializer
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from svc.errors import not_found
+from svc.extensions import db
+from svc.mail import outbox
+from svc.models import DEFAULT_REPORTER_UPDATES, Comment, Project, Report, ReporterOptOut
+from svc.models.base import utcnow
+from svc.services.notification_mails import one_line
+from svc.services.notifications import INVALID_LINK as INVALID_UNSUBSCRIBE_LINK
+
+RECEIVED, RESOLVED, PUBLIC_COMMENT = "received", "resolved", "public_comment"
+DONE_STATUSES = ("resolved", "closed")
+INVALID_LINK = "This status page does not exist"
+_ADDRESS = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_STATUS_WORDS = {
+    "new": "received, not yet looked at",
+    "in_progress": "being worked on",
+    "resolved": "resolved",
+    "closed": "closed",
+}
+
+
+def settings_in_force(project: Project) -> dict:
+    return project.reporter_updates or DEFAULT_REPORTER_UPDATES
+
+
+def name_of(comment: Comment, report: Report) -> str:
+    """Who wrote a comment, as the reporter sees it."""
+    return comment.author.name if comment.author else f"The {report.project.name} team"
+
+
+def status_in_words(status: str) -> str:
+    return _STATUS_WORDS[status]
+
+
+# --- the status page's address -------------------------------------------------------------------
+
+
+def _mac(report_id: uuid.UUID, version: int) -> bytes:
+    message = b"svc-status-page|" + report_id.bytes + version.to_bytes(8, "big")
+    key = current_app.config["SECRET_KEY"].encode()
+    return hmac.new(key, message, hashlib.sha256).digest()[:16]
+
+
+def _encode(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def token_of(report: Report) -> str:
+    return _encode(report.id.bytes + _mac(report.id, report.status_link_version))
+
+
+def status_url(report: Report) -> str:
+    return outbox.public_url(f"/status/{token_of(report)}")
+
+
+def report_of(token: str) -> Report:
+    """The report a status page token names; 404 for any other string, an old link's too."""
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+    except (ValueError, binascii.Error):
+        raise not_found(INVALID_LINK) from None
+    # Decoding skips stray characters: only the one spelling of a token is that token.
+    if len(raw) != 32 or _encode(raw) != token:
+        raise not_found(INVALID_LINK)
+    report = db.session.get(Report, uuid.UUID(bytes=raw[:16]))
+    if report is None or not hmac.compare_digest(
+        raw[16:], _mac(report.id, report.status_link_version)
+    ):
+        raise not_found(INVALID_LINK)
+    return report
+
+
+# --- mails ---------------------------------------------------------------------------------------
+
+
+def address_of(report: Report) -> str | None:
+    """The reporter's e-mail address, when what the widget sent as their identifier is one."""
+    identifier = (report.reporter_identifier or "").strip()
+    return identifier.lower() if _ADDRESS.match(identifier) else None
+
+
+def _wants(project: Project, event: str) -> bool:
+    chosen = settings_in_force(project)
+    return bool(chosen.get("enabled")) and event in chosen.get("events", ())
+
+
+def receipts(report_ids: list[uuid.UUID]) -> list[tuple[uuid.UUID, str, str, str, dict]]:
+    """The receipts the fan-out mails for these new reports: (report id, to, subject, text,
+    headers), read before its write transaction."""
+    rows = db.session.execute(
+        select(Report, Project)
+        .join(Project, Project.id == Report.project_id)
+        .where(
+            Report.id.in_(report_ids),
+            Project.reporter_updates.is_not(None),
+            Report.reporter_identifier.contains("@"),
+        )
+    ).all()
+    made = []
+    for report, project in rows:
+        address = address_of(report)
+        if address and _wants(project, RECEIVED) and not _opted_out(project, address):
+            subject = f"[{project.name}] We received your report {report.tracking_id}"
+            opening = (
+                f"Thank you for telling us about a problem with {project.name}. We received it "
+                f"as {report.tracking_id}: {one_line(report.title)}"
+            )
+            made.append((report.id, address, *_mail(report, project, address, subject, opening)))
+    return made
+
+
+def status_changed(report: Report, old: str, new: str) -> None:
+    """In the change's transaction: the reporter's mail when the report becomes resolved or
+    closed."""
+    if new in DONE_STATUSES and old not in DONE_STATUSES:
+        words = status_in_words(new)
+        _queue_if_wanted(
+            report,
+            RESOLVED,
+            f"[{report.project.name}] {report.tracking_id} is {words}",
+            f"The problem you reported, {report.tracking_id} ({one_line(report.title)}), is "
+            f"{words} now. If it still happens, say so on its page.",
+        )
+
+
+def commented(report: Report, comment: Comment) -> None:
+    """In the comment's transaction: the reporter's mail of a public comment."""
+    if comment.public:
+        _queue_if_wanted(
+            report,
+            PUBLIC_COMMENT,
+            f"[{report.project.name}] A reply about your report {report.tracking_id}",
+            f"{name_of(comment, report)} wrote about your report {report.tracking_id} "
+            f"({one_line(report.title)}):\n\n{comment.body}",
+        )
+
+
+def _queue_if_wanted(report: Report, event: str, subject: str, opening: str) -> None:
+    project = report.project
+    address = address_of(report)
+    if address and _wants(project, event) and not _opted_out(project, address):
+        outbox.queue(address, *_mail(report, project, address, subject, opening))
+
+
+def _opted_out(project: Project, address: str) -> bool:
+    return db.session.get(ReporterOptOut, (project.id, address)) is not None
+
+
+def _mail(report: Report, project: Project, address: str, subject: str, opening: str):
+    """(subject, text, headers): the opening, the status page link, and the footer with the
+    one-click unsubscribe (RFC 8058) for this address and project."""
+    unsubscribe = outbox.public_url(f"/unsubscribe/{_unsubscribe_token(project, address)}")
+    text = (
+        f"{opening}\n\nFollow it, add to it, or tell us it still happens: {status_url(report)}"
+        f"\n\n--\nYou get this mail because you reported a problem with {project.name}."
+        f"\nNo more mails about {project.name}: {unsubscribe}"
+    )
+    headers = {
+        "List-Unsubscribe": f"<{unsubscribe}>",
+        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+    }
+    return subject, text, headers
+
+
+# --- unsubscribing -------------------------------------------------------------------------------
+
+
+def _serializer() -> URLSafeSerializer:
+    return URLSafeSerializer(current_app.config["SECRET_KEY"], salt="svc-reporter-unsubscribe")
+
+
+def _unsubscribe_token(project: Project, address: str) -> str:
+    return _serializer().dumps([str(project.id), address])
+
+
+def is_unsubscribe_token(token: str) -> bool:
+    """Whether a /unsubscribe/ link is a reporter's (the members' are signed apart)."""
+    try:
+        _serializer().loads(token)
+    except BadSignature:
+        return False
+    return True
+
+
+def unsubscribe(token: str) -> dict:
+    """No more mails to the link's address about the link's project."""
+    try:
+        project_id, address = _serializer().loads(token)
+        project = db.session.get(Project, uuid.UUID(project_id))
+    except (BadSignature, ValueError, TypeError):
+        raise not_found(INVALID_UNSUBSCRIBE_LINK) from None
+    if project is None:
+        raise not_found(INVALID_UNSUBSCRIBE_LINK)
+    if not _opted_out(project, address):
+        db.session.add(ReporterOptOut(project_id=project.id, email=address, created_at=utcnow()))
+        try:
+            db.session.commit()
+        except IntegrityError:  # a second click at the same moment: once is enough
+            db.session.rollback()
+    return {"email": address, "project_name": project.name}

@@ -1,0 +1,78 @@
+"""A report's status page (docs/reporter-updates.md), reached by its signed link without
+signing in: what it shows of the report, the reporter's replies, and "Still happening?"."""
+
+import uuid
+
+from sqlalchemy import select
+
+from svc.errors import Conflict
+from svc.extensions import db
+from svc.models import Comment, Report
+from svc.models.activity import COMMENTED, REOPENED, REPORTER
+from svc.models.base import utcnow
+from svc.services import activity, integrations, notifications, reporter_mails, stats
+from svc.webhooks import delivery, payloads
+
+
+def page(token: str) -> dict:
+    """What the status page shows, and nothing else of the report: no logs, metadata,
+    screenshots, assignee or private comments."""
+    report = reporter_mails.report_of(token)
+    comments = db.session.scalars(
+        select(Comment)
+        .where(Comment.report_id == report.id, Comment.public)
+        .order_by(Comment.created_at, Comment.id)
+    )
+    return {
+        "tracking_id": report.tracking_id,
+        "project_name": report.project.name,
+        "title": report.title,
+        "status": report.status,
+        "created_at": report.created_at,
+        "updated_at": report.updated_at,
+        "comments": [_shown(comment, report) for comment in comments],
+    }
+
+
+def _shown(comment: Comment, report: Report) -> dict:
+    return {
+        "body": comment.body,
+        "author": "You" if comment.from_reporter else reporter_mails.name_of(comment, report),
+        "from_reporter": comment.from_reporter,
+        "created_at": comment.created_at,
+    }
+
+
+def reply(token: str, body: str) -> dict:
+    """A public comment from the reporter: in the activity as theirs (no author, via
+    `reporter`), a report.commented webhook like any comment."""
+    report = reporter_mails.report_of(token)
+    comment = Comment(
+        id=uuid.uuid4(), report_id=report.id, body=body, public=True, from_reporter=True
+    )
+    comment.author = None
+    db.session.add(comment)
+    activity.record(report, None, COMMENTED, comment_id=comment.id, via=REPORTER)
+    delivery.record(report.project, payloads.COMMENTED, report, comment=comment)
+    db.session.commit()
+    return _shown(comment, report)
+
+
+def reopen(token: str) -> Report:
+    """ "Still happening?": a resolved or closed report goes back to `new` (one report.updated,
+    activity `reopened` via the reporter), its trackers' issues reopen, its assignee hears."""
+    report = reporter_mails.report_of(token)
+    if report.status not in reporter_mails.DONE_STATUSES:
+        raise Conflict("Only a resolved or closed report can be reopened")
+    before = stats.Counted.of(report)
+    old = report.status
+    changed = {"status": {"from": old, "to": "new"}}
+    report.status = "new"
+    report.updated_at = utcnow()
+    stats.recount(report, before)
+    delivery.record(report.project, payloads.UPDATED, report, changed)
+    activity.record(report, None, REOPENED, changed, via=REPORTER)
+    integrations.status_changed(report, old, "new")
+    notifications.report_reopened(report)
+    db.session.commit()
+    return report

@@ -1,0 +1,323 @@
+"""The reporter's loop (docs/reporter-updates.md): the person who filed a report gets a
+receipt, the public comments and word of its resolution by mail (a real SMTP server on
+loopback), follows it on its status page, replies there and reopens it."""
+
+import re
+import threading
+from types import SimpleNamespace
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import expect
+from werkzeug.serving import make_server
+
+from harness.client import create_project, csrf, new_member, register
+from svc.services import notifications
+from tests.helpers import file_report, send_due, text_of
+
+STATUS_LINK = re.compile(r"https://bugs\.example\.com/status/([\w-]+)")
+UNSUBSCRIBE = re.compile(r"<https://bugs\.example\.com/unsubscribe/(\S+)>")
+HOSTILE = '<img src=x onerror="window.pwned=1">'
+
+
+def reporter_updates(client, project, **settings):
+    answer = client.patch(
+        f"/api/v1/projects/{project['id']}",
+        json={"settings": {"reporter_updates": settings}},
+        headers=csrf(client),
+    )
+    assert answer.status_code == 200, answer.get_json()
+    return answer.get_json()["settings"]["reporterUpdates"]
+
+
+@pytest.fixture
+def shop(mail_app, smtp_server):
+    """Ada owns Web Shop, which keeps reporters up to date; Grace is a member. The mail
+    server starts empty."""
+    ada = mail_app.test_client()
+    ada.user = register(ada)
+    project = create_project(ada)
+    grace = new_member(mail_app, ada, project["id"], "grace@example.com", "Grace Hopper")
+    assert reporter_updates(ada, project, enabled=True)["enabled"] is True
+    send_due(mail_app)
+    with smtp_server.lock:
+        smtp_server.messages.clear()
+    return SimpleNamespace(app=mail_app, ada=ada, grace=grace, project=project, smtp=smtp_server)
+
+
+def file(shop, reporter="rep@example.com", project=None, **fields) -> dict:
+    project = project or shop.project
+    answer = file_report(shop.ada, project["apiKey"], reporter_identifier=reporter, **fields)
+    assert answer.status_code == 201, answer.get_json()
+    return answer.get_json()
+
+
+def mails_to(shop, address="rep@example.com") -> list:
+    """What reached the server for `address` since the last look (the scheduler's mail job
+    run once first)."""
+    send_due(shop.app)
+    with shop.smtp.lock:
+        mine = [message for message in shop.smtp.messages if message["To"] == address]
+        shop.smtp.messages.clear()
+    return mine
+
+
+def token_in(message) -> str:
+    return STATUS_LINK.search(text_of(message))[1]
+
+
+def comment(client, tracking_id, body, public):
+    answer = client.post(
+        f"/api/v1/reports/{tracking_id}/comments",
+        json={"body": body, "public": public},
+        headers=csrf(client),
+    )
+    assert answer.status_code == 201, answer.get_json()
+    return answer.get_json()
+
+
+def set_status(client, tracking_id, status, **more):
+    answer = client.patch(
+        f"/api/v1/reports/{tracking_id}", json={"status": status, **more}, headers=csrf(client)
+    )
+    assert answer.status_code == 200, answer.get_json()
+
+
+def test_the_reporter_hears_of_receipt_public_comments_and_resolution(shop):
+    filed = file(shop)
+    [receipt] = mails_to(shop)
+    assert receipt["Subject"] == "[Web Shop] We received your report WS-1"
+    assert "Checkout button does nothing" in text_of(receipt)
+    token = token_in(receipt)
+    # The widget's answer links the same page.
+    assert filed["statusUrl"] == f"https://bugs.example.com/status/{token}"
+    assert UNSUBSCRIBE.match(receipt["List-Unsubscribe"])
+    assert receipt["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+
+    comment(shop.grace, "WS-1", "Internal: probably the payment provider", public=False)
+    assert mails_to(shop) == []
+    comment(shop.grace, "WS-1", "Thanks, we can see it too. Which browser?", public=True)
+    [public] = mails_to(shop)
+    assert public["Subject"] == "[Web Shop] A reply about your report WS-1"
+    assert "Grace Hopper wrote" in text_of(public) and "Which browser?" in text_of(public)
+    assert "payment provider" not in text_of(public)
+
+    set_status(shop.grace, "WS-1", "in_progress")
+    assert mails_to(shop) == []
+    set_status(shop.grace, "WS-1", "resolved")
+    [resolved] = mails_to(shop)
+    assert resolved["Subject"] == "[Web Shop] WS-1 is resolved"
+    assert token_in(resolved) == token
+
+    page = shop.ada.get(f"/api/v1/status/{token}")
+    assert page.status_code == 200 and page.headers["Cache-Control"] == "no-store"
+    shown = page.get_json()
+    assert (shown["trackingId"], shown["status"]) == ("WS-1", "resolved")
+    assert [c["body"] for c in shown["comments"]] == ["Thanks, we can see it too. Which browser?"]
+    assert shown["comments"][0]["author"] == "Grace Hopper"
+    assert set(shown) == {
+        "trackingId", "projectName", "title", "status", "createdAt", "updatedAt", "comments"
+    }  # fmt: skip
+
+
+def test_no_mail_when_the_setting_is_off_the_event_not_chosen_or_no_address(shop):
+    file(shop, reporter="user-42")  # an identifier, not an address
+    assert mails_to(shop, "user-42") == [] and shop.smtp.messages == []
+    reporter_updates(shop.ada, shop.project, events=["resolved"])
+    filed = file(shop)
+    assert mails_to(shop) == []  # no receipt chosen
+    set_status(shop.grace, filed["trackingId"], "closed")
+    [closed] = mails_to(shop)
+    assert closed["Subject"] == f"[Web Shop] {filed['trackingId']} is closed"
+    reporter_updates(shop.ada, shop.project, enabled=False)
+    filed = file(shop)
+    assert "statusUrl" not in filed
+    set_status(shop.grace, filed["trackingId"], "resolved")
+    comment(shop.grace, filed["trackingId"], "Fixed in 2.1", public=True)
+    assert mails_to(shop) == []
+
+
+def test_unsubscribing_stops_the_mails_of_that_project_only(shop):
+    other = create_project(shop.ada, name="Blog")
+    reporter_updates(shop.ada, other, enabled=True)
+    file(shop)
+    blogged = file(shop, project=other)["trackingId"]
+    first, second = mails_to(shop)
+    shop_receipt = first if "Web Shop" in first["Subject"] else second
+    link = UNSUBSCRIBE.match(shop_receipt["List-Unsubscribe"])
+    # One click, as a mail program makes it (RFC 8058): a POST to the link, no session.
+    done = shop.app.test_client().post(
+        f"/unsubscribe/{link[1]}",
+        data="List-Unsubscribe=One-Click",
+        content_type="application/x-www-form-urlencoded",
+    )
+    assert done.status_code == 200, done.get_json()
+    assert done.get_json() == {"email": "rep@example.com", "projectName": "Web Shop"}
+    comment(shop.grace, "WS-1", "Any news?", public=True)
+    file(shop)
+    assert mails_to(shop) == []
+    comment(shop.ada, blogged, "Looking into it", public=True)
+    [blog] = mails_to(shop)
+    assert blog["Subject"] == f"[Blog] A reply about your report {blogged}"
+
+
+def test_a_reply_is_the_reporters_and_still_happening_reopens_and_tells_the_assignee(shop):
+    file(shop)
+    token = token_in(mails_to(shop)[0])
+    grace_id = shop.grace.user["id"]
+    set_status(shop.ada, "WS-1", "resolved", assignee_id=grace_id)
+    mails_to(shop, "grace@example.com")  # her assignment
+    assert shop.app.test_client().post(f"/api/v1/status/{token}/reopen").status_code == 200
+
+    replied = shop.app.test_client().post(
+        f"/api/v1/status/{token}/replies", json={"body": "It happens on Firefox too"}
+    )
+    assert replied.status_code == 201
+    assert replied.get_json()["author"] == "You" and replied.get_json()["fromReporter"] is True
+    listed = shop.ada.get("/api/v1/reports/WS-1/comments").get_json()
+    assert [(c["body"], c["author"], c["public"], c["fromReporter"]) for c in listed] == [
+        ("It happens on Firefox too", None, True, True)
+    ]
+    history = shop.ada.get("/api/v1/reports/WS-1/activity").get_json()
+    reopened = [entry for entry in history if entry["kind"] == "reopened"]
+    assert len(reopened) == 1 and reopened[0]["via"] == "reporter" and reopened[0]["actor"] is None
+    assert reopened[0]["changes"] == {"status": {"from": "resolved", "to": "new"}}
+    said = [entry for entry in history if entry["kind"] == "commented"]
+    assert said[0]["via"] == "reporter" and said[0]["actor"] is None
+    assert shop.ada.get("/api/v1/reports/WS-1").get_json()["status"] == "new"
+
+    with shop.app.app_context():
+        notifications.send_due()
+    told = [m["Subject"] for m in mails_to(shop, "grace@example.com")]
+    assert [subject for subject in told if "Reopened by its reporter" in subject] == [
+        "[WS-1] Reopened by its reporter: Checkout button does nothing"
+    ]
+    # Open already: nothing to reopen.
+    again = shop.app.test_client().post(f"/api/v1/status/{token}/reopen")
+    assert again.status_code == 409 and "resolved or closed" in again.get_json()["detail"]
+
+
+def test_a_new_link_ends_the_old_one_and_no_other_token_opens_a_page(shop):
+    file(shop)
+    old = token_in(mails_to(shop)[0])
+    anyone = shop.app.test_client()
+    assert anyone.get(f"/api/v1/status/{old}").status_code == 200
+    viewer = new_member(
+        shop.app, shop.ada, shop.project["id"], "vera@example.com", "Vera Rubin", "viewer"
+    )
+    assert viewer.post("/api/v1/reports/WS-1/status-link", headers=csrf(viewer)).status_code == 403
+    made = shop.grace.post("/api/v1/reports/WS-1/status-link", headers=csrf(shop.grace))
+    assert made.status_code == 201
+    new = urlsplit(made.get_json()["url"]).path.rsplit("/", 1)[1]
+    assert new != old
+    assert anyone.get(f"/api/v1/status/{old}").status_code == 404
+    assert anyone.get(f"/status/{old}").status_code == 404
+    assert anyone.post(f"/api/v1/status/{old}/replies", json={"body": "x"}).status_code == 404
+    assert anyone.get(f"/api/v1/status/{new}").get_json()["trackingId"] == "WS-1"
+    # Random, tampered, or spelled another way: 404 alike.
+    for token in ("A" * 43, new[:-2] + ("AA" if new[-2:] != "AA" else "BB"), new + "=", "x"):
+        answer = anyone.get(f"/api/v1/status/{token}")
+        assert answer.status_code == 404, token
+        assert answer.get_json() == {"detail": "This status page does not exist"}
+
+
+def test_replies_and_reopenings_are_rate_limited_per_page(make_app, mail_settings, smtp_server):
+    app = make_app(**mail_settings, SVC_RATE_LIMIT_STATUS="3/hour")
+    ada = app.test_client()
+    register(ada)
+    project = create_project(ada)
+    reporter_updates(ada, project, enabled=True)
+    token = urlsplit(file_report(ada, project["apiKey"]).get_json()["statusUrl"]).path[8:]
+    visitor = app.test_client()
+    for _ in range(2):
+        answer = visitor.post(f"/api/v1/status/{token}/replies", json={"body": "hi"})
+        assert answer.status_code == 201
+    assert visitor.post(f"/api/v1/status/{token}/reopen").status_code == 409  # counted too
+    refused = visitor.post(f"/api/v1/status/{token}/replies", json={"body": "hi"})
+    assert refused.status_code == 429 and "Retry-After" in refused.headers
+    assert visitor.post(f"/api/v1/status/{token}/reopen").status_code == 429
+    assert visitor.get(f"/api/v1/status/{token}").status_code == 200  # reading is not limited
+
+
+def test_the_html_page_keeps_out_of_caches_indexes_and_referrers(shop):
+    file(shop)
+    token = token_in(mails_to(shop)[0])
+    page = shop.app.test_client().get(f"/status/{token}")
+    assert page.status_code == 200 and page.mimetype == "text/html"
+    assert page.headers["Cache-Control"] == "no-store"
+    assert page.headers["Referrer-Policy"] == "no-referrer"
+    assert page.headers["X-Robots-Tag"] == "noindex, nofollow"
+    policy = page.headers["Content-Security-Policy"]
+    assert "default-src 'none'" in policy and "frame-ancestors 'none'" in policy
+    html = page.get_data(as_text=True)
+    assert '<meta name="robots" content="noindex, nofollow">' in html
+    # Nothing from another origin: every address in the page is this service's own.
+    assert re.findall(r'(?:src|href)="(?!/)', html) == []
+    missing = shop.app.test_client().get("/status/nothing-here")
+    assert missing.status_code == 404 and "does not exist" in missing.get_data(as_text=True)
+
+
+@pytest.fixture
+def served(shop):
+    server = make_server("127.0.0.1", 0, shop.app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.port}"
+    server.shutdown()
+    thread.join(timeout=5)
+
+
+@pytest.mark.browser
+def test_the_mailed_link_opens_a_page_that_shows_only_what_the_reporter_may_see(
+    shop, served, browser
+):
+    file(
+        shop,
+        title=f"Pay fails {HOSTILE}",
+        metadata={"plan": "secret-plan-name"},
+        console_logs=[{"level": "error", "message": "TypeError in checkout.js", "timestamp": 1}],
+    )
+    token = token_in(mails_to(shop)[0])
+    set_status(shop.ada, "WS-1", "resolved", assignee_id=shop.grace.user["id"])
+    comment(shop.grace, "WS-1", f"Fixed, see {HOSTILE}", public=True)
+    comment(shop.grace, "WS-1", "Internal: it was the cache", public=False)
+    mails_to(shop)
+
+    context = browser.new_context(base_url=served, locale="en-GB")
+    tab = context.new_page()
+    errors = []
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+    tab.goto(f"/status/{token}")
+    expect(tab.get_by_role("heading", level=1)).to_contain_text(f"WS-1 Pay fails {HOSTILE}")
+    expect(tab.locator("#status")).to_have_text("resolved")
+    expect(tab.locator(".comments li")).to_have_count(1)
+    expect(tab.locator(".comments")).to_contain_text(f"Fixed, see {HOSTILE}")
+    body = tab.locator("body").inner_text()
+    for hidden in ("Internal", "TypeError", "secret-plan-name", "Grace Hopper assigned", "grace@"):
+        assert hidden not in body
+    assert tab.locator("img").count() == 0 and tab.evaluate("window.pwned") is None
+
+    tab.get_by_label("Anything the team should know").fill("Still broken on Firefox")
+    tab.get_by_role("button", name="Send").click()
+    expect(tab.locator(".comments li.yours")).to_contain_text("Still broken on Firefox")
+    expect(tab.locator(".comments li.yours")).to_contain_text("You")
+    tab.get_by_role("button", name="It still happens").click()
+    expect(tab.locator("#status")).to_have_text("received, not yet looked at")
+    expect(tab.get_by_role("button", name="It still happens")).to_have_count(0)
+    context.close()
+    assert errors == []
+
+    listed = shop.ada.get("/api/v1/reports/WS-1/comments").get_json()
+    assert listed[-1]["body"] == "Still broken on Firefox" and listed[-1]["fromReporter"] is True
+    assert shop.ada.get("/api/v1/reports/WS-1").get_json()["status"] == "new"
+
+
+def test_erasing_a_reporter_cancels_the_mails_waiting_for_them(shop):
+    file(shop)  # its receipt waits in the outbox
+    erased = shop.ada.post(
+        f"/api/v1/projects/{shop.project['id']}/reporter-data/erase",
+        json={"reporter_identifier": "REP@example.com"},
+        headers=csrf(shop.ada),
+    )
+    assert erased.status_code == 200 and erased.get_json() == {"reports": 1}
+    assert mails_to(shop) == []
