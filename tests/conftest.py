@@ -114,27 +114,47 @@ def make_app(database_url, tmp_path):
     apps = []
 
     def build(**overrides):
-        config = {
-            "SVC_DATABASE_URL": database_url,
-            "SVC_INSTANCE_PATH": str(tmp_path / f"instance{len(apps)}"),
-            "SVC_SECRET_KEY": "test-secret-key-" + uuid.uuid4().hex,
-            "SVC_RATE_LIMIT_AUTH": "off",
-            "SVC_RATE_LIMIT_INGEST": "off",
-            "TESTING": True,
-        }
-        config.update(overrides)
-        app = create_app(config)
+        app = create_app(_test_config(database_url, tmp_path / f"instance{len(apps)}", overrides))
         apps.append(app)
         return app
 
     yield build
     for app in apps:
-        with app.app_context():
-            if app.config["SVC_DATABASE_URL"] == database_url:
-                rate_limits.forget_all()  # on SQLite they live in a file of their own
-            db.session.remove()
-            db.engine.dispose()
+        _close(app, database_url)
     _empty_tables(database_url)
+
+
+@pytest.fixture(scope="module")
+def module_app(database_url, tmp_path_factory):
+    """One app for a file's tests on a backend, for tests that share what they build once and
+    change nothing (tests/test_security.py: each is refused, and checks that nothing changed).
+    Its tables are emptied before and after; a test that takes `app` empties them too, so
+    those run after the module's shared ones (file order)."""
+    _empty_tables(database_url)
+    app = create_app(_test_config(database_url, tmp_path_factory.mktemp("instance"), {}))
+    yield app
+    _close(app, database_url)
+    _empty_tables(database_url)
+
+
+def _test_config(database_url: str, instance_path: Path, overrides: dict) -> dict:
+    return {
+        "SVC_DATABASE_URL": database_url,
+        "SVC_INSTANCE_PATH": str(instance_path),
+        "SVC_SECRET_KEY": "test-secret-key-" + uuid.uuid4().hex,
+        "SVC_RATE_LIMIT_AUTH": "off",
+        "SVC_RATE_LIMIT_INGEST": "off",
+        "TESTING": True,
+        **overrides,
+    }
+
+
+def _close(app, database_url: str) -> None:
+    with app.app_context():
+        if app.config["SVC_DATABASE_URL"] == database_url:
+            rate_limits.forget_all()  # on SQLite they live in a file of their own
+        db.session.remove()
+        db.engine.dispose()
 
 
 def _empty_tables(url: str) -> None:

@@ -28,8 +28,12 @@ ADMIN_ROUTES = admin_routes()
 CREDENTIAL_KINDS = ("session", "pat", "api_key")
 
 
-@pytest.fixture
-def world(app, make_app):
+@pytest.fixture(scope="module")
+def world(module_app):
+    """Built once per backend for the tests below that take it: each is refused and checks
+    that nothing changed, so one world serves them all (a test that changed it would fail, and
+    so would the next)."""
+    app = module_app
     ada = app.test_client()
     register(ada)
     grace = app.test_client()
@@ -42,6 +46,7 @@ def world(app, make_app):
     furnished = furnish(ada, project)
     token = create_pat(ada)
     return {
+        "app": app,
         "ada": ada,
         "mallory": mallory,
         "ada_pat": token["token"],
@@ -92,14 +97,14 @@ WRONG_KINDS = [
 @pytest.mark.parametrize(
     ("route", "kind"), WRONG_KINDS, ids=[f"{route_id(r)} with {k}" for r, k in WRONG_KINDS]
 )
-def test_each_endpoint_refuses_the_credentials_it_does_not_accept(app, world, route, kind):
+def test_each_endpoint_refuses_the_credentials_it_does_not_accept(world, route, kind):
     rule, method, _ = route
     url = url_for_route(rule, world["path_values"])
     body = VALID_BODIES.get((rule, method), {})
     if kind == "session":
         client, headers = world["ada"], csrf(world["ada"])
     else:
-        client = app.test_client()
+        client = world["app"].test_client()
         headers = (
             {"Authorization": f"Bearer {world['ada_pat']}"}
             if kind == "pat"
@@ -119,13 +124,13 @@ WITH_IDS = [r for r in ROUTES if "session" in r[2] and "<" in r[0] and r not in 
 
 
 @pytest.mark.parametrize("route", WITH_IDS, ids=route_id)
-def test_other_users_ids_are_404(app, world, route):
+def test_other_users_ids_are_404(world, route):
     rule, method, credentials = route
     url = url_for_route(rule, world["path_values"])
     body = VALID_BODIES.get((rule, method), {}) if method in WRITE_METHODS else None
     if "pat" in credentials:
         bearer = {"Authorization": f"Bearer {world['mallory_pat']}"}
-        response = app.test_client().open(url, method=method, json=body, headers=bearer)
+        response = world["app"].test_client().open(url, method=method, json=body, headers=bearer)
     else:  # a browser session's endpoint: Mallory's own session
         mallory = world["mallory"]
         response = mallory.open(url, method=method, json=body, headers=csrf(mallory))
@@ -136,7 +141,8 @@ def test_other_users_ids_are_404(app, world, route):
 READABLE = [r for r in ROUTES if r[1] == "GET"]
 
 
-def test_security_headers_on_every_route(app, world, client):
+def test_security_headers_on_every_route(world):
+    client = world["app"].test_client()
     pat = {"Authorization": f"Bearer {world['ada_pat']}"}
     responses = []
     for rule, _, _ in READABLE:

@@ -69,6 +69,7 @@ def test_readme_round_trip_over_real_http(served):
     assert created.json()["token"] not in service.output
 
 
+@pytest.mark.any_database  # gunicorn's own doing: the database cannot change it
 def test_the_access_log_keeps_no_query_string_referer_or_basic_auth_user(served):
     base_url, service = served
     response = requests.get(
@@ -89,6 +90,7 @@ def test_the_access_log_keeps_no_query_string_referer_or_basic_auth_user(served)
         assert secret not in service.output
 
 
+@pytest.mark.any_database  # gunicorn's own doing: the database cannot change it
 def test_the_access_log_keeps_no_token_of_a_link(served):
     """Invitation and reset links carry their token in the path (docs/api.md §3)."""
     base_url, service = served
@@ -102,6 +104,7 @@ def test_the_access_log_keeps_no_token_of_a_link(served):
     assert "T0kenOfALink" not in service.output
 
 
+@pytest.mark.any_database  # make run's own check: the database cannot change it
 def test_python_older_than_the_tested_release_is_warned_about(app, service_env, services):
     base_url, service = services({**service_env, "PYTHON_TESTED": "3.99.0"})
     assert requests.get(f"{base_url}/healthz").ok
@@ -250,6 +253,7 @@ def _raw(base_url: str, request: bytes) -> tuple[str, dict, bytes]:
     return status, headers, body
 
 
+@pytest.mark.any_database  # gunicorn's own doing: the database cannot change it
 def test_what_gunicorn_refuses_is_json_too(served):
     """Finding 12: a URL past 4,094 bytes got gunicorn's own HTML 414."""
     base_url, _ = served
