@@ -71,11 +71,15 @@ def _with_footer(user: User, subject: str, text: str, project: Project | None):
         f"\n\n--\nYou get this mail because of your notification settings: "
         f"{outbox.public_url('/account')}\nNo more mails {about}: {link}"
     )
-    headers = {
+    return subject, text, one_click_unsubscribe(link)
+
+
+def one_click_unsubscribe(link: str) -> dict:
+    """The headers of a one-click unsubscribe (RFC 8058): mail programs POST to the link."""
+    return {
         "List-Unsubscribe": f"<{link}>",
         "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
     }
-    return subject, text, headers
 
 
 def _serializer() -> URLSafeSerializer:

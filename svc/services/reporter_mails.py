@@ -25,7 +25,7 @@ from svc.extensions import db
 from svc.mail import outbox
 from svc.models import DEFAULT_REPORTER_UPDATES, Comment, Project, Report, ReporterOptOut
 from svc.models.base import utcnow
-from svc.services.notification_mails import one_line
+from svc.services.notification_mails import one_click_unsubscribe, one_line
 from svc.services.notifications import INVALID_LINK as INVALID_UNSUBSCRIBE_LINK
 
 RECEIVED, RESOLVED, PUBLIC_COMMENT = "received", "resolved", "public_comment"
@@ -169,18 +169,14 @@ def _opted_out(project: Project, address: str) -> bool:
 
 def _mail(report: Report, project: Project, address: str, subject: str, opening: str):
     """(subject, text, headers): the opening, the status page link, and the footer with the
-    one-click unsubscribe (RFC 8058) for this address and project."""
+    one-click unsubscribe for this address and project."""
     unsubscribe = outbox.public_url(f"/unsubscribe/{_unsubscribe_token(project, address)}")
     text = (
         f"{opening}\n\nFollow it, add to it, or tell us it still happens: {status_url(report)}"
         f"\n\n--\nYou get this mail because you reported a problem with {project.name}."
         f"\nNo more mails about {project.name}: {unsubscribe}"
     )
-    headers = {
-        "List-Unsubscribe": f"<{unsubscribe}>",
-        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
-    }
-    return subject, text, headers
+    return subject, text, one_click_unsubscribe(unsubscribe)
 
 
 # --- unsubscribing -------------------------------------------------------------------------------
