@@ -8,6 +8,11 @@
    lease (median and maximum).
 
     .venv/bin/python -m bench.storage [--seconds 15] [--clients 16] [--kills 5] [--lease 15]
+        [--store-apart]
+
+--store-apart gives the S3 server a core of its own and svc (and the clients) the others, for
+both runs: as in a deployment, where the store is another machine, what svc's ingest costs is
+measured without the store's own work taking the same cores.
 """
 
 import argparse
@@ -83,9 +88,15 @@ def ingest_with_screenshots(base_url: str, clients: int, seconds: float) -> dict
     }
 
 
-def measure_ingest(workdir: Path, clients: int, seconds: float) -> dict:
-    figures = {}
+def measure_ingest(workdir: Path, clients: int, seconds: float, apart: bool = False) -> dict:
+    figures = {"store_apart": apart}
     seaweed = SeaweedServer(workdir / "seaweed").start()
+    everywhere = os.sched_getaffinity(0)
+    if apart:
+        store_core = max(everywhere)
+        for thread in Path(f"/proc/{seaweed.process.pid}/task").iterdir():
+            os.sched_setaffinity(int(thread.name), {store_core})
+        os.sched_setaffinity(0, everywhere - {store_core})  # svc's processes inherit it
     try:
         bucket = seaweed.bucket()
         for kind, settings in (
@@ -101,6 +112,7 @@ def measure_ingest(workdir: Path, clients: int, seconds: float) -> dict:
                     (cpu_seconds(seaweed.process.pid) - before) / seconds / os.cpu_count(), 2
                 )
     finally:
+        os.sched_setaffinity(0, everywhere)
         seaweed.stop()
     folder, s3 = figures["folder"]["reports_per_s"], figures["s3"]["reports_per_s"]
     figures["s3_to_folder"] = round(s3 / folder, 2) if folder else None
@@ -177,10 +189,13 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--kills", type=int, default=5)
     parser.add_argument("--lease", type=float, default=15)
+    parser.add_argument("--store-apart", action="store_true")
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="svc-bench-storage-") as workdir:
         result = {
-            "ingest": measure_ingest(Path(workdir), arguments.clients, arguments.seconds),
+            "ingest": measure_ingest(
+                Path(workdir), arguments.clients, arguments.seconds, arguments.store_apart
+            ),
             "failover": measure_failover(Path(workdir), arguments.kills, arguments.lease),
         }
     result["ingest"]["goal"] = GOAL_RATIO
