@@ -50,8 +50,7 @@ def reply(data, token: str):
 @response(StatusPageOut(), errors=(404, 409))
 def reopen(token: str):
     """ "Still happening?": a resolved or closed report goes back to `new`."""
-    status_page.reopen(token)
-    return status_page.page(token)
+    return status_page.reopen(token)
 
 
 @bp.post("/reports/<report_ref>/status-link")

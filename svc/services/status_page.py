@@ -17,7 +17,10 @@ from svc.webhooks import delivery, payloads
 def page(token: str) -> dict:
     """What the status page shows, and nothing else of the report: no logs, metadata,
     screenshots, assignee or private comments."""
-    report = reporter_mails.report_of(token)
+    return _page_of(reporter_mails.report_of(token))
+
+
+def _page_of(report: Report) -> dict:
     comments = db.session.scalars(
         select(Comment)
         .where(Comment.report_id == report.id, Comment.public)
@@ -58,9 +61,10 @@ def reply(token: str, body: str) -> dict:
     return _shown(comment, report)
 
 
-def reopen(token: str) -> Report:
+def reopen(token: str) -> dict:
     """ "Still happening?": a resolved or closed report goes back to `new` (one report.updated,
-    activity `reopened` via the reporter), its trackers' issues reopen, its assignee hears."""
+    activity `reopened` via the reporter), its trackers' issues reopen, its assignee hears.
+    What the page shows now."""
     report = reporter_mails.report_of(token)
     if report.status not in reporter_mails.DONE_STATUSES:
         raise Conflict("Only a resolved or closed report can be reopened")
@@ -75,4 +79,4 @@ def reopen(token: str) -> Report:
     integrations.status_changed(report, old, "new")
     notifications.report_reopened(report)
     db.session.commit()
-    return report
+    return _page_of(report)
