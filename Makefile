@@ -7,6 +7,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.test-installed
 CHROMIUM := /usr/bin/chromium
+NPM := /usr/bin/npm
+NODE_STAMP := node_modules/.installed
 WRK := /usr/bin/wrk
 BENCH_STAMP := $(VENV)/.bench-installed
 
@@ -48,7 +50,7 @@ endef
 
 ## test: the whole suite (SQLite; PostgreSQL too when SVC_TEST_DATABASE_URL is set), the
 ## dashboard's tests in Debian's headless Chromium included
-test: $(TEST_STAMP) $(CHROMIUM)
+test: $(TEST_STAMP) $(CHROMIUM) $(NODE_STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 ## screenshots: the browser tests that take the README's pictures, writing them into
@@ -67,6 +69,15 @@ endef
 # Playwright's own browser download is not used.
 $(CHROMIUM):
 	$(call apt-install,chromium,The dashboard tests need Debian's chromium)
+
+# The Node packages the tests run (package-lock.json: versions and hashes, no download
+# addresses): Playwright's test runner for the repro kit's generated tests, the HAR schema.
+$(NODE_STAMP): package.json package-lock.json | $(NPM)
+	$(NPM) ci --no-audit --no-fund --loglevel=error
+	touch $(NODE_STAMP)
+
+$(NPM):
+	$(call apt-install,nodejs npm,The repro kit's tests need Node.js and npm)
 
 ## load: 200 concurrent clients creating reports for 60 s on SQLite, then on PostgreSQL
 ## (docs/reliability.md); prints figures, fails only on a lost report or a 5xx
@@ -95,4 +106,4 @@ lint: $(TEST_STAMP)
 	$(BIN)/ruff format --check svc tests bench harness
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache node_modules

@@ -234,6 +234,14 @@ def headline() -> list[dict]:
             "fetch < 50 µs",
             page_cost["fetch_added_us"] < 50,
         )
+        add(
+            "widget",
+            "added to each fetch with network details, 10 KB of JSON each way",
+            f"{page_cost['detailed_fetch_added_us']} µs "
+            f"(the page's own fetch and JSON: {page_cost['detailed_fetch_bare_us']} µs)",
+            "< 100 µs",
+            page_cost["detailed_fetch_added_us"] < 100,
+        )
     return rows
 
 

@@ -10,6 +10,12 @@
   stubs before the widget loads, so the network and DevTools' console add no noise: what is left
   is the hook itself (recording the entry included).
 
+- per fetch with network details (the project's `captureNetworkDetails`, docs/repro-kit.md):
+  the same on/off comparison on a page whose stubbed fetch answers 10 KB of JSON, each call
+  sending 10 KB of JSON with three headers and reading the answer's JSON, as a page does. The
+  widget then keeps the headers, masks the request body and reads (a copy of) the answer: its
+  asynchronous read is inside the timed block, which waits for the page to be idle at its end.
+
 No svc is needed: the page and the script are served by Playwright's routing, and the widget's
 configuration request goes to the stubbed fetch.
 """
@@ -30,6 +36,47 @@ window.fetch = function stubFetch() { return Promise.resolve(new Response("{}"))
 console.log = function stubLog() {};
 </script></head><body><h1>A page</h1><button id="pay">Pay</button></body></html>"""
 OPTIONS = {"projectKey": "svc_pub_bench", "endpoint": "http://svc.invalid"}
+DETAILS_URL = "http://bench.invalid/details"
+# The stub answers the widget's settings with details on, and the page's calls with 10 KB JSON.
+DETAILS_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>bench</title><script>
+const lines = Array.from({ length: 100 },
+  (_, n) => ({ sku: "item-" + n, price: n * 1.5, name: "x".repeat(60) }));
+window.answer = JSON.stringify({ total: 41.5, token: "t-1", lines });
+window.sent = JSON.stringify({ coupon: "SAVE10", password: "p", lines });
+window.fetch = function stubFetch(input) {
+  const body = String(input).includes("widget-config") ? '{"captureNetworkDetails": true}' : answer;
+  return Promise.resolve(new Response(body, { headers: { "content-type": "application/json" } }));
+};
+</script></head><body><h1>A page</h1></body></html>"""
+
+PER_DETAILED_FETCH = """async ([calls, blocks, options]) => {
+  const idle = () => new Promise((resolve) => setTimeout(resolve));
+  const configured = async () => {
+    while (!document.querySelector("[data-svc-widget]")) await idle();
+  };
+  const headers = { "Content-Type": "application/json", "X-Client": "web/1.0",
+    Accept: "application/json" };
+  const timeFetch = async () => {
+    const started = performance.now();
+    for (let i = 0; i < calls; i += 1) {
+      const response = await fetch("/api/price?i=" + i, { method: "POST", headers, body: sent });
+      await response.json();
+    }
+    await idle();
+    return performance.now() - started;
+  };
+  let on = 0, off = 0;
+  for (let block = 0; block < blocks; block += 1) {
+    Svc.destroy();
+    off += await timeFetch();
+    Svc.init(options);
+    await configured();
+    on += await timeFetch();
+  }
+  return { detailed_fetch_added_us: ((on - off) / (calls * blocks)) * 1000,
+           detailed_fetch_bare_us: (off / (calls * blocks)) * 1000,
+           body_bytes: answer.length };
+}"""
 
 INIT = """([source, options]) => {
   const started = performance.now();
@@ -81,7 +128,8 @@ PER_CALL = """async ([calls, blocks, options]) => {
 
 
 def serve(route) -> None:
-    route.fulfill(status=200, content_type="text/html", body=PAGE)
+    body = DETAILS_PAGE if route.request.url == DETAILS_URL else PAGE
+    route.fulfill(status=200, content_type="text/html", body=body)
 
 
 def main() -> int:
@@ -111,6 +159,13 @@ def main() -> int:
             page.evaluate(INIT, [source, OPTIONS])
             per_call.append(page.evaluate(PER_CALL, [options.calls, options.blocks, OPTIONS]))
             page.close()
+            page = browser.new_page()
+            page.route(DETAILS_URL, serve)
+            page.goto(DETAILS_URL)
+            page.evaluate(INIT, [source, OPTIONS])
+            calls = max(1, options.calls // 10)  # each call moves 20 KB
+            per_call[-1].update(page.evaluate(PER_DETAILED_FETCH, [calls, options.blocks, OPTIONS]))
+            page.close()
         browser.close()
 
     def median_of(name: str) -> float:
@@ -125,6 +180,9 @@ def main() -> int:
         "fetch_bare_us": median_of("fetch_bare_us"),
         "console_added_us": median_of("console_added_us"),
         "console_bare_us": median_of("console_bare_us"),
+        "detailed_fetch_added_us": median_of("detailed_fetch_added_us"),
+        "detailed_fetch_bare_us": median_of("detailed_fetch_bare_us"),
+        "detailed_body_bytes": per_call[0]["body_bytes"],
         "rounds": options.rounds,
         "calls": options.calls * options.blocks,
         "script_bytes": len(source.encode()),
@@ -135,7 +193,10 @@ def main() -> int:
         f"evaluating the script {result['evaluate_p50_ms']}), render {result['render_p50_ms']} ms; "
         f"per fetch +{result['fetch_added_us']} µs (stub alone {result['fetch_bare_us']} µs), "
         f"per console call +{result['console_added_us']} µs "
-        f"(stub alone {result['console_bare_us']} µs) -> {path}"
+        f"(stub alone {result['console_bare_us']} µs); per fetch with details, "
+        f"{result['detailed_body_bytes']} bytes of JSON each way, "
+        f"+{result['detailed_fetch_added_us']} µs "
+        f"(page alone {result['detailed_fetch_bare_us']} µs) -> {path}"
     )
     return 0
 

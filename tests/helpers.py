@@ -124,6 +124,7 @@ WIDGET_DEFAULTS = {
     "captureConsole": True,
     "captureNetwork": True,
     "captureActions": True,
+    "captureNetworkDetails": False,
 }
 
 # The report object of docs/api.md §8: the list leaves out the captured arrays.

@@ -193,6 +193,22 @@ def test_reports_export(served, tmp_path):
     assert [row["title"] for row in rows] == ["Typo"]
 
 
+def test_reports_har_and_repro(served, tmp_path):
+    signed_in(served)
+    code, out, _ = svc(served, "reports", "har", "WS-1")
+    assert code == 0
+    har = json.loads(out)
+    assert [entry["request"]["url"] for entry in har["log"]["entries"]] == [
+        "https://shop.example/a", "https://shop.example/b",
+    ]  # fmt: skip
+    target = tmp_path / "ws1.spec.ts"
+    code, _, _ = svc(served, "reports", "repro", "WS-1", "-o", str(target))
+    assert code == 0
+    assert 'await page.locator("button#pay").click();' in target.read_text()
+    code, _, err = svc(served, "reports", "har", "WS-99")
+    assert code != 0 and "Report not found" in err
+
+
 def test_reports_watch(served):
     signed_in(served)
     watcher = subprocess.Popen(
@@ -223,6 +239,8 @@ def test_every_command_has_help(tmp_path):
         ["reports"],
         ["reports", "list"],
         ["reports", "export"],
+        ["reports", "har"],
+        ["reports", "repro"],
         ["reports", "watch"],
         ["reports", "issue"],
         ["projects", "show"],

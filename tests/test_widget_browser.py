@@ -298,6 +298,7 @@ def test_destroy_puts_back_everything_it_patched(page, host_site, team):
     patched = page.evaluate(
         "Object.keys(originals).filter((name) => "
         "({fetch, xhrOpen: XMLHttpRequest.prototype.open, xhrSend: XMLHttpRequest.prototype.send,"
+        " xhrSetRequestHeader: XMLHttpRequest.prototype.setRequestHeader,"
         " log: console.log, info: console.info, warn: console.warn, error: console.error,"
         " debug: console.debug, pushState: history.pushState, "
         " replaceState: history.replaceState})[name] !== originals[name])"
@@ -307,6 +308,7 @@ def test_destroy_puts_back_everything_it_patched(page, host_site, team):
             "fetch",
             "xhrOpen",
             "xhrSend",
+            "xhrSetRequestHeader",
             "log",
             "info",
             "warn",
@@ -320,6 +322,7 @@ def test_destroy_puts_back_everything_it_patched(page, host_site, team):
     assert page.evaluate(
         "fetch === originals.fetch && XMLHttpRequest.prototype.open === originals.xhrOpen"
         " && XMLHttpRequest.prototype.send === originals.xhrSend && console.log === originals.log"
+        " && XMLHttpRequest.prototype.setRequestHeader === originals.xhrSetRequestHeader"
         " && console.error === originals.error && console.debug === originals.debug"
         " && history.pushState === originals.pushState"
         " && history.replaceState === originals.replaceState"

@@ -1,6 +1,8 @@
 """Reports (docs/api.md §8): the widget files them with the project's API key; the team
 lists, reads, updates and deletes them with a session or a PAT."""
 
+import json
+
 from flask import Blueprint, Response, request, stream_with_context
 
 from svc.api.cors import widget_cors
@@ -27,7 +29,7 @@ from svc.schemas.reports import (
     ReportPageOut,
     ReportUpdateIn,
 )
-from svc.services import export, intake, listing, reports
+from svc.services import export, intake, listing, reports, repro
 
 bp = Blueprint("reports", __name__, url_prefix="/api/v1/reports")
 
@@ -115,6 +117,48 @@ def export_reports(params):
 def get_report(report_ref: str):
     """One report, by its id or its tracking id (WS-12)."""
     return reports.get_for(current_user(), report_ref)
+
+
+def _download(text: str, mimetype: str, filename: str) -> Response:
+    return Response(
+        text,
+        mimetype=mimetype,
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
+
+
+@bp.get("/<report_ref>/har")
+@login_required
+@described(
+    responses={
+        "200": {
+            "description": "The report's network log as a HAR 1.2 file (docs/repro-kit.md)",
+            "content": {"application/json": {"schema": {"type": "object"}}},
+        }
+    }
+)
+def report_har(report_ref: str):
+    """The network log as HAR 1.2, for DevTools and Playwright's routeFromHAR."""
+    report = reports.get_for(current_user(), report_ref)
+    # ASCII escapes: a captured body's lone surrogate stays valid JSON.
+    text = json.dumps(repro.har(report), indent=2)
+    return _download(text, "application/json", f"{report.tracking_id}.har")
+
+
+@bp.get("/<report_ref>/repro.spec.ts")
+@login_required
+@described(
+    responses={
+        "200": {
+            "description": "A Playwright test replaying the report's actions (docs/repro-kit.md)",
+            "content": {"text/plain": {"schema": {"type": "string"}}},
+        }
+    }
+)
+def report_repro(report_ref: str):
+    """A Playwright test that replays the report's clicks, route changes and typed fields."""
+    report = reports.get_for(current_user(), report_ref)
+    return _download(repro.playwright_spec(report), "text/plain", f"{report.tracking_id}.spec.ts")
 
 
 @bp.get("/<report_ref>/activity")

@@ -367,6 +367,31 @@ def export_reports(kind, output, **filters):
     output.flush()
 
 
+def _download(path: str, output) -> None:
+    output.write(api().request("GET", path).content)
+    output.flush()
+
+
+@reports.command("har")
+@click.argument("reference")
+@click.option(
+    "--output", "-o", type=click.File("wb"), default="-", help="A file (default: stdout)."
+)
+def report_har(reference, output):
+    """The report's network log as a HAR 1.2 file (docs/repro-kit.md)."""
+    _download(f"/reports/{reference}/har", output)
+
+
+@reports.command("repro")
+@click.argument("reference")
+@click.option(
+    "--output", "-o", type=click.File("wb"), default="-", help="A file (default: stdout)."
+)
+def report_repro(reference, output):
+    """A Playwright test that replays the report's clicks, route changes and typed fields."""
+    _download(f"/reports/{reference}/repro.spec.ts", output)
+
+
 @reports.command("watch")
 @click.option("--project", help="A project's id, tracking prefix or name.")
 @click.option(

@@ -23,6 +23,8 @@ WIDGET_DEFAULTS = {
     "capture_console": True,
     "capture_network": True,
     "capture_actions": True,
+    # Headers and bodies of requests (docs/repro-kit.md): off until an owner turns them on.
+    "capture_network_details": False,
 }
 
 OWNER = "owner"

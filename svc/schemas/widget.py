@@ -49,6 +49,7 @@ class WidgetSettingsIn(InSchema):
     capture_console = Flag()
     capture_network = Flag()
     capture_actions = Flag()
+    capture_network_details = Flag()
 
 
 class WidgetSettingsOut(OutSchema):
@@ -65,6 +66,7 @@ class WidgetSettingsOut(OutSchema):
     capture_console = fields.Boolean(required=True)
     capture_network = fields.Boolean(required=True)
     capture_actions = fields.Boolean(required=True)
+    capture_network_details = fields.Boolean(required=True)
 
 
 class WidgetConfigOut(WidgetSettingsOut):

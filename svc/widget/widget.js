@@ -7,7 +7,7 @@
   if (window.Svc && window.Svc.version) return; // loaded twice: the first one serves
 
   const VERSION = "1.0.0";
-  const LIMIT = { console: 100, network: 100, actions: 100, text: 2000, stack: 4000, keys: 30, depth: 3 };
+  const LIMIT = { console: 100, network: 100, actions: 100, text: 2000, stack: 4000, keys: 30, depth: 3, body: 10240 };
   const MAX_STORED = 5; // reports kept in localStorage while they cannot be sent
   const ATTEMPTS_IN_DIALOG = 3; // then the reporter is told the report will be sent later
   const ATTEMPTS_IN_BACKGROUND = 6;
@@ -31,6 +31,7 @@
     primaryColor: "#2563eb", buttonText: "Report a bug", modalTitle: "Report a bug", logoUrl: null,
     position: "bottom-right", enableScreenshot: true, enableSessionRecording: true,
     showWatermark: false, captureConsole: true, captureNetwork: true, captureActions: true,
+    captureNetworkDetails: false,
     maxScreenshotBytes: DEFAULT_MAX_SCREENSHOT,
   };
   const MESSAGES = {
@@ -117,6 +118,40 @@
     return part(parent) + " > " + part(element);
   }
 
+  // How a test finds the element again (the repro kit, docs/repro-kit.md): its test id, a unique
+  // id or form name, its role and accessible name, its label, else a short CSS path. Never a
+  // field's value: the name of something typed into comes from its label.
+  const ROLES = { a: "link", button: "button", summary: "button", select: "combobox", textarea: "textbox" };
+  const INPUT_ROLES = { checkbox: "checkbox", radio: "radio", button: "button", submit: "button", reset: "button" };
+  const unique = (css) => quietly(() => document.querySelectorAll(css).length === 1);
+  const oneLine = (text) => String(text || "").replace(/\s+/g, " ").trim();
+  function locatorOf(element) {
+    if (!element || element.nodeType !== 1) return null;
+    const testId = element.getAttribute("data-testid");
+    if (testId) return { testId };
+    if (element.id && unique("#" + CSS.escape(element.id))) return { css: "#" + CSS.escape(element.id) };
+    const name = element.getAttribute("name");
+    const byName = name && element.localName + "[name=\"" + CSS.escape(name) + "\"]";
+    if (byName && unique(byName)) return { css: byName };
+    const typed = element.matches(TYPED);
+    const role = element.getAttribute("role") ||
+      (element.localName === "input" ? INPUT_ROLES[element.type] : ROLES[element.localName]);
+    const label = oneLine(element.getAttribute("aria-label") ||
+      (element.labels && element.labels[0] ? element.labels[0].textContent : "") ||
+      (typed || element.localName === "input" ? "" : element.textContent));
+    if (label && label.length <= 80 && label === maskText(label)) {
+      return role && !typed ? { role, name: label } : { label };
+    }
+    const path = [];
+    for (let node = element; node && node !== document.body && path.length < 5; node = node.parentElement) {
+      if (node.id && unique("#" + CSS.escape(node.id))) { path.unshift("#" + CSS.escape(node.id)); break; }
+      const index = Array.prototype.filter.call(node.parentElement ? node.parentElement.children : [node],
+        (sibling) => sibling.localName === node.localName).indexOf(node) + 1;
+      path.unshift(node.localName + ":nth-of-type(" + index + ")");
+    }
+    return { css: path.join(" > ") };
+  }
+
   // A value turned into plain JSON data: cycles, DOM nodes, Errors, functions and long strings
   // made safe; getters that throw cannot stop it.
   function plain(value, depth, ancestors) {
@@ -178,6 +213,70 @@
     state.undo.push(() => target.removeEventListener(type, safeHandler, options));
   }
 
+  // --- network details (captureNetworkDetails, docs/repro-kit.md) ------------------------------
+  // Never a secret header (left out, not masked); bodies of text or JSON up to LIMIT.body, kept
+  // as the page sent or read them and masked (secret-looking keys and form fields) when a report
+  // takes them: masking per request cost more than the request (docs/performance.md). The
+  // service redacts them again.
+
+  const SECRET_HEADER = new RegExp(SECRET_KEY.source + "|signature|session|csrf|xsrf");
+  const TEXTUAL = /json|text|xml|javascript|urlencoded/i;
+  const JSON_PAIR = /"([^"\\]{1,64})"(\s*:\s*)("(?:[^"\\]|\\.)*"|[-+\d.eE]+|true|false|null)/g;
+
+  function headersOf(headers) {
+    const result = {};
+    new Headers(headers || undefined).forEach((value, name) => {
+      if (!SECRET_HEADER.test(name.replace(/[-_]/g, ""))) result[name] = cut(value, 500);
+    });
+    return result;
+  }
+
+  function maskBody(text) {
+    let masked = text.replace(JSON_PAIR, (pair, key, colon) =>
+      SECRET_KEY.test(key.toLowerCase().replace(/[-_]/g, "")) ? "\"" + key + "\"" + colon + "\"" + MASK + "\"" : pair);
+    if (/^[\w.%+-]+=/.test(masked)) masked = maskUrl("?" + masked).slice(1); // a form's fields
+    return maskText(masked);
+  }
+
+  function bodyField(name, body) {
+    if (typeof body === "string" || (typeof URLSearchParams !== "undefined" && body instanceof URLSearchParams)) {
+      return { [name]: cut(body, LIMIT.body) };
+    }
+    return {};
+  }
+
+  // The answer's body as the page reads it (text() or json()): no copy of the stream, which
+  // cost Chromium about a millisecond per response; a body the page never reads stays unknown.
+  function keepResponseBody(response, entry) {
+    if (!TEXTUAL.test(response.headers.get("content-type") || "")) return;
+    const text = Response.prototype.text;
+    const keep = (body) => { entry.responseBody = cut(body, LIMIT.body); return body; };
+    Object.defineProperties(response, {
+      text: { configurable: true, writable: true, value() { return text.call(this).then(keep); } },
+      json: { configurable: true, writable: true, value() { return text.call(this).then((body) => JSON.parse(keep(body))); } },
+    });
+  }
+
+  function xhrResponse(request, entry) {
+    const headers = request.getAllResponseHeaders().trim().split(/[\r\n]+/).filter(Boolean)
+      .map((line) => [line.slice(0, line.indexOf(":")), line.slice(line.indexOf(":") + 1).trim()]);
+    entry.responseHeaders = headersOf(headers);
+    if (!TEXTUAL.test(request.getResponseHeader("content-type") || "")) return;
+    const type = request.responseType;
+    if (type === "" || type === "text") entry.responseBody = cut(request.responseText, LIMIT.body);
+    else if (type === "json") { // written out only if a report takes it
+      const parsed = request.response;
+      Object.defineProperty(entry, "responseBody", { enumerable: true, configurable: true,
+        get: () => cut(JSON.stringify(parsed), LIMIT.body) });
+    }
+  }
+
+  function maskedDetails(entry) {
+    const masked = { ...entry };
+    for (const name of ["requestBody", "responseBody"]) if (typeof masked[name] === "string") masked[name] = maskBody(masked[name]);
+    return masked;
+  }
+
   function startCapture(run) {
     const { capture, buffers } = run;
     let busy = false; // a getter that logs, inside a logged object, must not recurse
@@ -223,13 +322,15 @@
       buffers.console.push(entry);
     });
 
-    const recordRequest = (kind, method, url, started, status, error) => {
+    const recordRequest = (kind, method, url, started, status, error, details) => {
       const entry = {
         type: kind, method: String(method || "GET").toUpperCase(), url: maskUrl(absoluteUrl(url)), status,
         duration: Math.round(performance.now() - started), timestamp: Math.round(performance.timeOrigin + started),
       };
       if (error) entry.error = cut(error, 200);
+      if (details) Object.assign(entry, details);
       buffers.network.push(entry);
+      return entry;
     };
     patch(window, "fetch", (original) => function fetch(input, init) {
       const started = performance.now();
@@ -239,11 +340,20 @@
         const request = typeof Request !== "undefined" && input instanceof Request ? input : null;
         const method = (init && init.method) || (request ? request.method : "GET");
         const url = request ? request.url : input;
+        const sent = capture.details ? quietly(() => ({
+          requestHeaders: headersOf(init && init.headers ? init.headers : request && request.headers),
+          ...bodyField("requestBody", init && init.body),
+        })) : null;
         return result.then((response) => {
-          quietly(() => recordRequest("fetch", method, url, started, response.status));
+          quietly(() => {
+            const entry = recordRequest("fetch", method, url, started, response.status, null, sent);
+            if (!sent) return;
+            entry.responseHeaders = headersOf(response.headers);
+            keepResponseBody(response, entry);
+          });
           return response;
         }, (error) => {
-          quietly(() => recordRequest("fetch", method, url, started, 0, describe(error)));
+          quietly(() => recordRequest("fetch", method, url, started, 0, describe(error), sent));
           throw error;
         });
       } catch (_) {
@@ -253,16 +363,24 @@
     if (typeof XMLHttpRequest !== "undefined") {
       const opened = new WeakMap();
       patch(XMLHttpRequest.prototype, "open", (original) => function open(method, url) {
-        quietly(() => opened.set(this, { method, url }));
+        quietly(() => opened.set(this, { method, url, headers: {} }));
         return original.apply(this, arguments);
       });
-      patch(XMLHttpRequest.prototype, "send", (original) => function send() {
+      patch(XMLHttpRequest.prototype, "setRequestHeader", (original) => function setRequestHeader(name, value) {
+        quietly(() => { if (capture.details) Object.assign(opened.get(this).headers, headersOf([[name, value]])); });
+        return original.apply(this, arguments);
+      });
+      patch(XMLHttpRequest.prototype, "send", (original) => function send(body) {
         const request = opened.get(this);
         if (capture.network && request) {
           quietly(() => {
             const started = performance.now();
-            const done = (event) => recordRequest("xhr", request.method, request.url, started, this.status,
-              event.type === "load" ? null : event.type);
+            const sent = capture.details ? { requestHeaders: request.headers, ...bodyField("requestBody", body) } : null;
+            const done = (event) => {
+              const entry = recordRequest("xhr", request.method, request.url, started, this.status,
+                event.type === "load" ? null : event.type, sent);
+              if (sent && event.type === "load") xhrResponse(this, entry);
+            };
             for (const type of ["load", "error", "abort", "timeout"]) this.addEventListener(type, done, { once: true });
           });
         }
@@ -270,10 +388,11 @@
       });
     }
 
-    const recordAction = (type, target, data) => {
+    const recordAction = (type, target, data, element) => {
       if (!capture.actions) return;
       const entry = { type, target, timestamp: Date.now() };
       if (data) entry.data = data;
+      if (element) entry.locator = quietly(() => locatorOf(element)) || undefined;
       buffers.actions.push(entry);
     };
     listen(document, "click", (event) => {
@@ -286,14 +405,15 @@
       const typed = (event.target instanceof Element && event.target.closest(TYPED)) || event.target.isContentEditable;
       const text = typed ? "" : (target.textContent || target.getAttribute?.("aria-label") || "");
       const shown = cut(maskText(String(text).replace(/\s+/g, " ").trim()), 80);
-      recordAction("click", selector(target), shown ? { text: shown } : null);
+      recordAction("click", selector(target), shown ? { text: shown } : null, target);
     }, { capture: true, passive: true });
     listen(document, "change", (event) => {
       const target = event.target;
       if (!(target instanceof Element) || target === run.host) return;
       if (target instanceof HTMLInputElement && target.type === "password") return; // never, not even the fact
       const verb = target instanceof HTMLSelectElement || /^(checkbox|radio|file|range|color)$/.test(target.type) ? "changed" : "typed into";
-      recordAction("input", selector(target), { text: verb + " " + selector(target) });
+      const field = target instanceof HTMLInputElement ? target.type : target.localName === "select" ? target.type : "text";
+      recordAction("input", selector(target), { text: verb + " " + selector(target), field }, target);
     }, { capture: true, passive: true });
 
     let lastUrl = location.href;
@@ -521,11 +641,16 @@
       category: form.category || "bug",
       reporter_identifier: form.email || user.email || (user.id != null ? String(user.id) : null),
       console_logs: include.console ? snapshot.console : [],
-      network_logs: include.network ? snapshot.network : [],
+      network_logs: include.network ? snapshot.network.map(include.details ? maskedDetails : withoutDetails) : [],
       user_actions: include.actions ? snapshot.actions : [],
       metadata,
       hp_field: form.hp_field || "",
     };
+  }
+
+  function withoutDetails(entry) {
+    const { requestHeaders, requestBody, responseHeaders, responseBody, ...rest } = entry;
+    return rest;
   }
 
   function snapshot(run) {
@@ -957,6 +1082,7 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
     const choices = [
       ["console", capture.console, "Console messages", frozen.console.length, "entry", "entries"],
       ["network", capture.network, "Network requests", frozen.network.length, "request", "requests"],
+      ["details", capture.details, "Request and response details (headers, bodies up to 10 KB)", null],
       ["actions", capture.actions, "Recent clicks and page changes", frozen.actions.length, "action", "actions"],
       ["metadata", true, "Page address, browser and screen size", null],
     ].filter(([, enabled]) => enabled);
@@ -969,7 +1095,7 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
       }));
     return {
       element,
-      chosen: () => Object.fromEntries(["console", "network", "actions", "metadata"].map((name) => [name, !!(boxes[name] && boxes[name].checked)])),
+      chosen: () => Object.fromEntries(["console", "network", "details", "actions", "metadata"].map((name) => [name, !!(boxes[name] && boxes[name].checked)])),
     };
   }
 
@@ -996,6 +1122,7 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
     capture.console = capture.console && run.config.captureConsole !== false;
     capture.network = capture.network && run.config.captureNetwork !== false;
     capture.actions = capture.actions && run.config.captureActions !== false && run.config.enableSessionRecording !== false;
+    capture.details = capture.network && run.config.captureNetworkDetails === true;
     for (const name of ["console", "network", "actions"]) if (!capture[name]) run.buffers[name].clear();
     const started = performance.now();
     quietly(() => {
@@ -1016,7 +1143,8 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
       options: { ...given, endpoint },
       api: endpoint + "/api/v1",
       config: { ...CONFIG_DEFAULTS },
-      capture: { console: given.captureConsole !== false, network: given.captureNetwork !== false, actions: given.captureActions !== false },
+      // Details wait for the project's setting (widget-config): off until it says on.
+      capture: { console: given.captureConsole !== false, network: given.captureNetwork !== false, actions: given.captureActions !== false, details: false },
       buffers: { console: ring(LIMIT.console), network: ring(LIMIT.network), actions: ring(LIMIT.actions) },
       undo: [],
       sending: new Set(),
@@ -1087,7 +1215,7 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
       if (!run) throw new Error("Svc.report: call Svc.init first");
       const given = fields || {};
       const frozen = snapshot(run);
-      const include = { console: true, network: true, actions: true, metadata: true };
+      const include = { console: true, network: true, details: true, actions: true, metadata: true };
       const body = collect(run, frozen, include, {
         title: String(given.title || "").trim(), description: given.description, severity: given.severity,
         category: given.category, email: given.email || given.reporter_identifier,

@@ -33,6 +33,9 @@ PAGE = """<!doctype html>
   <label>E-mail <input id="email" type="email"></label>
   <label>Password <input id="password" type="password"></label>
   <button id="pay" class="primary big">Pay now</button>
+  <nav><a id="orders-link" href="/orders">Orders</a></nav>
+  <p class="coupon"><input name="coupon" placeholder="Coupon">
+    <button data-testid="apply-coupon">Apply</button></p>
   <p id="out"></p>
   <div id="notes" contenteditable="true">Notes: </div>
   <textarea id="address">Ada Lovelace, 12 Prefilled Street</textarea>
@@ -51,8 +54,11 @@ def make_app(svc_url: str) -> Flask:
         "object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
     )
 
+    clicks: dict[str, list] = {}
+
     @app.get("/")
     @app.get("/checkout")
+    @app.get("/orders")
     def page():
         html = render_template_string(
             PAGE,
@@ -76,6 +82,24 @@ def make_app(svc_url: str) -> Flask:
     def missing():
         return jsonify({"detail": "no such thing"}), 404
 
+    @app.post("/api/price")
+    def price():
+        """A JSON answer of about 10 KB, with a secret-looking key among its fields."""
+        lines = [{"sku": f"item-{n}", "price": n * 1.5, "name": "x" * 60} for n in range(100)]
+        response = jsonify({"total": 41.5, "discount": 0, "token": "price-token-secret",
+                            "lines": lines})  # fmt: skip
+        response.headers["X-Price-Version"] = "7"
+        response.headers["Set-Cookie"] = "cart=abc123; Path=/"
+        return response
+
+    @app.post("/clicks")
+    def clicked():
+        """What the page's own script saw clicked (host.js), per visit, in click order."""
+        record = request.get_json(force=True)
+        clicks.setdefault(record["visit"], []).append(record)
+        return "", 204
+
+    app.clicks = clicks
     return app
 
 
@@ -84,9 +108,16 @@ class HostSite:
     than svc's http://127.0.0.1:<port>."""
 
     def __init__(self, svc_url: str):
-        self.server = make_server("127.0.0.1", 0, make_app(svc_url), threaded=True)
+        self.app = make_app(svc_url)
+        self.server = make_server("127.0.0.1", 0, self.app, threaded=True)
         self.url = f"http://localhost:{self.server.port}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def clicks(self) -> list[list[dict]]:
+        """Each visit's clicks in the order they happened (beacons may arrive out of order)."""
+        return [
+            sorted(visit, key=lambda click: click["number"]) for visit in self.app.clicks.values()
+        ]
 
     def __enter__(self) -> "HostSite":
         self.thread.start()

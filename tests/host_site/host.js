@@ -4,6 +4,7 @@ window.originals = {
   fetch: window.fetch,
   xhrOpen: XMLHttpRequest.prototype.open,
   xhrSend: XMLHttpRequest.prototype.send,
+  xhrSetRequestHeader: XMLHttpRequest.prototype.setRequestHeader,
   log: console.log,
   info: console.info,
   warn: console.warn,
@@ -96,8 +97,37 @@ window.shop = {
   },
 };
 
+// The shop's own record of what was clicked, and where the page was then, for the repro kit's
+// test: one visit per tab, numbered, sent with sendBeacon (which the widget does not capture).
+const visit = sessionStorage.getItem("visit") || String(Math.random()).slice(2);
+sessionStorage.setItem("visit", visit);
+let clicks = 0;
+document.addEventListener("click", (event) => {
+  if (event.target.closest("[data-svc-widget]")) return; // the bug reporter's own UI
+  const element = event.target.closest("a,button,input,textarea,select,[contenteditable]") || event.target;
+  const what = element.dataset.testid || element.id || element.name || element.textContent.trim();
+  const number = (clicks += 1);
+  setTimeout(() => navigator.sendBeacon("/clicks", JSON.stringify({ visit, number, what, url: location.href })));
+}, true);
+
 document.addEventListener("DOMContentLoaded", () => {
   document.getElementById("pay").addEventListener("click", () => {
     document.getElementById("out").textContent = "Paid";
+  });
+  // A single-page app's link: the route changes without a page load.
+  document.getElementById("orders-link").addEventListener("click", (event) => {
+    event.preventDefault();
+    history.pushState({}, "", "/orders?tab=open");
+    document.getElementById("out").textContent = "Your orders";
+  });
+  document.querySelector("[data-testid=apply-coupon]").addEventListener("click", async () => {
+    const coupon = document.querySelector("[name=coupon]").value;
+    const headers = { "Content-Type": "application/json", "X-Shop-Client": "web/1.0",
+      Authorization: "Bearer shop-session-secret" };
+    const priced = await fetch("/api/price", { method: "POST", headers,
+      body: JSON.stringify({ coupon, password: "hunter2-body" }) });
+    await priced.json();
+    await fetch(FAILING, { method: "POST", headers, body: JSON.stringify({ coupon }) }).catch(() => null);
+    document.getElementById("out").textContent = "Coupon tried";
   });
 });

@@ -30,7 +30,8 @@ export const WIDGET_POSITIONS = [
 export const WIDGET_SWITCHES = [
   ["enable_screenshot", "enableScreenshot", "Screenshots (capture the page or attach an image)"],
   ["capture_console", "captureConsole", "Console messages and uncaught errors"],
-  ["capture_network", "captureNetwork", "Network requests (method, address, status; never bodies)"],
+  ["capture_network", "captureNetwork", "Network requests (method, address, status)"],
+  ["capture_network_details", "captureNetworkDetails", "Request and response details: headers (never secret ones) and bodies up to 10 KB"],
   ["capture_actions", "captureActions", "Clicks, typing (never what was typed) and page changes"],
   ["enable_session_recording", "enableSessionRecording", "Session recording (off: no clicks or page changes either)"],
   ["show_watermark", "showWatermark", "Show \u201cBug reports by svc\u201d in the dialog"],

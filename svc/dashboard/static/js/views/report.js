@@ -7,6 +7,7 @@ import {
   label, notice, select, zoomableImage,
 } from "../dom.js";
 import { CATEGORIES, SEVERITIES, STATUSES } from "../constants.js";
+import { curlCommand } from "../curl.js";
 import { issuesPanel } from "./integrations.js";
 import { timelinePanel } from "./timeline.js";
 
@@ -49,6 +50,7 @@ export async function reportView(main, context) {
         screenshots(report),
         section("Console", consoleLog(report.consoleLogs)),
         section("Network", networkLog(report.networkLogs)),
+        reproKit(report),
         section("User actions", actionTimeline(report.userActions)),
         section("Metadata", metadataTable(report.metadata)),
         timeline),
@@ -195,7 +197,7 @@ function failed(entry) {
 function networkLog(entries) {
   if (!entries.length) return empty("No network requests were captured.");
   return h("div", { class: "table-wrap" }, h("table", { class: "network" },
-    h("thead", {}, h("tr", {}, ["Method", "URL", "Status", "Duration", "Time"].map(
+    h("thead", {}, h("tr", {}, ["Method", "URL", "Status", "Duration", "Time", "cURL"].map(
       (text) => h("th", { scope: "col" }, text)))),
     h("tbody", {}, entries.map((entry) => h("tr", { class: failed(entry) ? "failed" : null },
       h("td", { "data-label": "Method" }, String(entry.method ?? "")),
@@ -203,7 +205,35 @@ function networkLog(entries) {
       h("td", { "data-label": "Status" }, String(entry.status ?? "none"),
         failed(entry) ? h("span", { class: "failed-mark" }, " failed") : null),
       h("td", { "data-label": "Duration" }, entry.duration != null ? `${entry.duration} ms` : ""),
-      h("td", { "data-label": "Time" }, formatEpochMillis(entry.timestamp)))))));
+      h("td", { "data-label": "Time" }, formatEpochMillis(entry.timestamp)),
+      copyAsCurl(entry))))));
+}
+
+// Copies the request as a cURL command; says so, or shows the command when the browser refuses.
+function copyAsCurl(entry) {
+  const said = h("span", { class: "hint", role: "status" });
+  const button = h("button", { type: "button", class: "secondary small" }, "Copy as cURL");
+  button.addEventListener("click", async () => {
+    const command = curlCommand(entry);
+    try {
+      await navigator.clipboard.writeText(command);
+      said.replaceChildren(" Copied.");
+    } catch (_) {
+      said.replaceChildren(h("pre", {}, command));
+    }
+  });
+  return h("td", { "data-label": "cURL" }, button, said);
+}
+
+// The repro kit (docs/repro-kit.md): the network log for DevTools, the actions as a test.
+function reproKit(report) {
+  const base = `/api/v1/reports/${encodeURIComponent(report.id)}`;
+  return section("Reproduce", h("p", { class: "button-row" },
+    h("a", { class: "button secondary", href: `${base}/har`, download: `${report.trackingId}.har` }, "Download HAR"),
+    h("a", { class: "button secondary", href: `${base}/repro.spec.ts`, download: `${report.trackingId}.spec.ts` },
+      "Download Playwright test")),
+    h("p", { class: "hint" }, "The HAR opens in the browser's developer tools; the test replays the "
+      + "reporter's clicks, route changes and typed fields (with placeholder values) with Playwright."));
 }
 
 function actionTimeline(entries) {

@@ -1,0 +1,58 @@
+// "Copy as cURL" (docs/repro-kit.md): a captured request as a shell command. A value that was
+// redacted in the report is never pasted as if it were real: its header or parameter is left
+// out, and a comment above the command says so.
+
+const REDACTED = /\[redacted\]|%5bredacted%5d/i;
+
+const quote = (text) => `'${String(text).replace(/'/g, "'\\''")}'`;
+const oneLine = (text) => String(text).replace(/[\r\n\u2028\u2029]+/g, " ");
+
+function headerPairs(headers) {
+  if (Array.isArray(headers)) {
+    return headers.map((item) => (Array.isArray(item) ? item : [item && item.name, item && item.value]))
+      .filter(([name]) => name);
+  }
+  return headers && typeof headers === "object" ? Object.entries(headers) : [];
+}
+
+// The address without the parameters whose values were redacted (and without a redacted
+// user:password@); as captured, byte for byte, when nothing in it was.
+function sendableUrl(captured, notes) {
+  if (!REDACTED.test(captured)) return captured;
+  try {
+    const url = new URL(captured);
+    if (REDACTED.test(url.password)) {
+      url.username = "";
+      url.password = "";
+      notes.push("# the address's user and password were redacted in the report: left out");
+    }
+    for (const [name, value] of [...url.searchParams]) {
+      if (REDACTED.test(value)) {
+        url.searchParams.delete(name);
+        notes.push(`# query parameter ${oneLine(name)} left out: redacted in the report`);
+      }
+    }
+    return url.href;
+  } catch (_) {
+    notes.push("# parts of this address were redacted in the report: fill them in");
+    return captured;
+  }
+}
+
+export function curlCommand(entry) {
+  const notes = [];
+  const method = String(entry.method || "GET").toUpperCase();
+  const parts = [`curl ${quote(sendableUrl(String(entry.url || ""), notes))}`];
+  if (method !== "GET") parts.push(`-X ${quote(method)}`);
+  for (const [name, value] of headerPairs(entry.requestHeaders)) {
+    if (REDACTED.test(String(value))) notes.push(`# header ${oneLine(name)} left out: redacted in the report`);
+    else parts.push(`-H ${quote(`${name}: ${value}`)}`);
+  }
+  const body = entry.requestBody;
+  if (body !== undefined && body !== null) {
+    const text = typeof body === "string" ? body : JSON.stringify(body);
+    if (REDACTED.test(text)) notes.push("# the body holds values redacted in the report: fill them in before sending");
+    parts.push(`--data-raw ${quote(text)}`);
+  }
+  return [...notes, parts.join(" \\\n  ")].join("\n");
+}

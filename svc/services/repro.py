@@ -1,0 +1,406 @@
+"""The repro kit (docs/repro-kit.md, contract §19): a report's network log as a HAR 1.2 file,
+and its clicks, route changes and typed fields as a Playwright test.
+
+Both are built from what the report holds, already redacted (§6); a value the service or the
+widget redacted is never written into either as if it were real.
+"""
+
+import json
+import math
+import re
+from datetime import UTC, datetime
+from http import HTTPStatus
+from urllib.parse import parse_qsl, urlsplit
+
+from svc.models import Report
+
+# Placeholder values for typed fields, by the field's input type: what was typed is never captured.
+PLACEHOLDERS = {
+    "email": "user@example.com",
+    "number": "1",
+    "tel": "+15550100",
+    "url": "https://example.com/",
+    "date": "2024-01-31",
+    "time": "12:00",
+    "datetime-local": "2024-01-31T12:00",
+    "month": "2024-01",
+    "week": "2024-W05",
+}
+DEFAULT_PLACEHOLDER = "text"
+# A longer pause between two steps is shortened to this in the test.
+MAX_WAIT_MS = 3000
+# Pauses shorter than this are what Playwright's own waiting covers.
+MIN_WAIT_MS = 1000
+# A route change this soon after a click is that click's doing, not the Back button's.
+CLICK_CAUSED_MS = 1000
+_REDACTED = re.compile(r"\[redacted\]|%5bredacted%5d", re.IGNORECASE)
+_LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029\x85]+")
+
+
+def _encodable(text: str) -> str:
+    """`text` with what UTF-8 cannot carry (a lone surrogate from a captured string) replaced."""
+    return text.encode("utf-8", "replace").decode()
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _number(value) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def _whole(value) -> int | None:
+    """An integer given as a JSON number (200 or 200.0), else None."""
+    number = _number(value)
+    return int(number) if number is not None and number.is_integer() else None
+
+
+def _is_redacted(value: str) -> bool:
+    return bool(_REDACTED.search(value))
+
+
+def _time(millis, default: datetime) -> datetime:
+    if _number(millis) is not None:
+        try:
+            return datetime.fromtimestamp(millis / 1000, UTC)
+        except (OverflowError, OSError, ValueError):
+            pass
+    return default
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _text(value) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+# --- HAR ---------------------------------------------------------------------------------------
+
+
+def _headers(headers) -> list[dict]:
+    """{name: value} or [{name, value}] / [[name, value]], as HAR's list of {name, value}."""
+    if isinstance(headers, dict):
+        pairs = headers.items()
+    elif isinstance(headers, list):
+        pairs = [
+            (item.get("name"), item.get("value")) if isinstance(item, dict) else tuple(item)
+            for item in headers
+            if isinstance(item, dict) or (isinstance(item, list) and len(item) == 2)
+        ]
+    else:
+        pairs = ()
+    return [{"name": str(name), "value": _text(value)} for name, value in pairs if name]
+
+
+def _content_type(headers: list[dict], body: str) -> str:
+    for header in headers:
+        if header["name"].lower() == "content-type":
+            return header["value"]
+    return "application/json" if body.lstrip()[:1] in ("{", "[") else "text/plain"
+
+
+def _body(entry: dict, *names: str) -> str | None:
+    for name in names:
+        if entry.get(name) is not None:
+            return _text(entry[name])
+    return None
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+def _har_entry(entry: dict, default_time: datetime) -> dict:
+    url = str(entry.get("url") or "")
+    duration = max(_number(entry.get("duration")) or 0.0, 0.0)
+    status = _whole(entry.get("status"))
+    status = status if status is not None and 100 <= status <= 599 else 0
+    try:
+        query = parse_qsl(urlsplit(url).query, keep_blank_values=True)
+    except ValueError:  # not a URL at all (`http://[::1`)
+        query = []
+    request_headers = _headers(entry.get("requestHeaders", entry.get("headers")))
+    response_headers = _headers(entry.get("responseHeaders"))
+    request_body = _body(entry, "requestBody", "request_body", "body")
+    response_body = _body(entry, "responseBody", "response_body")
+    request = {
+        "method": str(entry.get("method") or "GET").upper(),
+        "url": url,
+        "httpVersion": "HTTP/1.1",
+        "cookies": [],
+        "headers": request_headers,
+        "queryString": [{"name": name, "value": value} for name, value in query],
+        "headersSize": -1,
+        "bodySize": _size(request_body) if request_body is not None else -1,
+    }
+    if request_body is not None:
+        request["postData"] = {
+            "mimeType": _content_type(request_headers, request_body),
+            "text": request_body,
+        }
+    content = {"size": 0, "mimeType": "x-unknown"}
+    if response_body is not None:
+        content = {
+            "size": _size(response_body),
+            "mimeType": _content_type(response_headers, response_body),
+            "text": response_body,
+        }
+    response = {
+        "status": status,
+        "statusText": _phrase(status),
+        "httpVersion": "HTTP/1.1" if status else "",
+        "cookies": [],
+        "headers": response_headers,
+        "content": content,
+        "redirectURL": "",
+        "headersSize": -1,
+        "bodySize": content["size"] if response_body is not None else -1,
+    }
+    if not status:
+        # As Chromium's DevTools writes a request that never got an answer.
+        response["_error"] = _text(entry.get("error")) or "failed"
+    return {
+        "pageref": "page_1",
+        "startedDateTime": _iso(_time(entry.get("timestamp"), default_time)),
+        "time": duration,
+        "request": request,
+        "response": response,
+        "cache": {},
+        "timings": {
+            "blocked": -1,
+            "dns": -1,
+            "connect": -1,
+            "send": 0,
+            "wait": duration,
+            "receive": 0,
+            "ssl": -1,
+        },
+        "_resourceType": "xhr" if entry.get("type") == "xhr" else "fetch",
+    }
+
+
+def har(report: Report) -> dict:
+    """The report's network log as HAR 1.2: one page (where the report started), one entry per
+    request, oldest first; a request that failed has status 0 and its error in `_error`."""
+    created = report.created_at.replace(tzinfo=UTC)
+    entries = sorted(
+        (
+            _har_entry(entry, created)
+            for entry in report.detail.network_logs
+            if isinstance(entry, dict)
+        ),
+        key=lambda item: item["startedDateTime"],
+    )
+    return {
+        "log": {
+            "version": "1.2",
+            "creator": {"name": "svc", "version": "1.0"},
+            "pages": [
+                {
+                    "startedDateTime": entries[0]["startedDateTime"] if entries else _iso(created),
+                    "id": "page_1",
+                    "title": start_url(report) or report.title,
+                    "pageTimings": {"onContentLoad": -1, "onLoad": -1},
+                }
+            ],
+            "entries": entries,
+            "comment": f"{report.tracking_id}: {report.title}",
+        }
+    }
+
+
+# --- the Playwright test -----------------------------------------------------------------------
+
+
+def start_url(report: Report) -> str | None:
+    """Where the captured actions began: the address the first route change left, else the
+    page's address when the report was filed."""
+    for action in report.detail.user_actions:
+        if isinstance(action, dict) and action.get("type") == "navigation":
+            data = action.get("data")
+            origin = data.get("from") if isinstance(data, dict) else None
+            if isinstance(origin, str) and origin:
+                return origin
+    url = (report.meta or {}).get("url")
+    return url if isinstance(url, str) and url else None
+
+
+def _string(value) -> str:
+    """A JavaScript string literal (JSON's is one)."""
+    return json.dumps(_encodable(str(value)), ensure_ascii=False)
+
+
+def _comment(text: str, limit: int = 200) -> str:
+    """One line of a `//` comment: captured text must not end the comment and become code."""
+    line = _LINE_BREAKS.sub(" ", _encodable(str(text))).strip()
+    return "// " + (line if len(line) <= limit else line[:limit] + "…")
+
+
+def _locator(action: dict) -> str:
+    """The captured element as a Playwright locator: test id, role and name, label, CSS."""
+    found = action.get("locator")
+    if isinstance(found, dict):
+        if isinstance(found.get("testId"), str):
+            return f"page.getByTestId({_string(found['testId'])})"
+        if isinstance(found.get("role"), str) and isinstance(found.get("name"), str):
+            role, name = _string(found["role"]), _string(found["name"])
+            return f"page.getByRole({role}, {{ name: {name}, exact: true }})"
+        if isinstance(found.get("label"), str):
+            return f"page.getByLabel({_string(found['label'])}, {{ exact: true }})"
+        if isinstance(found.get("css"), str):
+            return f"page.locator({_string(found['css'])})"
+    # A widget before 1.1 captured only its short CSS-like name (`button#pay`).
+    return f"page.locator({_string(action.get('target') or 'body')})"
+
+
+def _action_lines(action: dict, previous: dict | None, visited: list[str]) -> list[str]:
+    kind = action.get("type")
+    data = action.get("data") if isinstance(action.get("data"), dict) else {}
+    if kind == "click":
+        return [f"await {_locator(action)}.click();"]
+    if kind == "input":
+        field = str(data.get("field") or "text")
+        if field in ("select-one", "select-multiple", "select"):
+            return [
+                _comment(
+                    f"The reporter chose an option in {action.get('target')} "
+                    "(which one was not captured)"
+                )
+            ]
+        if field in ("checkbox", "radio", "file", "range", "color"):
+            return [_comment(f"The reporter changed {action.get('target')} ({field})")]
+        value = PLACEHOLDERS.get(field, DEFAULT_PLACEHOLDER)
+        return [
+            _comment(f"Typed into {action.get('target')}: the value was never captured"),
+            f"await {_locator(action)}.fill({_string(value)});",
+        ]
+    if kind == "navigation":
+        url = str(action.get("target") or "")
+        via = data.get("via")
+        clicked = (
+            previous is not None
+            and previous.get("type") == "click"
+            and _gap(previous, action) <= CLICK_CAUSED_MS
+        )
+        lines = []
+        if via == "popstate" and not clicked and url in visited[:-1]:
+            lines.append("await page.goBack();")
+        visited.append(url)
+        if _is_redacted(url):
+            lines.append(_comment(f"The page went to {url} (parts redacted in the report)"))
+        else:
+            lines.append(f"await expect(page).toHaveURL({_string(url)});")
+        return lines
+    return []
+
+
+def _gap(earlier: dict, later: dict) -> float:
+    start, end = _number(earlier.get("timestamp")), _number(later.get("timestamp"))
+    return max(0.0, end - start) if start is not None and end is not None else 0.0
+
+
+def _marks(report: Report) -> list[dict]:
+    """Failed requests and console errors, as comments at their moment in the test."""
+    marks = []
+    for entry in report.detail.network_logs:
+        if not isinstance(entry, dict):
+            continue
+        status = entry.get("status")
+        if not isinstance(status, int) or status == 0 or status >= 400:
+            what = f"{str(entry.get('method') or 'GET').upper()} {entry.get('url')}"
+            outcome = entry.get("error") or (f"status {status}" if status else "no answer")
+            marks.append(
+                {"timestamp": entry.get("timestamp"), "text": f"Failed request: {what} ({outcome})"}
+            )
+    for entry in report.detail.console_logs:
+        if isinstance(entry, dict) and str(entry.get("level", "")).lower() == "error":
+            marks.append(
+                {
+                    "timestamp": entry.get("timestamp"),
+                    "text": f"Console error: {entry.get('message')}",
+                }
+            )
+    return marks
+
+
+def _sort_key(item: dict) -> float:
+    return _number(item.get("timestamp")) or 0.0
+
+
+def playwright_spec(report: Report) -> str:
+    """A Playwright test (TypeScript) that opens the report's first page address and replays its
+    clicks, route changes and typed fields in order, with the failed requests and console
+    errors as comments where they happened, and checks the address the report was filed from."""
+    start = start_url(report)
+    actions = [
+        a
+        for a in report.detail.user_actions
+        if isinstance(a, dict) and a.get("type") in ("click", "input", "navigation")
+    ]
+    steps = sorted(
+        [{"kind": "action", "action": a, "timestamp": a.get("timestamp")} for a in actions]
+        + [{"kind": "mark", **mark} for mark in _marks(report)],
+        key=_sort_key,
+    )
+    title = f"{report.tracking_id}: {report.title}"
+    lines = [
+        _comment(title),
+        "// Made by svc from the report's captured clicks, route changes and typed fields",
+        "// (docs/repro-kit.md). Typed values were never captured: fields get placeholders.",
+        "import { test, expect } from '@playwright/test';",
+        "",
+    ]
+    viewport = (report.meta or {}).get("viewport")
+    if isinstance(viewport, dict) and all(
+        0 < (_whole(viewport.get(side)) or 0) < 100_000 for side in ("width", "height")
+    ):
+        lines += [
+            f"test.use({{ viewport: {{ width: {int(viewport['width'])}, "
+            f"height: {int(viewport['height'])} }} }});",
+            "",
+        ]
+    body = []
+    if start is None:
+        body.append("// The report holds no page address: put the page's address here.")
+        body.append("await page.goto('about:blank');")
+    else:
+        if _is_redacted(start):
+            body.append("// Parts of this address were redacted in the report: fill them in.")
+        body.append(f"await page.goto({_string(start)});")
+    visited = [start or ""]
+    previous = None
+    for step in steps:
+        if step["kind"] == "mark":
+            body.append(_comment(step["text"]))
+            continue
+        action = step["action"]
+        if previous is not None:
+            pause = _gap(previous, action)
+            if pause >= MIN_WAIT_MS:
+                body.append(
+                    f"await page.waitForTimeout({int(min(pause, MAX_WAIT_MS))});"
+                    f" // the reporter paused {pause / 1000:.1f} s"
+                )
+        body.extend(_action_lines(action, previous, visited))
+        previous = action
+    final = (report.meta or {}).get("url")
+    if isinstance(final, str) and final:
+        body.append("// Where the reporter was when they filed the report:")
+        if _is_redacted(final):
+            body.append(_comment(final + " (parts redacted in the report)"))
+        else:
+            body.append(f"await expect(page).toHaveURL({_string(final)});")
+    lines.append(f"test({_string(title)}, async ({{ page }}) => {{")
+    lines += ["  " + line for line in body]
+    lines += ["});", ""]
+    return "\n".join(lines)

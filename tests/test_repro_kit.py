@@ -1,0 +1,405 @@
+"""The repro kit (docs/repro-kit.md): a report's network log as HAR 1.2, its actions as a
+Playwright test, and "Copy as cURL" in the dashboard.
+
+The end-to-end test records a session on the test host page (another origin, strict CSP) with
+the widget, files it, then runs the generated test with Playwright's own runner (npm's
+@playwright/test, Debian's Chromium) against the same page, which records the clicks it sees;
+loads the HAR into Chromium with Playwright's routeFromHAR; and runs every cURL command the
+dashboard copies against a local server that records what it is sent.
+"""
+
+import json
+import os
+import re
+import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft6Validator
+from playwright.sync_api import expect
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT6
+
+from harness.browser import CHROMIUM, CHROMIUM_ARGS
+from harness.client import create_project, csrf, register
+from tests.browser import OPEN_SHADOW_ROOTS
+from tests.host_site import HostSite
+
+pytestmark = pytest.mark.any_database
+
+ROOT = Path(__file__).resolve().parent.parent
+HAR_SCHEMAS = ROOT / "node_modules" / "har-schema" / "lib"
+PLAYWRIGHT = ROOT / "node_modules" / ".bin" / "playwright"
+T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z, in milliseconds
+
+
+def har_validator() -> Draft6Validator:
+    """The HAR 1.2 JSON schema of npm's har-schema, its files referring to each other by name."""
+    schemas = {path.name: json.loads(path.read_text()) for path in HAR_SCHEMAS.glob("*.json")}
+    registry = Registry().with_resources(
+        (name, Resource.from_contents(schema, default_specification=DRAFT6))
+        for name, schema in schemas.items()
+    )
+    return Draft6Validator(
+        schemas["har.json"], registry=registry, format_checker=Draft6Validator.FORMAT_CHECKER
+    )
+
+
+@pytest.fixture
+def team(app):
+    client = app.test_client()
+    register(client)
+    client.project = create_project(client)
+    client.key = client.project["apiKey"]
+    return client
+
+
+def file(team, **fields) -> dict:
+    body = {"title": "Coupon refused", "description": "", "severity": "high", "category": "bug",
+            **fields}  # fmt: skip
+    response = team.post("/api/v1/reports", json=body, headers={"X-API-Key": team.key})
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()
+
+
+NETWORK = [
+    {"type": "xhr", "method": "get", "url": "https://shop.test/api/cart?page=2&token=abc",
+     "status": 404, "duration": 12, "timestamp": T0 + 2000,
+     "requestHeaders": [["Accept", "application/json"], ["Authorization", "Bearer abc"]]},
+    {"type": "fetch", "method": "POST", "url": "https://shop.test/api/price", "status": 200,
+     "duration": 38, "timestamp": T0 + 1000,
+     "requestHeaders": {"Content-Type": "application/json", "X-Shop-Client": "web"},
+     "requestBody": '{"coupon":"SAVE10","password":"hunter2"}',
+     "responseHeaders": {"content-type": "application/json"},
+     "responseBody": '{"total":41.5}'},
+    {"type": "fetch", "method": "GET", "url": "http://localhost:1/orders", "status": 0,
+     "duration": 3, "timestamp": T0 + 3000, "error": "TypeError: Failed to fetch"},
+]  # fmt: skip
+
+
+def test_the_har_is_har_1_2_of_what_was_captured(team, app):
+    report = file(team, network_logs=NETWORK)
+    response = team.get(f"/api/v1/reports/{report['trackingId']}/har")
+    assert response.status_code == 200
+    assert response.mimetype == "application/json"
+    assert response.headers["Content-Disposition"] == 'attachment; filename="WS-1.har"'
+    har = response.get_json()
+    errors = [error.message for error in har_validator().iter_errors(har)]
+    assert errors == []
+
+    log = har["log"]
+    assert (log["version"], log["creator"]["name"]) == ("1.2", "svc")
+    assert log["comment"] == "WS-1: Coupon refused"
+    entries = log["entries"]
+    # Oldest first, whatever order the widget sent them in.
+    assert [entry["startedDateTime"] for entry in entries] == [
+        "2026-01-01T00:00:01.000Z", "2026-01-01T00:00:02.000Z", "2026-01-01T00:00:03.000Z",
+    ]  # fmt: skip
+    price, cart, failed = entries
+    assert price["request"]["method"] == "POST"
+    assert price["request"]["postData"] == {
+        "mimeType": "application/json",
+        "text": '{"coupon": "SAVE10", "password": "[redacted]"}',
+    }
+    assert price["response"]["content"]["text"] == '{"total":41.5}'
+    assert (price["time"], price["timings"]["wait"]) == (38, 38)
+    assert {"name": "X-Shop-Client", "value": "web"} in price["request"]["headers"]
+    assert cart["request"]["method"] == "GET" and cart["_resourceType"] == "xhr"
+    assert cart["request"]["queryString"] == [
+        {"name": "page", "value": "2"}, {"name": "token", "value": "[redacted]"},
+    ]  # fmt: skip
+    assert {"name": "Authorization", "value": "[redacted]"} in cart["request"]["headers"]
+    assert (cart["response"]["status"], cart["response"]["statusText"]) == (404, "Not Found")
+    assert failed["response"]["status"] == 0
+    assert failed["response"]["_error"] == "TypeError: Failed to fetch"
+    assert "hunter2" not in response.get_data(as_text=True)
+
+    # A report with no network log is still a valid HAR, and one outside the caller's projects
+    # is not found; the widget's key opens neither.
+    empty = team.get(f"/api/v1/reports/{file(team)['id']}/har").get_json()
+    assert har_validator().is_valid(empty) and empty["log"]["entries"] == []
+    stranger = app.test_client()
+    register(stranger, email="eve@example.com")
+    assert stranger.get("/api/v1/reports/WS-1/har").status_code == 404
+    assert stranger.get("/api/v1/reports/WS-1/repro.spec.ts").status_code == 404
+    refused = app.test_client().get("/api/v1/reports/WS-1/har", headers={"X-API-Key": team.key})
+    assert refused.status_code == 401
+
+
+def test_the_playwright_test_replays_in_order_and_never_runs_captured_text(team):
+    payload = "boom\n}); require('child_process').execSync('touch /tmp/pwned'); //\u2028x"
+    actions = [
+        {"type": "click", "target": "button#pay", "timestamp": T0 + 1000,
+         "locator": {"testId": "pay"}},
+        {"type": "navigation", "target": "https://shop.test/orders", "timestamp": T0 + 1100,
+         "data": {"from": "https://shop.test/?step=1", "via": "pushState"}},
+        {"type": "input", "target": "input#email", "timestamp": T0 + 6000,
+         "data": {"text": "typed into input#email", "field": "email"},
+         "locator": {"label": "E-mail"}},
+        {"type": "click", "target": "a.back", "timestamp": T0 + 6500,
+         "locator": {"role": "link", "name": "Back \"home\""}},
+        {"type": "navigation", "target": "https://shop.test/?step=1", "timestamp": T0 + 9000,
+         "data": {"from": "https://shop.test/orders", "via": "popstate"}},
+        {"type": "click", "target": "div.card > span", "timestamp": T0 + 9100},
+        {"type": "input", "target": "select#plan", "timestamp": T0 + 9200,
+         "data": {"field": "select-one"}},
+    ]  # fmt: skip
+    report = file(
+        team,
+        title="Coupon */ refused",
+        user_actions=actions,
+        network_logs=[{"method": "POST", "url": "https://shop.test/api/price?token=abc",
+                       "status": 500, "timestamp": T0 + 6100, "duration": 4}],
+        console_logs=[{"level": "error", "message": payload, "timestamp": T0 + 6200}],
+        metadata={"url": "https://shop.test/done?token=s3cr3t", "viewport": {"width": 800,
+                                                                             "height": 600}},
+    )  # fmt: skip
+    response = team.get(f"/api/v1/reports/{report['id']}/repro.spec.ts")
+    assert response.status_code == 200
+    assert response.headers["Content-Disposition"] == 'attachment; filename="WS-1.spec.ts"'
+    spec = response.get_data(as_text=True)
+    # Captured text only ever stands in comments or string literals: no line runs it.
+    for line in spec.splitlines():
+        if "child_process" in line or "refused" in line:
+            assert line.strip().startswith("//") or line.startswith("test("), line
+    steps = [line.strip() for line in spec.splitlines() if line.startswith("  ")]
+    assert steps == [
+        'await page.goto("https://shop.test/?step=1");',
+        'await page.getByTestId("pay").click();',
+        'await expect(page).toHaveURL("https://shop.test/orders");',
+        "await page.waitForTimeout(3000); // the reporter paused 4.9 s",
+        "// Typed into input#email: the value was never captured",
+        'await page.getByLabel("E-mail", { exact: true }).fill("user@example.com");',
+        "// Failed request: POST https://shop.test/api/price?token=[redacted] (status 500)",
+        "// Console error: boom }); require('child_process').execSync('touch /tmp/pwned'); // x",
+        'await page.getByRole("link", { name: "Back \\"home\\"", exact: true }).click();',
+        "await page.waitForTimeout(2500); // the reporter paused 2.5 s",
+        "await page.goBack();",
+        'await expect(page).toHaveURL("https://shop.test/?step=1");',
+        'await page.locator("div.card > span").click();',
+        "// The reporter chose an option in select#plan (which one was not captured)",
+        "// Where the reporter was when they filed the report:",
+        "// https://shop.test/done?token=[redacted] (parts redacted in the report)",
+    ]
+    assert "test.use({ viewport: { width: 800, height: 600 } });" in spec
+    assert spec.startswith("// WS-1: Coupon */ refused\n")
+
+
+# Any JSON, and the fields the kit reads given any JSON too: nothing the widget (or a script
+# with the API key) sends may break either download or put code into the test.
+# (The service refuses NUL and lone surrogates in any string before it stores a report.)
+TEXT = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00"))
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53), 2**53)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=8,
+)
+FIELDS = ("type", "method", "url", "status", "duration", "timestamp", "error", "target", "data",
+          "locator", "field", "from", "via", "requestHeaders", "responseHeaders", "requestBody",
+          "responseBody", "level", "message", "testId", "role", "name", "label", "css")  # fmt: skip
+ENTRY = st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=8)
+STEP = re.compile(r"// .*|await (page|expect\(page\))\.[^\n]*;( // the reporter paused .*)?")
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(network=st.lists(ENTRY, max_size=4), actions=st.lists(ENTRY, max_size=4),
+       console=st.lists(ENTRY, max_size=2), viewport=JSON)  # fmt: skip
+def test_any_captured_json_makes_a_valid_har_and_a_test_of_steps_only(
+    team, network, actions, console, viewport
+):
+    report = file(team, network_logs=network, user_actions=actions, console_logs=console,
+                  metadata={"viewport": viewport})  # fmt: skip
+    har = team.get(f"/api/v1/reports/{report['id']}/har")
+    assert har.status_code == 200
+    errors = [error.message for error in har_validator().iter_errors(har.get_json())]
+    assert errors == []
+    spec = team.get(f"/api/v1/reports/{report['id']}/repro.spec.ts")
+    assert spec.status_code == 200
+    body = spec.get_data(as_text=True).split("async ({ page }) => {\n", 1)[1]
+    for line in body.removesuffix("});\n").splitlines():
+        assert STEP.fullmatch(line.strip()), line
+
+
+class Recorder(BaseHTTPRequestHandler):
+    """A proxy that answers every request itself, recording the absolute URL it was asked for,
+    the method, the headers and the body."""
+
+    seen: list
+
+    def _record(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        self.seen.append({"method": self.command, "url": self.path,
+                          "headers": {name.lower(): value for name, value in self.headers.items()},
+                          "body": self.rfile.read(length).decode()})  # fmt: skip
+        self.send_response(204)
+        self.end_headers()
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _record
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.browser
+def test_a_session_replays_with_playwright_its_har_loads_and_its_curls_run(
+    browser, team, live_server, tmp_path
+):
+    changed = team.patch(
+        f"/api/v1/projects/{team.project['id']}",
+        json={"settings": {"widget": {"capture_network_details": True}}},
+        headers=csrf(team),
+    )
+    assert changed.status_code == 200
+    context = browser.new_context(viewport={"width": 1024, "height": 720})
+    with HostSite(live_server) as site:
+        page = context.new_page()
+        page.add_init_script(OPEN_SHADOW_ROOTS)
+        page.goto(f"{site.url}/?project={team.key}")
+        page.wait_for_selector("[data-svc-widget]", state="attached")  # its settings are read
+
+        # The reporter's session: a click, a route change, a typed field, a failing request.
+        page.locator("#pay").click()
+        page.get_by_role("link", name="Orders").click()
+        expect(page).to_have_url(f"{site.url}/orders?tab=open")
+        page.locator("[name=coupon]").fill("SAVE10")
+        page.get_by_test_id("apply-coupon").click()
+        expect(page.locator("#out")).to_have_text("Coupon tried")
+        page.get_by_role("button", name="Report a bug").click()
+        form = page.get_by_role("dialog", name="Report a bug")
+        expect(form).to_contain_text("Request and response details")
+        form.get_by_label("Title").fill("Coupon refused")
+        form.get_by_role("button", name="Send report").click()
+        expect(form.get_by_role("status")).to_contain_text("Thanks — WS-1")
+        report = team.get("/api/v1/reports/WS-1").get_json()
+        # The reporter may leave the details out: the requests go, their details do not.
+        form.get_by_role("button", name="Close", exact=True).last.click()
+        page.get_by_role("button", name="Report a bug").click()
+        form.get_by_label("Title").fill("Without details")
+        form.get_by_label("Request and response details (headers, bodies up to 10 KB)").uncheck()
+        form.get_by_role("button", name="Send report").click()
+        expect(form.get_by_role("status")).to_contain_text("Thanks — WS-2")
+        plain = team.get("/api/v1/reports/WS-2").get_json()["networkLogs"]
+        assert [entry["url"] for entry in plain] == [
+            entry["url"] for entry in report["networkLogs"]
+        ]
+        assert not any(set(entry) & {"requestHeaders", "requestBody", "responseBody"}
+                       for entry in plain)  # fmt: skip
+
+        price, failing = report["networkLogs"]
+        assert price["url"] == f"{site.url}/api/price" and price["status"] == 200
+        assert {"content-type", "x-shop-client"} <= set(price["requestHeaders"])
+        assert "authorization" not in {name.lower() for name in price["requestHeaders"]}
+        assert json.loads(price["requestBody"]) == {"coupon": "SAVE10", "password": "[REDACTED]"}
+        assert price["responseHeaders"]["x-price-version"] == "7"
+        assert json.loads(price["responseBody"])["lines"][99]["sku"] == "item-99"
+        assert failing["status"] == 0 and failing["requestHeaders"]["x-shop-client"] == "web/1.0"
+        stored = json.dumps(report)
+        for secret in ("hunter2-body", "shop-session-secret", "price-token-secret", "cart=abc"):
+            assert secret not in stored, secret
+
+        # The HAR: valid, and Chromium answers the page's request from it (routeFromHAR).
+        har = team.get("/api/v1/reports/WS-1/har").get_json()
+        assert har_validator().is_valid(har)
+        har_file = tmp_path / "ws1.har"
+        har_file.write_text(json.dumps(har))
+        replayed = context.new_page()
+        replayed.goto(f"{site.url}/?widget=0")
+        replayed.route_from_har(har_file, url=re.compile(r"/api/"), not_found="abort")
+        answered = replayed.evaluate(
+            "async (body) => { const r = await fetch('/api/price', {method: 'POST', body,"
+            " headers: {'Content-Type': 'application/json'}});"
+            " return [r.status, r.headers.get('x-price-version'), await r.json()]; }",
+            price["requestBody"],
+        )
+        assert answered[:2] == [200, "7"]
+        assert answered[2]["token"] == "[REDACTED]"  # the HAR's copy, not the live server's
+        replayed.close()
+
+        # The Playwright test, run by Playwright's own runner against the same page.
+        spec = team.get("/api/v1/reports/WS-1/repro.spec.ts").get_data(as_text=True)
+        run_playwright_test(spec, tmp_path)
+        original, replay = site.clicks()
+        assert [click["what"] for click in replay] == [click["what"] for click in original]
+        assert [click["what"] for click in original] == ["pay", "orders-link", "apply-coupon"]
+        assert replay[-1]["url"] == original[-1]["url"] == f"{site.url}/orders?tab=open"
+
+        # Copy as cURL, for every request, run against a recording proxy.
+        curls = copied_curls(context, team, live_server, report)
+    context.close()
+    assert len(curls) == 2 and not any("Bearer" in command for command in curls)
+    assert curls[0].startswith("# the body holds values redacted in the report")
+    seen = run_curls(curls)
+    for entry, request in zip(report["networkLogs"], seen, strict=True):
+        assert (request["method"], request["url"]) == (entry["method"], entry["url"])
+        for name, value in entry["requestHeaders"].items():
+            assert request["headers"][name] == value
+        assert request["body"] == entry["requestBody"]
+
+
+def run_playwright_test(spec: str, folder: Path) -> None:
+    """The spec as a developer runs it: `npx playwright test`, in Debian's Chromium."""
+    (folder / "ws1.spec.ts").write_text(spec)
+    (folder / "node_modules").symlink_to(ROOT / "node_modules")
+    (folder / "playwright.config.ts").write_text(
+        "import { defineConfig } from '@playwright/test';\n"
+        "export default defineConfig({ testDir: '.', reporter: 'line', timeout: 60000,\n"
+        f"  use: {{ launchOptions: {{ executablePath: {json.dumps(CHROMIUM)},"
+        f" args: {json.dumps(CHROMIUM_ARGS)} }} }} }});\n"
+    )
+    env = {**os.environ, "PLAYWRIGHT_BROWSERS_PATH": str(folder / "no-downloads"), "CI": "1"}
+    done = subprocess.run(
+        [str(PLAYWRIGHT), "test", "--config", "playwright.config.ts", "--workers", "1"],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr + spec
+    assert "1 passed" in done.stdout
+
+
+def copied_curls(context, team, live_server, report) -> list[str]:
+    """What each "Copy as cURL" button of the report's page puts on the clipboard."""
+    context.add_cookies([
+        {"name": name, "value": team.get_cookie(name).value, "url": live_server}
+        for name in ("svc_access_token", "svc_csrf_token")
+    ])  # fmt: skip
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server)
+    page = context.new_page()
+    page.goto(f"{live_server}/reports/{report['id']}")
+    buttons = page.get_by_role("button", name="Copy as cURL")
+    expect(buttons).to_have_count(len(report["networkLogs"]))
+    expect(page.get_by_role("link", name="Download HAR")).to_have_attribute(
+        "href", f"/api/v1/reports/{report['id']}/har"
+    )
+    commands = []
+    for index in range(len(report["networkLogs"])):
+        buttons.nth(index).click()
+        expect(page.get_by_text("Copied.")).to_have_count(index + 1)
+        commands.append(page.evaluate("navigator.clipboard.readText()"))
+    return commands
+
+
+def run_curls(commands: list[str]) -> list[dict]:
+    Recorder.seen = []
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    env = {**os.environ, "http_proxy": f"http://127.0.0.1:{proxy.server_port}", "NO_PROXY": "",
+           "no_proxy": ""}  # fmt: skip
+    try:
+        for command in commands:
+            done = subprocess.run(["sh", "-c", command + " --silent --show-error"], env=env,
+                                  capture_output=True, text=True, timeout=30)  # fmt: skip
+            assert done.returncode == 0, command + done.stderr
+    finally:
+        proxy.shutdown()
+    return Recorder.seen
