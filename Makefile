@@ -7,8 +7,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.test-installed
 CHROMIUM := /usr/bin/chromium
-NPM := /usr/bin/npm
+NPM ?= /usr/bin/npm
 NODE_STAMP := node_modules/.installed
+NODE_RUN_STAMP := node_modules/.run-installed
 WRK := /usr/bin/wrk
 BENCH_STAMP := $(VENV)/.bench-installed
 
@@ -31,7 +32,7 @@ migrate: $(STAMP)
 ## SVC_WORKERS workers, and a scheduler process (SVC_ROLE=web or scheduler: that one alone).
 ## Ctrl-C or SIGTERM stops both. Warns when the interpreter is older than PYTHON_TESTED, the
 ## oldest release the suite ran on.
-run: migrate
+run: migrate $(NODE_RUN_STAMP)
 	@$(BIN)/python -c "$$PYTHON_CHECK" "$(PYTHON_TESTED)"
 	exec $(BIN)/honcho --no-colour --env /dev/null --procfile Procfile start $(ROLE_PROCESSES)
 
@@ -74,7 +75,19 @@ $(CHROMIUM):
 # addresses): Playwright's test runner for the repro kit's generated tests, the HAR schema.
 $(NODE_STAMP): package.json package-lock.json | $(NPM)
 	$(NPM) ci --no-audit --no-fund --loglevel=error
-	touch $(NODE_STAMP)
+	touch $(NODE_STAMP) $(NODE_RUN_STAMP)
+
+# What the service serves of npm (rrweb, for replay: docs/replay.md). Without npm, and not root
+# to install it, svc still sets up and runs, with replay unavailable; the service says so.
+# A full install (make test's) serves as it is.
+$(NODE_RUN_STAMP): package.json package-lock.json
+	@if [ -f $(NODE_STAMP) ] && [ $(NODE_STAMP) -nt package.json ] \
+	    && [ $(NODE_STAMP) -nt package-lock.json ]; then touch $@; \
+	elif [ -x $(NPM) ] || { [ "$$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -q nodejs npm >/dev/null 2>&1; }; then \
+	  $(NPM) ci --omit=dev --no-audit --no-fund --loglevel=error && touch $@ \
+	    || echo "npm ci failed: replay will be unavailable" >&2; \
+	else echo "npm is not installed: replay will be unavailable (apt-get install nodejs npm)" >&2; fi
 
 $(NPM):
 	$(call apt-install,nodejs npm,The repro kit's tests need Node.js and npm)
@@ -86,12 +99,13 @@ load: $(STAMP)
 	$(BIN)/python -m bench.load --database postgresql
 
 ## bench: every benchmark in bench/ (ingest, SQLite's cost per report, webhooks, scale to
-## 1,000,000 reports on SQLite and PostgreSQL, the widget's cost to a page in Chromium, ingest
+## 1,000,000 reports on SQLite and PostgreSQL, the widget's and replay's cost to a page in
+## Chromium, ingest
 ## with screenshots on S3 against a folder and the schedulers' failover; about an hour), then one table of figures beside their targets. Load goes to 127.0.0.1 only. Figures
 ## in bench/results/, the plot in bench/results/scale.png.
 ## `make bench BENCH_ARGS=--quick` stops at 100,000 reports with shorter loads;
 ## `make bench BENCH_ARGS=--smoke` runs each benchmark for seconds (make test runs it).
-bench: $(STAMP) $(BENCH_STAMP) $(WRK) $(CHROMIUM)
+bench: $(STAMP) $(BENCH_STAMP) $(WRK) $(CHROMIUM) $(NODE_RUN_STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 $(BENCH_STAMP): $(TEST_STAMP)

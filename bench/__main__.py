@@ -23,6 +23,7 @@ from bench import (
     ingest,
     load,
     operations,
+    replay,
     retention,
     scale,
     storage,
@@ -46,6 +47,7 @@ def run_all(quick: bool, databases: list[str]) -> None:
         (webhooks, seconds),
         (scale, [*sizes, *on_each]),
         (widget, ["--rounds", "5"] if quick else []),
+        (replay, ["--seconds", "20", "--mutations", "1700"] if quick else []),
         (operations, ["--reports", "10000" if quick else "100000", *on_each]),
         (storage, ["--seconds", "5", "--kills", "3", "--lease", "5"] if quick else []),
         (retention, ["--reports", "10000" if quick else "100000", *seconds]),
@@ -60,6 +62,7 @@ def run_smoke(databases: list[str]) -> None:
         (webhooks, ["--reports", "3", "--seconds", "1", "--connections", "4", "--rounds", "1"]),
         (scale, ["--sizes", "2000", *on_each]),
         (widget, ["--rounds", "2", "--calls", "200", "--blocks", "1"]),
+        (replay, ["--seconds", "1", "--mutations", "50", "--rounds", "1"]),
         (operations, ["--reports", "200", *on_each]),
         (storage, ["--seconds", "1", "--clients", "2", "--kills", "1", "--lease", "2"]),
         (retention, ["--reports", "500", "--seconds", "1"]),
@@ -241,6 +244,19 @@ def headline() -> list[dict]:
             f"(the page's own fetch and JSON: {page_cost['detailed_fetch_bare_us']} µs)",
             "< 100 µs",
             page_cost["detailed_fetch_added_us"] < 100,
+        )
+    recording = read_result("replay")
+    if recording:
+        add(
+            "replay",
+            f"main thread added by recording, {recording['mutations']:,} DOM changes in "
+            f"{recording['seconds']:g} s",
+            f"{recording['added_share_of_session']:.2%} of the session; buffer "
+            f"{recording['buffer_json_bytes']:,} bytes as JSON, upload "
+            f"{recording['upload_bytes']:,} bytes, script {recording['script_gzip_bytes']:,} "
+            "bytes gzipped",
+            "< 3 %",
+            recording["added_share_of_session"] < 0.03,
         )
     return rows
 

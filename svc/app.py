@@ -9,7 +9,17 @@ from typing import Any
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from svc import cli, dashboard, database, errors, json_codec, rate_limits, storage, widget
+from svc import (
+    cli,
+    dashboard,
+    database,
+    errors,
+    json_codec,
+    rate_limits,
+    replay,
+    storage,
+    widget,
+)
 from svc.api import register_blueprints
 from svc.config import load_settings
 from svc.extensions import db, limiter, migrate
@@ -47,6 +57,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     register_blueprints(app)
     app.register_blueprint(dashboard.bp)
     app.register_blueprint(widget.bp)
+    app.register_blueprint(replay.bp)
     app.after_request(set_security_headers)
     cli.register_commands(app)
     return app

@@ -176,6 +176,13 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("SVC_MAX_SCREENSHOT_BYTES", "10485760", _positive_int, "screenshot upload size limit"),
     Setting(
+        "SVC_NODE_MODULES",
+        None,
+        _optional_text,
+        "the folder of the Node packages `make run` installs (rrweb, for replay); default: "
+        "`node_modules/` beside the code (docs/replay.md)",
+    ),
+    Setting(
         "SVC_COOKIE_SECURE",
         "auto",
         _choice("auto", "true", "false"),

@@ -31,6 +31,17 @@ class AccessLogWithoutTokens(Logger):
 
 
 logger_class = AccessLogWithoutTokens
+
+
+def when_ready(server) -> None:
+    """Says once, at start, when replay cannot be offered (docs/replay.md)."""
+    from svc import replay
+
+    reason = replay.unavailable(replay.node_modules(_settings["SVC_NODE_MODULES"] or ""))
+    if reason:
+        server.log.warning("replay unavailable: %s", reason)
+
+
 # What gunicorn itself refuses (URI too long, headers too large) answers as JSON too.
 worker_class = "svc.gunicorn_worker.JsonErrorWorker"
 # gunicorn's control socket (gunicornc) is one path per user, shared by every installation on the

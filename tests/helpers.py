@@ -72,6 +72,7 @@ def furnish(owner, project: dict) -> dict:
         "report_ref": report["trackingId"],
         "delivery_id": deliveries["items"][0]["id"],
         "key": key,
+        "name": "player.js",  # /replay/<name>: a file of the replay player
     }
 
 
@@ -125,6 +126,8 @@ WIDGET_DEFAULTS = {
     "captureNetwork": True,
     "captureActions": True,
     "captureNetworkDetails": False,
+    "enableReplay": False,
+    "replaySeconds": 60,
 }
 
 # The report object of docs/api.md §8: the list leaves out the captured arrays.
@@ -145,7 +148,13 @@ SUMMARY_FIELDS = {
     "createdAt",
     "updatedAt",
 }
-FULL_FIELDS = SUMMARY_FIELDS | {"consoleLogs", "networkLogs", "userActions", "externalIssues"}
+FULL_FIELDS = SUMMARY_FIELDS | {
+    "consoleLogs",
+    "networkLogs",
+    "userActions",
+    "externalIssues",
+    "replayUrl",
+}
 
 
 def reports_in_file_alone(database: Path, copy: Path) -> int | None:

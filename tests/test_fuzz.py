@@ -6,9 +6,12 @@ Each generated request is sent once with every credential kind its operation acc
 cookies with CSRF, personal access token, project API key), so it gets past authentication.
 """
 
+import gzip
+
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 from schemathesis import GenerationMode
 from schemathesis.checks import (
     content_type_conformance,
@@ -56,6 +59,10 @@ def _description() -> dict:
         return api_description(app)
 
 
+# The replay upload's body (docs/api.md §18): any bytes, and gzip of any bytes.
+schemathesis.openapi.media_type(
+    "application/gzip", st.binary(max_size=256) | st.binary(max_size=256).map(gzip.compress)
+)
 schema = schemathesis.openapi.from_dict(_description())
 schema.config.generation.update(
     modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE],

@@ -1,6 +1,8 @@
 """The object store (docs/storage.md) on each kind: a folder, and a bucket of a real S3 server
 (SeaweedFS). What a store holds does not depend on the database, so these run on SQLite."""
 
+import gzip
+import json
 import secrets
 import tarfile
 from datetime import timedelta
@@ -41,7 +43,17 @@ def test_upload_serve_and_delete_on_each_store(make_app, store_settings):
     image = png_bytes(3, 3, padding=200_000)  # past boto3's single-PUT chunk of reading
 
     key = upload(team, shop["apiKey"], image).get_json()["key"]
-    report = file_report(team, shop["apiKey"], screenshot_url=key).get_json()
+    # A replay (docs/replay.md) lives in the same store and goes with the same report.
+    events = [{"type": 4, "data": {"href": "https://shop.test/"}, "timestamp": 1}]
+    replay_key = team.post(
+        "/api/v1/upload/replay",
+        data=gzip.compress(json.dumps(events).encode()),
+        headers={"X-API-Key": shop["apiKey"], "Content-Type": "application/gzip"},
+    ).get_json()["key"]
+    report = file_report(team, shop["apiKey"], screenshot_url=key, replay_key=replay_key).get_json()
+    replayed = team.get(report["replayUrl"])
+    assert json.loads(gzip.decompress(replayed.data)) == events
+    assert stored(app, replay_key) == len(replayed.data)
     served = team.get(f"/api/v1/screenshots/{key}")
     assert served.status_code == 200 and served.data == image
     assert served.mimetype == "image/png" and served.headers["X-Content-Type-Options"] == "nosniff"
@@ -52,8 +64,9 @@ def test_upload_serve_and_delete_on_each_store(make_app, store_settings):
         assert list(storage.current_store().spool_dir.iterdir()) == []
 
     assert team.delete(f"/api/v1/reports/{report['id']}", headers=csrf(team)).status_code == 204
-    assert stored(app, key) is None
+    assert stored(app, key) is None and stored(app, replay_key) is None
     assert team.get(f"/api/v1/screenshots/{key}").status_code == 404
+    assert team.get(report["replayUrl"]).status_code == 404
 
     # An upload no report took within a day goes in the sweep; a project's go with it.
     orphan = upload(team, shop["apiKey"], png_bytes(4, 4)).get_json()["key"]

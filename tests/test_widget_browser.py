@@ -349,7 +349,7 @@ def test_keyboard_alone_files_a_report(page, host_site, team):
     expect(launcher(page)).to_be_visible()
     widget_focused = "document.activeElement?.hasAttribute('data-svc-widget')"
     inner_focus = "document.activeElement.shadowRoot.activeElement"
-    for _ in range(10):
+    for _ in range(25):
         page.keyboard.press("Tab")
         if page.evaluate(widget_focused):
             break

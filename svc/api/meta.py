@@ -3,7 +3,8 @@
 from flask import Blueprint, current_app, jsonify
 from sqlalchemy import text
 
-from svc import storage
+from svc import replay, storage
+from svc.auth.guard import login_required
 from svc.database import begin_read_only
 from svc.errors import StorageUnavailable, error_response
 from svc.extensions import db
@@ -34,6 +35,14 @@ def readyz():
         current_app.logger.warning("readiness check: object store unavailable", exc_info=True)
         return error_response(503, "Object store unavailable", headers={"Retry-After": "5"})
     return {"status": "ok"}
+
+
+@bp.get("/api/v1/features")
+@login_required
+def features():
+    """What this installation can offer: replay needs rrweb installed (docs/replay.md)."""
+    reason = replay.unavailable()
+    return {"replay": {"available": reason is None, "reason": reason}}
 
 
 @bp.get("/api/v1/openapi.json")

@@ -1,6 +1,6 @@
-"""Screenshot upload (the widget) and serving (the team): docs/api.md §9."""
+"""Screenshot and replay upload (the widget) and serving (the team): docs/api.md §9 and §18."""
 
-from flask import Blueprint, current_app, redirect, request, send_file
+from flask import Blueprint, Response, current_app, redirect, request, send_file
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from svc.api.cors import widget_cors
@@ -8,7 +8,7 @@ from svc.api.decorators import api_key_and_address, described, rate_limited, res
 from svc.auth.guard import api_key_required, current_project, current_user, login_required
 from svc.errors import APIError, TooLarge, field_error, size_in_words
 from svc.schemas.reports import ScreenshotOut
-from svc.services import screenshots
+from svc.services import replays, screenshots
 
 bp = Blueprint("uploads", __name__, url_prefix="/api/v1")
 
@@ -78,5 +78,41 @@ def get_screenshot(key: str):
         answer.content_length = download.size
     answer.cache_control.private = True
     answer.cache_control.public = False
+    answer.headers["Content-Security-Policy"] = "default-src 'none'; sandbox"
+    return answer
+
+
+@bp.post("/upload/replay")
+@widget_cors
+@rate_limited("SVC_RATE_LIMIT_INGEST", key_func=api_key_and_address)
+@api_key_required
+@response(ScreenshotOut(), 201, errors=(413, 422, 503))
+@described(
+    requestBody={
+        "required": True,
+        "content": {"application/gzip": {"schema": {"type": "string", "format": "binary"}}},
+    }
+)
+def upload_replay():
+    """Upload a replay: a gzipped JSON array of rrweb events; pass the key as replay_key."""
+    request.max_content_length = replays.MAX_INFLATED_BYTES
+    return replays.upload(current_project(), request.get_data(cache=False))
+
+
+@bp.get("/replays/<key>")
+@login_required
+@described(
+    responses={
+        "200": {
+            "description": "The replay's rrweb events, a JSON array, sent gzip-encoded",
+            "content": {"application/json": {"schema": {"type": "array", "items": {}}}},
+        }
+    }
+)
+def get_replay(key: str):
+    """A replay of one of the caller's projects (Content-Encoding: gzip)."""
+    answer = Response(replays.read_for(current_user(), key), mimetype="application/json")
+    answer.headers["Content-Encoding"] = "gzip"
+    answer.headers["Cache-Control"] = "private, max-age=3600"
     answer.headers["Content-Security-Policy"] = "default-src 'none'; sandbox"
     return answer

@@ -3,6 +3,7 @@ section 11): its look and captures, and the console-log quota the seed system's 
 
 from flask import Blueprint, current_app
 
+from svc import replay
 from svc.api.cors import widget_cors
 from svc.api.decorators import response
 from svc.auth.guard import api_key_required, current_project
@@ -23,6 +24,8 @@ def widget_config():
     """The widget's settings in force for the API key's project."""
     config = settings_in_force(current_project())
     config["max_screenshot_bytes"] = current_app.config["SVC_MAX_SCREENSHOT_BYTES"]
+    # Where rrweb is not installed the widget loads no replay script (docs/replay.md).
+    config["enable_replay"] = config["enable_replay"] and replay.unavailable() is None
     return config
 
 

@@ -25,6 +25,9 @@ WIDGET_DEFAULTS = {
     "capture_actions": True,
     # Headers and bodies of requests (docs/repro-kit.md): off until an owner turns them on.
     "capture_network_details": False,
+    # A DOM replay of the last seconds before a report (docs/replay.md): off until turned on.
+    "enable_replay": False,
+    "replay_seconds": 60,
 }
 
 OWNER = "owner"

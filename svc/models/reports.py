@@ -54,6 +54,8 @@ class Report(db.Model):
     reporter_identifier: Mapped[str | None] = mapped_column(String(320))
     screenshot_key: Mapped[str | None] = mapped_column(String(255))
     annotated_screenshot_key: Mapped[str | None] = mapped_column(String(255))
+    # A DOM replay (docs/replay.md): an upload like a screenshot, gzipped rrweb events.
+    replay_key: Mapped[str | None] = mapped_column(String(255))
     meta: Mapped[dict] = mapped_column("metadata", JSON, default=dict)
     assignee_id: Mapped[uuid.UUID | None] = mapped_column(
         ForeignKey("users.id", ondelete="SET NULL"), index=True
@@ -75,6 +77,10 @@ class Report(db.Model):
     external_issues: Mapped[list["ExternalIssue"]] = relationship(  # noqa: F821
         viewonly=True, order_by="ExternalIssue.created_at"
     )
+
+    @property
+    def replay_url(self) -> str | None:
+        return f"/api/v1/replays/{self.replay_key}" if self.replay_key else None
 
     @property
     def tracking_id(self) -> str:

@@ -111,6 +111,7 @@ class ReportCreateIn(InSchema):
     )
     screenshot_url = _screenshot_key_field()
     annotated_screenshot_url = _screenshot_key_field()
+    replay_key = _screenshot_key_field()
     console_logs = _log_field()
     network_logs = _log_field()
     user_actions = _log_field()
@@ -219,6 +220,8 @@ class ReportOut(ReportSummaryOut):
     console_logs = Objects(required=True, attribute="detail.console_logs")
     network_logs = Objects(required=True, attribute="detail.network_logs")
     user_actions = Objects(required=True, attribute="detail.user_actions")
+    # Where the team reads the replay's events (docs/replay.md); null without one.
+    replay_url = fields.String(required=True, allow_none=True)
     external_issues = fields.List(fields.Nested(ExternalIssueOut), required=True)
     # Only in the widget's 201, when the project keeps reporters up to date: the report's
     # status page (docs/reporter-updates.md), never in lists or webhooks.

@@ -50,6 +50,8 @@ class WidgetSettingsIn(InSchema):
     capture_network = Flag()
     capture_actions = Flag()
     capture_network_details = Flag()
+    enable_replay = Flag()
+    replay_seconds = fields.Integer(strict=True, validate=validate.Range(min=10, max=300))
 
 
 class WidgetSettingsOut(OutSchema):
@@ -67,6 +69,8 @@ class WidgetSettingsOut(OutSchema):
     capture_network = fields.Boolean(required=True)
     capture_actions = fields.Boolean(required=True)
     capture_network_details = fields.Boolean(required=True)
+    enable_replay = fields.Boolean(required=True)
+    replay_seconds = fields.Integer(required=True)
 
 
 class WidgetConfigOut(WidgetSettingsOut):

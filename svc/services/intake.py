@@ -13,6 +13,7 @@ from sqlalchemy import bindparam, insert, or_
 from sqlalchemy import update as update_rows
 from sqlalchemy.exc import IntegrityError
 
+from svc import storage
 from svc.config import setting
 from svc.errors import Invalid, field_error
 from svc.extensions import db
@@ -32,9 +33,11 @@ from svc.webhooks import payloads
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
 IDEMPOTENCY_HEADER = "Idempotency-Key"
-_SCREENSHOT_FIELDS = (
-    ("screenshot_url", "screenshot_key"),
-    ("annotated_screenshot_url", "annotated_screenshot_key"),
+# A report's uploads: (its field, the report's attribute, whether the upload is the replay).
+_UPLOAD_FIELDS = (
+    ("screenshot_url", "screenshot_key", False),
+    ("annotated_screenshot_url", "annotated_screenshot_key", False),
+    ("replay_key", "replay_key", True),
 )
 
 
@@ -94,6 +97,7 @@ def _new_report(project: Project, data: dict) -> Report:
         reporter_identifier=data["reporter_identifier"],
         screenshot_key=data["screenshot_url"],
         annotated_screenshot_key=data["annotated_screenshot_url"],
+        replay_key=data["replay_key"],
         meta=data["metadata"],
         assignee_id=None,
         created_at=now,
@@ -192,9 +196,10 @@ def _record_event(project: Project, report: Report) -> None:
 
 
 def _attach_screenshots(project: Project, report: Report) -> None:
-    """Give the report its screenshots: each must be an unused upload of the same project."""
+    """Give the report its screenshots and replay: each must be an unused upload of the same
+    project, of its kind."""
     errors = {}
-    for field, attribute in _SCREENSHOT_FIELDS:
+    for field, attribute, replay in _UPLOAD_FIELDS:
         key = getattr(report, attribute)
         if key is None:
             continue
@@ -203,6 +208,9 @@ def _attach_screenshots(project: Project, report: Report) -> None:
             .where(
                 Screenshot.key == key,
                 Screenshot.project_id == project.id,
+                (Screenshot.content_type == storage.REPLAY_TYPE)
+                if replay
+                else (Screenshot.content_type != storage.REPLAY_TYPE),
                 or_(Screenshot.report_id.is_(None), Screenshot.report_id == report.id),
             )
             .values(report_id=report.id)
@@ -210,7 +218,8 @@ def _attach_screenshots(project: Project, report: Report) -> None:
         ).rowcount
         if not claimed:
             errors[field] = [
-                "Not a key returned by this project's screenshot upload, "
+                f"Not a key returned by this project's {'replay' if replay else 'screenshot'} "
+                "upload, "
                 "or already used by another report."
             ]
     if errors:

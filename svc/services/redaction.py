@@ -236,6 +236,13 @@ def _redact_urls(value, names: frozenset[str]):
     return value
 
 
+def redact_strings(value, extra_names: Iterable[str] = ()):
+    """Every string of a JSON value (a replay's events): URLs by the parameter names, and JSON
+    Web Tokens anywhere, as in console entries and user actions."""
+    names = SECRET_PARAMETERS | frozenset(canonical(name) for name in extra_names)
+    return _without_jwts(_redact_urls(value, names))
+
+
 def redact_report(data: dict, extra_names: Iterable[str] = ()) -> dict:
     """A copy of a report's fields with every secret docs/api.md §8.1.1 names replaced."""
     extra = frozenset(canonical(name) for name in extra_names)

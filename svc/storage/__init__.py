@@ -9,6 +9,7 @@ unreachable store or a rejected upload never leaves a key pointing at half an ob
 
 import errno
 import hashlib
+import io
 import logging
 import os
 import re
@@ -34,7 +35,9 @@ _SIGNATURES = (
     (b"GIF87a", "image/gif", "gif"),
     (b"GIF89a", "image/gif", "gif"),
 )
-KEY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{32}\.(png|jpg|gif|webp)$")
+KEY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{32}\.(png|jpg|gif|webp|json\.gz)$")
+# A replay (docs/replay.md): gzipped JSON, stored and served as it is.
+REPLAY_TYPE = "application/gzip"
 _UNAVAILABLE_ERRNOS = {
     errno.ENOSPC,
     errno.EROFS,
@@ -187,6 +190,18 @@ def save_image(store: ObjectStore, stream: BinaryIO, max_bytes: int) -> StoredIm
     finally:
         if temporary is not None:
             remove_file(Path(temporary))
+
+
+def save_bytes(store: ObjectStore, data: bytes, extension: str, content_type: str) -> StoredImage:
+    """Store a file the service made itself (a replay) under a new key of its own form."""
+    key = f"{secrets.token_urlsafe(24)}.{extension}"
+    try:
+        store.put_stream(key, io.BytesIO(data), content_type)
+    except OSError as exc:
+        if exc.errno in _UNAVAILABLE_ERRNOS:
+            raise storage_unavailable() from exc
+        raise
+    return StoredImage(key=key, content_type=content_type, size=len(data))
 
 
 def sha256_of(stream: BinaryIO, copy_to: BinaryIO | None = None) -> tuple[int, str]:

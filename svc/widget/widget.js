@@ -31,7 +31,7 @@
     primaryColor: "#2563eb", buttonText: "Report a bug", modalTitle: "Report a bug", logoUrl: null,
     position: "bottom-right", enableScreenshot: true, enableSessionRecording: true,
     showWatermark: false, captureConsole: true, captureNetwork: true, captureActions: true,
-    captureNetworkDetails: false,
+    captureNetworkDetails: false, enableReplay: false, replaySeconds: 60,
     maxScreenshotBytes: DEFAULT_MAX_SCREENSHOT,
   };
   const MESSAGES = {
@@ -55,6 +55,10 @@
   const identity = { user: null };
   const customMetadata = {};
   let state = null; // the running widget: options, config, buffers, UI, and how to undo each hook
+  // The replay recorder (/widget-replay.js, docs/replay.md), once its script has run: loaded
+  // only for a project that records replays, at most once per page.
+  let replay = null;
+  let replayRequested = false;
 
   // --- small helpers ------------------------------------------------------------------------
 
@@ -504,10 +508,15 @@
   // retry sends the very same body), then file the report under its one Idempotency-Key.
   async function attempt(run, submission) {
     for (const field of Object.keys(submission.images)) {
-      const form = new FormData();
       const blob = dataUrlToBlob(submission.images[field]);
-      form.append("file", blob, field + "." + blob.type.split("/")[1]);
-      const uploaded = await call(run, "/upload/screenshot", { method: "POST", body: form });
+      let uploaded;
+      if (field === "replay_key") {
+        uploaded = await call(run, "/upload/replay", { method: "POST", headers: { "Content-Type": "application/gzip" }, body: blob });
+      } else {
+        const form = new FormData();
+        form.append("file", blob, field + "." + blob.type.split("/")[1]);
+        uploaded = await call(run, "/upload/screenshot", { method: "POST", body: form });
+      }
       submission.body[field] = uploaded.key;
       delete submission.images[field];
       outbox(run).update(submission);
@@ -973,8 +982,9 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
       submit.textContent = "Sending…";
       form.setAttribute("aria-busy", "true");
       try {
-        const images = screenshot ? await screenshot.images() : {};
-        const fields = collect(run, frozen, includes.chosen(), {
+        const chosen = includes.chosen();
+        const images = { ...(screenshot ? await screenshot.images() : {}), ...await replayImage(chosen) };
+        const fields = collect(run, frozen, chosen, {
           title: title.value.trim(), description: description.value, severity: severity.value,
           category: category.value, email: email.value.trim(), hp_field: honeypot.value,
         });
@@ -1083,6 +1093,7 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
       ["console", capture.console, "Console messages", frozen.console.length, "entry", "entries"],
       ["network", capture.network, "Network requests", frozen.network.length, "request", "requests"],
       ["details", capture.details, "Request and response details (headers, bodies up to 10 KB)", null],
+      ["replay", capture.replay && !!replay, "Replay of the last " + run.config.replaySeconds + " seconds", null],
       ["actions", capture.actions, "Recent clicks and page changes", frozen.actions.length, "action", "actions"],
       ["metadata", true, "Page address, browser and screen size", null],
     ].filter(([, enabled]) => enabled);
@@ -1095,8 +1106,38 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
       }));
     return {
       element,
-      chosen: () => Object.fromEntries(["console", "network", "details", "actions", "metadata"].map((name) => [name, !!(boxes[name] && boxes[name].checked)])),
+      chosen: () => Object.fromEntries(["console", "network", "details", "actions", "metadata", "replay"].map((name) => [name, !!(boxes[name] && boxes[name].checked)])),
     };
+  }
+
+  function startReplay(run) {
+    if (replay) return replay.start({ seconds: run.config.replaySeconds });
+    if (replayRequested) return;
+    replayRequested = true;
+    document.addEventListener("svc:replay-ready", (event) => {
+      replay = event.detail;
+      if (state && state.capture.replay) replay.start({ seconds: state.config.replaySeconds });
+    }, { once: true });
+    const script = document.createElement("script");
+    script.src = run.options.endpoint + "/widget-replay.js";
+    script.async = true;
+    script.crossOrigin = "anonymous";
+    (document.head || document.documentElement).append(script);
+  }
+
+  // The replay as a data: URL, like the screenshots, so that a report waiting in localStorage
+  // keeps it (or drops it first when storage is short).
+  async function replayImage(include) {
+    if (!include.replay || !replay) return {};
+    const blob = await quietly(() => replay.take()).catch(() => null);
+    if (!blob) return {};
+    const url = await new Promise((resolve) => {
+      const reader = new FileReader();
+      reader.onload = () => resolve(reader.result);
+      reader.onerror = () => resolve(null);
+      reader.readAsDataURL(blob);
+    });
+    return url ? { replay_key: url } : {};
   }
 
   function flushWhenOnline(run) {
@@ -1123,6 +1164,8 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
     capture.network = capture.network && run.config.captureNetwork !== false;
     capture.actions = capture.actions && run.config.captureActions !== false && run.config.enableSessionRecording !== false;
     capture.details = capture.network && run.config.captureNetworkDetails === true;
+    capture.replay = run.config.enableReplay === true && run.options.enableReplay !== false;
+    if (capture.replay) quietly(() => startReplay(run));
     for (const name of ["console", "network", "actions"]) if (!capture[name]) run.buffers[name].clear();
     const started = performance.now();
     quietly(() => {
@@ -1174,6 +1217,7 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
     const run = state;
     if (!run) return;
     state = null;
+    if (replay) quietly(() => replay.stop());
     if (run.ui) quietly(() => run.ui.destroy());
     for (const undo of run.undo.reverse()) quietly(undo);
   }
@@ -1215,7 +1259,7 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
       if (!run) throw new Error("Svc.report: call Svc.init first");
       const given = fields || {};
       const frozen = snapshot(run);
-      const include = { console: true, network: true, details: true, actions: true, metadata: true };
+      const include = { console: true, network: true, details: true, actions: true, metadata: true, replay: true };
       const body = collect(run, frozen, include, {
         title: String(given.title || "").trim(), description: given.description, severity: given.severity,
         category: given.category, email: given.email || given.reporter_identifier,
@@ -1223,7 +1267,7 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
       for (const name of ["console_logs", "network_logs", "user_actions"]) if (Array.isArray(given[name])) body[name] = given[name];
       if (given.metadata) Object.assign(body.metadata, given.metadata);
       try {
-        return await send(run, body, {}, ATTEMPTS_IN_BACKGROUND);
+        return await send(run, body, await replayImage(include), ATTEMPTS_IN_BACKGROUND);
       } catch (problem) {
         if (problem instanceof Problem && problem.retryable) flushWhenOnline(run);
         throw problem;

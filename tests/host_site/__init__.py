@@ -42,6 +42,17 @@ PAGE = """<!doctype html>
   <select id="plan"><option>Basic plan</option><option>Secret plan</option></select>
   <p>Your key:
     <code id="jwt">eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhZGEifQ.c2lnbmF0dXJlLXNpZ25hdHVyZQ</code></p>
+  <section id="profile">
+    <label>Nickname <input id="nickname"></label>
+    <label>Secret <input id="secret" type="password"></label>
+    <button id="show-secret" type="button">Show password</button>
+    <p id="card" data-svc-mask>Card 4111 2222 3333 4444</p>
+    <p data-svc-block>Blocked block of text</p>
+    <button id="add-line" type="button">Add a line</button>
+    <ul id="lines"></ul>
+    <img src="/nowhere.png" alt="" onerror="top.postMessage('pwned', '*'); top.pwned = 1">
+    <script>top.postMessage('pwned', '*'); top.pwned = 1;</script>
+  </section>
 </body>
 </html>"""
 

@@ -120,6 +120,15 @@ document.addEventListener("DOMContentLoaded", () => {
     history.pushState({}, "", "/orders?tab=open");
     document.getElementById("out").textContent = "Your orders";
   });
+  // The replay's page (tests/test_replay_browser.py): a password a button shows, a DOM change.
+  document.getElementById("show-secret").addEventListener("click", () => {
+    document.getElementById("secret").type = "text";
+  });
+  document.getElementById("add-line").addEventListener("click", () => {
+    const lines = document.getElementById("lines");
+    lines.append(Object.assign(document.createElement("li"), { textContent: `Line ${lines.children.length + 1} added` }));
+    console.info(`Line ${lines.children.length} added`);
+  });
   document.querySelector("[data-testid=apply-coupon]").addEventListener("click", async () => {
     const coupon = document.querySelector("[name=coupon]").value;
     const headers = { "Content-Type": "application/json", "X-Shop-Client": "web/1.0",

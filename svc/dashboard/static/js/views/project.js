@@ -18,9 +18,10 @@ const DELIVERY_PAGE_SIZE = 10;
 
 export async function projectView(main, context) {
   const projectId = context.params[0];
-  const [project, members] = await Promise.all([
+  const [project, members, features] = await Promise.all([
     api.get(`/projects/${encodeURIComponent(projectId)}`),
     api.get(`/projects/${encodeURIComponent(projectId)}/members`),
+    api.get("/features"),
   ]);
   if (!context.isCurrent()) return;
   const owner = project.role === "owner";
@@ -48,7 +49,7 @@ export async function projectView(main, context) {
     ["settings", "Settings", settingsForm(project, owner, heading)],
     ["api-key", "API key", keyPanel],
     ["snippet", "Embed snippet", snippetPanel],
-    ["widget", "Widget", widgetForm(project, owner)],
+    ["widget", "Widget", widgetForm(project, owner, features)],
     ["members", "Members", membersPanel(project, members, owner, context)],
     owner ? ["invitations", "Invitations", invitationsPanel(project)] : null,
     owner ? ["webhook-secret", "Webhook secret", secretPanel(project)] : null,
@@ -137,7 +138,18 @@ function settingsForm(project, owner, heading) {
   });
 }
 
-function widgetForm(project, owner) {
+// Replay's switch and window (docs/replay.md); off, with the reason, where rrweb is not installed.
+function replayFields(widget, owner, replay) {
+  const off = !owner || !replay.available;
+  return h("fieldset", { class: "switches" }, h("legend", {}, "Replay"),
+    h("label", {}, h("input", { type: "checkbox", name: "enable_replay", checked: widget.enableReplay && replay.available,
+      disabled: off }), " Replay of the last seconds before a report (inputs and passwords always masked)"),
+    field("Seconds kept", h("input", { name: "replay_seconds", type: "number", min: 10, max: 300,
+      value: widget.replaySeconds, required: true, disabled: off })),
+    replay.available ? null : h("p", { class: "hint" }, `Replay is unavailable: ${replay.reason}`));
+}
+
+function widgetForm(project, owner, features) {
   const widget = project.settings.widget;
   const saved = notice("");
   saved.hidden = true;
@@ -155,6 +167,7 @@ function widgetForm(project, owner) {
     h("fieldset", { class: "switches" }, h("legend", {}, "What the widget offers and captures"),
       WIDGET_SWITCHES.map(([name, key, label]) => h("label", {},
         h("input", { type: "checkbox", name, checked: widget[key], disabled: !owner }), " ", label))),
+    replayFields(widget, owner, features.replay),
     owner ? h("button", { type: "submit" }, "Save widget") : h("p", { class: "hint" }, "Only the owner can change the widget."),
     saved,
   ], async (values) => {
@@ -166,6 +179,10 @@ function widgetForm(project, owner) {
       logo_url: values.logo_url.trim() || null,
     };
     for (const [name] of WIDGET_SWITCHES) settings[name] = values[name] === "on";
+    if (features.replay.available) {
+      settings.enable_replay = values.enable_replay === "on";
+      settings.replay_seconds = Number(values.replay_seconds);
+    }
     Object.assign(project, await api.patch(`/projects/${project.id}`, { settings: { widget: settings } }));
     saved.textContent = "Widget saved. Pages that load it pick it up on their next visit.";
     saved.hidden = false;

@@ -27,6 +27,7 @@ export async function reportView(main, context) {
   const description = h("p", { class: "description" }, report.description);
   const badges = h("p", { class: "badges" });
   const details = facts(report, project, members);
+  const replay = replayPanel(report);
   // After any save, everything drawn from the report shows the answer's values.
   const changed = () => {
     badges.replaceChildren(badge("status", report.status), " ",
@@ -48,8 +49,9 @@ export async function reportView(main, context) {
         section("Description", canEdit ? editableText(description, report, "description",
           () => report.description, (value) => { description.textContent = value; changed(); }) : description),
         screenshots(report),
-        section("Console", consoleLog(report.consoleLogs)),
-        section("Network", networkLog(report.networkLogs)),
+        replay.element,
+        section("Console", consoleLog(report.consoleLogs, replay.seek)),
+        section("Network", networkLog(report.networkLogs, replay.seek)),
         reproKit(report),
         section("User actions", actionTimeline(report.userActions)),
         section("Metadata", metadataTable(report.metadata)),
@@ -103,8 +105,8 @@ function editableText(shown, report, field, current, show) {
   return wrapper;
 }
 
-function section(title, content) {
-  return h("section", { class: "panel" }, h("h2", {}, title), content);
+function section(title, ...content) {
+  return h("section", { class: "panel" }, h("h2", {}, title), ...content);
 }
 
 function editForm(report, members, changed) {
@@ -177,11 +179,52 @@ function empty(text) {
   return h("p", { class: "empty" }, text);
 }
 
-function consoleLog(entries) {
+// The replay (docs/replay.md) plays in a sandboxed frame: the recording is untrusted content.
+// rrweb draws it in a frame of its own without scripts, under the player's policy, which runs
+// only the player's files (rrweb must reach that frame's document, so the player keeps this
+// origin). The events go to it by postMessage; `seek` moves it to a moment (a console or
+// network row's), and its timeline marks errors, failed requests and clicks.
+function replayPanel(report) {
+  if (!report.replayUrl) return { element: null, seek: null };
+  const frame = h("iframe", { src: "/replay/player", sandbox: "allow-scripts allow-same-origin",
+    title: "Replay", class: "replay-frame" });
+  const said = h("p", { class: "hint", role: "status" }, "Loading the replay…");
+  const marks = [
+    ...report.consoleLogs.filter((entry) => String(entry.level).toLowerCase() === "error")
+      .map((entry) => ({ timestamp: entry.timestamp, kind: "error", label: `Error: ${entry.message}` })),
+    ...report.networkLogs.filter(failed)
+      .map((entry) => ({ timestamp: entry.timestamp, kind: "request", label: `${entry.method} ${entry.url}: ${entry.status || "failed"}` })),
+    ...report.userActions.filter((entry) => entry.type === "click")
+      .map((entry) => ({ timestamp: entry.timestamp, kind: "click", label: `Click on ${entry.target}` })),
+  ].filter((mark) => typeof mark.timestamp === "number");
+  const listen = async (event) => {
+    if (!frame.isConnected) return window.removeEventListener("message", listen);
+    if (event.source !== frame.contentWindow || event.data?.type !== "svc-replay:ready") return;
+    try {
+      const events = await api.get(report.replayUrl.replace(/^\/api\/v1/, ""));
+      frame.contentWindow.postMessage({ type: "svc-replay:load", events, marks }, location.origin);
+      said.replaceChildren("Click a console or network row to see that moment.");
+    } catch (error) {
+      said.replaceChildren(error.message);
+    }
+  };
+  window.addEventListener("message", listen);
+  const seek = (timestamp) => frame.contentWindow?.postMessage({ type: "svc-replay:seek", timestamp }, location.origin);
+  return { element: section("Replay", frame, said), seek };
+}
+
+// A row that moves the replay to its moment, when there is a replay.
+function seekable(entry, seek) {
+  if (!seek || typeof entry.timestamp !== "number") return {};
+  return { class: "seekable", title: "Show this moment in the replay", onclick: () => seek(entry.timestamp) };
+}
+
+function consoleLog(entries, seek) {
   if (!entries.length) return empty("No console output was captured.");
   return h("ol", { class: "console" }, entries.map((entry) => {
     const level = String(entry.level || "log").toLowerCase();
-    return h("li", { class: `console-entry level-${level}` },
+    const row = seekable(entry, seek);
+    return h("li", { ...row, class: `console-entry level-${level} ${row.class || ""}` },
       h("span", { class: "level" }, level),
       h("time", {}, formatEpochMillis(entry.timestamp)),
       h("span", { class: "message" }, String(entry.message ?? "")),
@@ -194,12 +237,13 @@ function failed(entry) {
   return !status || status >= 400;
 }
 
-function networkLog(entries) {
+function networkLog(entries, seek) {
   if (!entries.length) return empty("No network requests were captured.");
   return h("div", { class: "table-wrap" }, h("table", { class: "network" },
     h("thead", {}, h("tr", {}, ["Method", "URL", "Status", "Duration", "Time", "cURL"].map(
       (text) => h("th", { scope: "col" }, text)))),
-    h("tbody", {}, entries.map((entry) => h("tr", { class: failed(entry) ? "failed" : null },
+    h("tbody", {}, entries.map((entry) => h("tr", { ...seekable(entry, seek),
+      class: [failed(entry) ? "failed" : "", seek ? "seekable" : ""].join(" ").trim() || null },
       h("td", { "data-label": "Method" }, String(entry.method ?? "")),
       h("td", { "data-label": "URL", class: "url" }, String(entry.url ?? "")),
       h("td", { "data-label": "Status" }, String(entry.status ?? "none"),

@@ -1,0 +1,112 @@
+"""Replay end to end (docs/replay.md): the widget records the test host page (another origin,
+strict CSP) with rrweb from npm, files the report with its replay, and the dashboard's player
+plays it in Debian's Chromium. What was typed, the password (also once shown as text), masked
+and blocked text never reach the stored events; the recorded page's script and onerror payloads
+run nowhere."""
+
+import gzip
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from harness.client import create_project, csrf, register
+from tests.browser import OPEN_SHADOW_ROOTS
+from tests.host_site import HostSite
+
+pytestmark = [pytest.mark.browser, pytest.mark.any_database]
+
+TYPED = ("Ada-Typed-Nick", "hunter2-replay", "-shown-more")
+HIDDEN = ("4111 2222", "Blocked block of text")
+# The dashboard hears of a payload that ran anywhere it could reach.
+LISTEN_FOR_PAYLOADS = """
+window.addEventListener("message", (event) => { if (event.data === "pwned") window.pwned = 1; });
+"""
+
+
+@pytest.fixture
+def team(app):
+    client = app.test_client()
+    register(client)
+    client.project = create_project(client)
+    client.key = client.project["apiKey"]
+    changed = client.patch(
+        f"/api/v1/projects/{client.project['id']}",
+        json={"settings": {"widget": {"enable_replay": True, "replay_seconds": 30}}},
+        headers=csrf(client),
+    )
+    assert changed.status_code == 200
+    return client
+
+
+def test_a_recorded_session_is_masked_filed_and_played_back(browser, team, live_server):
+    context = browser.new_context(viewport={"width": 1024, "height": 720})
+    dialogs = []
+    with HostSite(live_server) as site:
+        page = context.new_page()
+        page.add_init_script(OPEN_SHADOW_ROOTS)
+        page.add_init_script(
+            'document.addEventListener("svc:replay-ready", () => { window.recording = 1; });'
+        )
+        page.goto(f"{site.url}/?project={team.key}")
+        page.wait_for_function("() => window.recording === 1")
+        page.evaluate("console.log('App ready')")
+        page.locator("#nickname").fill(TYPED[0])
+        page.locator("#secret").fill(TYPED[1])
+        page.get_by_role("button", name="Show password").click()
+        page.locator("#secret").press_sequentially(TYPED[2])
+        page.wait_for_timeout(300)
+        page.get_by_role("button", name="Add a line").click()
+        expect(page.locator("#lines")).to_have_text("Line 1 added")
+        page.wait_for_timeout(300)
+        page.get_by_role("link", name="Orders").click()
+        page.get_by_role("button", name="Report a bug").click()
+        form = page.get_by_role("dialog", name="Report a bug")
+        expect(form).to_contain_text("Replay of the last 30 seconds")
+        form.get_by_label("Title").fill("Lines appear late")
+        form.get_by_role("button", name="Send report").click()
+        expect(form.get_by_role("status")).to_contain_text("Thanks — WS-1", timeout=15000)
+    report = team.get("/api/v1/reports/WS-1").get_json()
+    assert report["replayUrl"]
+    stored = gzip.decompress(team.get(report["replayUrl"]).data).decode()
+    events = json.loads(stored)
+    for text in TYPED + HIDDEN:
+        assert text not in stored, text
+    assert "Line 1 added" in stored and "<script" not in stored
+    assert "top.postMessage('pwned'" in stored  # the onerror payload, to be played
+    assert "Report a bug" not in stored  # the widget's own UI is not recorded
+    assert {event["type"] for event in events} >= {2, 3, 4}  # snapshot, changes, meta
+
+    # The dashboard plays it, sandboxed; a console row moves it to its moment.
+    context.add_cookies([
+        {"name": name, "value": team.get_cookie(name).value, "url": live_server}
+        for name in ("svc_access_token", "svc_csrf_token")
+    ])  # fmt: skip
+    dashboard = context.new_page()
+    dashboard.add_init_script(LISTEN_FOR_PAYLOADS)
+    dashboard.on("dialog", lambda dialog: dialogs.append(dialog.message))
+    dashboard.goto(f"{live_server}/reports/{report['id']}")
+    expect(dashboard.locator("iframe.replay-frame")).to_have_attribute(
+        "sandbox", "allow-scripts allow-same-origin"
+    )
+    player = dashboard.frame_locator("iframe.replay-frame")
+    expect(player.locator("body")).to_have_attribute("data-loaded", "true")
+    replayed = player.frame_locator("iframe")
+    dashboard.locator(".console-entry", has_text="App ready").click()
+    expect(replayed.locator("#nickname")).to_be_attached()
+    expect(replayed.locator("#lines li")).to_have_count(0)
+    dashboard.locator(".console-entry", has_text="Line 1 added").click()
+    expect(replayed.locator("#lines")).to_have_text("Line 1 added")
+    expect(replayed.locator("#card")).not_to_contain_text("4111")
+    # Played to its end: nothing of the recorded page ran in reach of the dashboard.
+    player.get_by_role("button", name="Play").click()
+    expect(player.get_by_role("button", name="Play")).to_be_visible(timeout=15000)
+    assert dashboard.evaluate("window.pwned") is None and dialogs == []
+
+    # The project's settings show the switch on, with its window.
+    dashboard.goto(f"{live_server}/projects/{team.project['id']}")
+    switch = dashboard.get_by_label("Replay of the last seconds before a report", exact=False)
+    expect(switch).to_be_checked()
+    expect(switch).to_be_enabled()
+    expect(dashboard.get_by_label("Seconds kept")).to_have_value("30")
+    context.close()
