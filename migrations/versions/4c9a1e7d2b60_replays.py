@@ -17,11 +17,12 @@ depends_on = None
 
 
 def upgrade():
-    # The replay is an upload like a screenshot (its row in `screenshots`); the report names it.
-    with op.batch_alter_table('reports', schema=None) as batch_op:
+    # The replay is an upload like a screenshot (its row in `screenshots`); the report's captured
+    # details name it (not the reports row: a wider one changed SQLite's plan for a list sort).
+    with op.batch_alter_table('report_details', schema=None) as batch_op:
         batch_op.add_column(sa.Column('replay_key', sa.String(length=255), nullable=True))
 
 
 def downgrade():
-    # Plain ALTER TABLE: a batch operation on SQLite copies the table and loses the FTS triggers.
-    op.drop_column('reports', 'replay_key')
+    # Plain ALTER TABLE ... DROP COLUMN (SQLite 3.35+), as the migrations before it.
+    op.drop_column('report_details', 'replay_key')

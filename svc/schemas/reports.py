@@ -221,7 +221,7 @@ class ReportOut(ReportSummaryOut):
     network_logs = Objects(required=True, attribute="detail.network_logs")
     user_actions = Objects(required=True, attribute="detail.user_actions")
     # Where the team reads the replay's events (docs/replay.md); null without one.
-    replay_url = fields.String(required=True, allow_none=True)
+    replay_url = fields.String(required=True, allow_none=True, attribute="detail.replay_url")
     external_issues = fields.List(fields.Nested(ExternalIssueOut), required=True)
     # Only in the widget's 201, when the project keeps reporters up to date: the report's
     # status page (docs/reporter-updates.md), never in lists or webhooks.

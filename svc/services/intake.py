@@ -33,11 +33,11 @@ from svc.webhooks import payloads
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
 IDEMPOTENCY_HEADER = "Idempotency-Key"
-# A report's uploads: (its field, the report's attribute, whether the upload is the replay).
+# A report's uploads: (its field, where the report keeps the key, whether it is the replay).
 _UPLOAD_FIELDS = (
-    ("screenshot_url", "screenshot_key", False),
-    ("annotated_screenshot_url", "annotated_screenshot_key", False),
-    ("replay_key", "replay_key", True),
+    ("screenshot_url", lambda report: report.screenshot_key, False),
+    ("annotated_screenshot_url", lambda report: report.annotated_screenshot_key, False),
+    ("replay_key", lambda report: report.detail.replay_key, True),
 )
 
 
@@ -97,7 +97,6 @@ def _new_report(project: Project, data: dict) -> Report:
         reporter_identifier=data["reporter_identifier"],
         screenshot_key=data["screenshot_url"],
         annotated_screenshot_key=data["annotated_screenshot_url"],
-        replay_key=data["replay_key"],
         meta=data["metadata"],
         assignee_id=None,
         created_at=now,
@@ -110,6 +109,7 @@ def _new_report(project: Project, data: dict) -> Report:
         console_logs=data["console_logs"],
         network_logs=data["network_logs"],
         user_actions=data["user_actions"],
+        replay_key=data["replay_key"],
     )
     return report
 
@@ -199,8 +199,8 @@ def _attach_screenshots(project: Project, report: Report) -> None:
     """Give the report its screenshots and replay: each must be an unused upload of the same
     project, of its kind."""
     errors = {}
-    for field, attribute, replay in _UPLOAD_FIELDS:
-        key = getattr(report, attribute)
+    for field, key_of, replay in _UPLOAD_FIELDS:
+        key = key_of(report)
         if key is None:
             continue
         claimed = db.session.execute(

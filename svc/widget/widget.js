@@ -1129,7 +1129,7 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
   // keeps it (or drops it first when storage is short).
   async function replayImage(include) {
     if (!include.replay || !replay) return {};
-    const blob = await quietly(() => replay.take()).catch(() => null);
+    const blob = await Promise.resolve(quietly(() => replay.take())).catch(() => null);
     if (!blob) return {};
     const url = await new Promise((resolve) => {
       const reader = new FileReader();
