@@ -9,7 +9,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness.client import PASSWORD, csrf, invite, png_bytes
+from harness.client import PASSWORD, create_project, csrf, invite, png_bytes, register
 
 REPORT = {
     "title": "Checkout button does nothing",
@@ -74,6 +74,16 @@ def furnish(owner, project: dict) -> dict:
         "key": key,
         "name": "player.js",  # /replay/<name>: a file of the replay player
     }
+
+
+def team_with_project(app):
+    """Ada, signed in through the test client, with a project: `.project`, and `.key` its API
+    key (the widget's)."""
+    client = app.test_client()
+    register(client)
+    client.project = create_project(client)
+    client.key = client.project["apiKey"]
+    return client
 
 
 def fan_out(app) -> int:

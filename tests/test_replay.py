@@ -17,7 +17,7 @@ from harness.client import create_project, csrf, register
 from svc import replay, storage
 from svc.models.base import utcnow
 from svc.services import retention
-from tests.helpers import file_report
+from tests.helpers import file_report, team_with_project
 
 pytestmark = pytest.mark.any_database
 
@@ -35,11 +35,7 @@ EVENTS = [
 
 @pytest.fixture
 def team(app):
-    client = app.test_client()
-    register(client)
-    client.project = create_project(client)
-    client.key = client.project["apiKey"]
-    return client
+    return team_with_project(app)
 
 
 def send(team, body: bytes, key=None):

@@ -10,8 +10,9 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from harness.client import create_project, csrf, register
+from harness.client import csrf
 from tests.browser import OPEN_SHADOW_ROOTS
+from tests.helpers import team_with_project
 from tests.host_site import HostSite
 
 pytestmark = [pytest.mark.browser, pytest.mark.any_database]
@@ -26,10 +27,7 @@ window.addEventListener("message", (event) => { if (event.data === "pwned") wind
 
 @pytest.fixture
 def team(app):
-    client = app.test_client()
-    register(client)
-    client.project = create_project(client)
-    client.key = client.project["apiKey"]
+    client = team_with_project(app)
     changed = client.patch(
         f"/api/v1/projects/{client.project['id']}",
         json={"settings": {"widget": {"enable_replay": True, "replay_seconds": 30}}},

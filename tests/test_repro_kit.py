@@ -25,8 +25,9 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT6
 
 from harness.browser import CHROMIUM, CHROMIUM_ARGS
-from harness.client import create_project, csrf, register
+from harness.client import csrf, register
 from tests.browser import OPEN_SHADOW_ROOTS
+from tests.helpers import team_with_project
 from tests.host_site import HostSite
 
 pytestmark = pytest.mark.any_database
@@ -51,11 +52,7 @@ def har_validator() -> Draft6Validator:
 
 @pytest.fixture
 def team(app):
-    client = app.test_client()
-    register(client)
-    client.project = create_project(client)
-    client.key = client.project["apiKey"]
-    return client
+    return team_with_project(app)
 
 
 def file(team, **fields) -> dict:

@@ -16,9 +16,10 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Page, expect
 
-from harness.client import create_project, csrf, register
+from harness.client import csrf
 from harness.service import wait_until
 from tests.browser import OPEN_SHADOW_ROOTS, save_screenshot
+from tests.helpers import team_with_project
 from tests.host_site import HostSite
 
 # In the browser the database cannot change the answer: SQLite alone (tests/conftest.py).
@@ -30,11 +31,7 @@ VIEWPORT = {"width": 1024, "height": 720}
 @pytest.fixture
 def team(app):
     """Ada, signed in through the test client, with a project; `.key` is its API key."""
-    client = app.test_client()
-    register(client)
-    client.project = create_project(client)
-    client.key = client.project["apiKey"]
-    return client
+    return team_with_project(app)
 
 
 @pytest.fixture

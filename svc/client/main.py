@@ -367,29 +367,25 @@ def export_reports(kind, output, **filters):
     output.flush()
 
 
-def _download(path: str, output) -> None:
-    output.write(api().request("GET", path).content)
-    output.flush()
+def _download_command(name: str, file: str, summary: str) -> None:
+    """`svc reports <name> WS-12 [-o FILE]`: the report's repro-kit file (docs/repro-kit.md)."""
+
+    @reports.command(name, help=summary)
+    @click.argument("reference")
+    @click.option(
+        "--output", "-o", type=click.File("wb"), default="-", help="A file (default: stdout)."
+    )
+    def download(reference, output):
+        output.write(api().request("GET", f"/reports/{reference}/{file}").content)
+        output.flush()
 
 
-@reports.command("har")
-@click.argument("reference")
-@click.option(
-    "--output", "-o", type=click.File("wb"), default="-", help="A file (default: stdout)."
+_download_command("har", "har", "The report's network log as a HAR 1.2 file.")
+_download_command(
+    "repro",
+    "repro.spec.ts",
+    "A Playwright test that replays the report's clicks, route changes and typed fields.",
 )
-def report_har(reference, output):
-    """The report's network log as a HAR 1.2 file (docs/repro-kit.md)."""
-    _download(f"/reports/{reference}/har", output)
-
-
-@reports.command("repro")
-@click.argument("reference")
-@click.option(
-    "--output", "-o", type=click.File("wb"), default="-", help="A file (default: stdout)."
-)
-def report_repro(reference, output):
-    """A Playwright test that replays the report's clicks, route changes and typed fields."""
-    _download(f"/reports/{reference}/repro.spec.ts", output)
 
 
 @reports.command("watch")

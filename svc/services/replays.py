@@ -10,7 +10,6 @@ import orjson
 from svc import storage
 from svc.config import setting
 from svc.errors import Invalid, TooLarge, not_found, size_in_words
-from svc.extensions import db
 from svc.models import Project, Screenshot, User
 from svc.services import redaction, screenshots
 
@@ -51,17 +50,7 @@ def upload(project: Project, body: bytes) -> Screenshot:
     events = redaction.redact_strings(_events(_inflate(body)), setting("SVC_REDACT_NAMES"))
     packed = gzip.compress(orjson.dumps(events), compresslevel=6)
     stored = storage.save_bytes(storage.current_store(), packed, "json.gz", storage.REPLAY_TYPE)
-    replay = Screenshot(
-        key=stored.key, project_id=project.id, content_type=stored.content_type, size=stored.size
-    )
-    db.session.add(replay)
-    try:
-        db.session.commit()
-    except BaseException:
-        db.session.rollback()
-        screenshots.remove_files([stored.key])
-        raise
-    return replay
+    return screenshots.record(project, stored)
 
 
 def read_for(user: User, key: str) -> bytes:

@@ -18,11 +18,17 @@ ORPHAN_AGE = timedelta(hours=24)
 
 
 def upload(project: Project, stream: BinaryIO) -> Screenshot:
-    """Store an image for a project. The object is in the store before its row exists; if the
-    row cannot be written the object goes again, so neither is left without the other."""
+    """Store an image for a project."""
     stored = storage.save_image(
         storage.current_store(), stream, setting("SVC_MAX_SCREENSHOT_BYTES")
     )
+    return record(project, stored)
+
+
+def record(project: Project, stored: storage.StoredImage) -> Screenshot:
+    """The row of an object just stored (an image or a replay). The object is in the store
+    before its row exists; if the row cannot be written the object goes again, so neither is
+    left without the other."""
     screenshot = Screenshot(
         key=stored.key, project_id=project.id, content_type=stored.content_type, size=stored.size
     )
