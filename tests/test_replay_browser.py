@@ -5,9 +5,11 @@ and blocked text never reach the stored events; the recorded page's script and o
 run nowhere."""
 
 import gzip
+import io
 import json
 
 import pytest
+from PIL import Image, ImageChops
 from playwright.sync_api import expect
 
 from harness.client import csrf
@@ -56,6 +58,7 @@ def test_a_recorded_session_is_masked_filed_and_played_back(browser, team, live_
         page.wait_for_timeout(300)
         page.get_by_role("button", name="Add a line").click()
         expect(page.locator("#lines")).to_have_text("Line 1 added")
+        host_lines = Image.open(io.BytesIO(page.locator("#lines").screenshot()))
         page.wait_for_timeout(300)
         page.get_by_role("link", name="Orders").click()
         page.get_by_role("button", name="Report a bug").click()
@@ -81,6 +84,7 @@ def test_a_recorded_session_is_masked_filed_and_played_back(browser, team, live_
         for name in ("svc_access_token", "svc_csrf_token")
     ])  # fmt: skip
     dashboard = context.new_page()
+    dashboard.set_viewport_size({"width": 1800, "height": 1000})  # the player at full scale
     dashboard.add_init_script(LISTEN_FOR_PAYLOADS)
     dashboard.on("dialog", lambda dialog: dialogs.append(dialog.message))
     dashboard.goto(f"{live_server}/reports/{report['id']}")
@@ -95,6 +99,15 @@ def test_a_recorded_session_is_masked_filed_and_played_back(browser, team, live_
     expect(replayed.locator("#lines li")).to_have_count(0)
     dashboard.locator(".console-entry", has_text="Line 1 added").click()
     expect(replayed.locator("#lines")).to_have_text("Line 1 added")
+    # What the player shows is what the page showed at that moment, pixel for pixel (the
+    # line's left part: the player's frame is narrower than the recorded page).
+    shown = Image.open(io.BytesIO(replayed.locator("#lines").screenshot()))
+    assert shown.size == host_lines.size
+    box = (0, 0, 400, shown.height)
+    difference = ImageChops.difference(
+        shown.crop(box).convert("RGB"), host_lines.crop(box).convert("RGB")
+    ).convert("L")
+    assert difference.histogram()[0] / (400 * shown.height) > 0.99  # pixels alike
     expect(replayed.locator("#card")).not_to_contain_text("4111")
     # Played to its end: nothing of the recorded page ran in reach of the dashboard.
     player.get_by_role("button", name="Play").click()

@@ -334,6 +334,12 @@ def test_a_session_replays_with_playwright_its_har_loads_and_its_curls_run(
 
         # Copy as cURL, for every request, run against a recording proxy.
         curls = copied_curls(context, team, live_server, report)
+        # A script's report whose header and parameter the service redacted.
+        redacted = file(team, title="From a script", network_logs=[{
+            "method": "GET", "url": "http://shop.test/api/data?token=abc&page=2", "status": 500,
+            "requestHeaders": {"Authorization": "Bearer abc", "Accept": "application/json"},
+        }])  # fmt: skip
+        [command] = copied_curls(context, team, live_server, redacted)
     context.close()
     assert len(curls) == 2 and not any("Bearer" in command for command in curls)
     assert curls[0].startswith("# the body holds values redacted in the report")
@@ -343,6 +349,16 @@ def test_a_session_replays_with_playwright_its_har_loads_and_its_curls_run(
         for name, value in entry["requestHeaders"].items():
             assert request["headers"][name] == value
         assert request["body"] == entry["requestBody"]
+    # Left out with a comment, never pasted as if real.
+    assert command.splitlines()[:2] == [
+        "# query parameter token left out: redacted in the report",
+        "# header Authorization left out: redacted in the report",
+    ]
+    assert "redacted]" not in command.split("curl ", 1)[1]
+    [request] = run_curls([command])
+    assert request["url"] == "http://shop.test/api/data?page=2"
+    assert request["headers"]["accept"] == "application/json"
+    assert "authorization" not in request["headers"]
 
 
 def run_playwright_test(spec: str, folder: Path) -> None:
