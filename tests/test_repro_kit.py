@@ -142,6 +142,10 @@ def test_the_playwright_test_replays_in_order_and_never_runs_captured_text(team)
         {"type": "navigation", "target": "https://shop.test/?step=1", "timestamp": T0 + 9000,
          "data": {"from": "https://shop.test/orders", "via": "popstate"}},
         {"type": "click", "target": "div.card > span", "timestamp": T0 + 9100},
+        {"type": "click", "target": "label", "timestamp": T0 + 9150,
+         "locator": {"role": "checkbox", "name": "Gift wrap"}},
+        {"type": "click", "target": "input#gift", "timestamp": T0 + 9151,
+         "locator": {"css": "#gift"}},  # passed on by the label: replayed by its click
         {"type": "input", "target": "select#plan", "timestamp": T0 + 9200,
          "data": {"field": "select-one"}},
     ]  # fmt: skip
@@ -178,6 +182,7 @@ def test_the_playwright_test_replays_in_order_and_never_runs_captured_text(team)
         "await page.goBack();",
         'await expect(page).toHaveURL("https://shop.test/?step=1");',
         'await page.locator("div.card > span").click();',
+        'await page.getByRole("checkbox", { name: "Gift wrap", exact: true }).click();',
         "// The reporter chose an option in select#plan (which one was not captured)",
         "// Where the reporter was when they filed the report:",
         "// https://shop.test/done?token=[redacted] (parts redacted in the report)",

@@ -33,6 +33,8 @@ MAX_WAIT_MS = 3000
 MIN_WAIT_MS = 1000
 # A route change this soon after a click is that click's doing, not the Back button's.
 CLICK_CAUSED_MS = 1000
+# The click a label passes to its field comes in the same task as the label's.
+LABEL_FORWARD_MS = 50
 _REDACTED = re.compile(r"\[redacted\]|%5bredacted%5d", re.IGNORECASE)
 _LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029\x85]+")
 
@@ -309,6 +311,16 @@ def _gap(earlier: dict, later: dict) -> float:
     return max(0.0, end - start) if start is not None and end is not None else 0.0
 
 
+def _forwarded_by_label(previous: dict | None, action: dict) -> bool:
+    """A click on a label is followed at once by the click the browser passes to its field."""
+    return (
+        previous is not None
+        and previous.get("type") == action.get("type") == "click"
+        and str(previous.get("target", "")).startswith("label")
+        and _gap(previous, action) <= LABEL_FORWARD_MS
+    )
+
+
 def _marks(report: Report) -> list[dict]:
     """Failed requests and console errors, as comments at their moment in the test."""
     marks = []
@@ -384,6 +396,8 @@ def playwright_spec(report: Report) -> str:
             body.append(_comment(step["text"]))
             continue
         action = step["action"]
+        if _forwarded_by_label(previous, action):
+            continue  # replaying the label's click makes this one again
         if previous is not None:
             pause = _gap(previous, action)
             if pause >= MIN_WAIT_MS:
