@@ -73,7 +73,7 @@ def session(browser, variant: str, options) -> dict:
     html = PAGE.replace("<script>", f"<script>window.settings = {settings!r};", 1).replace(
         "</body>", widget + "</body>"
     )
-    script, _ = replay._assembled(replay.node_modules(""))
+    script, _ = replay._assembled(replay.folder_of(None))
     page.route(f"{ORIGIN}/", lambda route: route.fulfill(body=html, content_type="text/html"))
     page.route(f"{ORIGIN}/widget.js", lambda route: route.fulfill(
         body=WIDGET.read_bytes(), content_type="text/javascript"))  # fmt: skip
@@ -125,7 +125,7 @@ def main() -> int:
         }
         for variant in VARIANTS
     }
-    script, _ = replay._assembled(replay.node_modules(""))
+    script, _ = replay._assembled(replay.folder_of(None))
     added = runs["replay"]["busy_s"] - runs["widget"]["busy_s"]
     result = {
         "seconds": options.seconds,

@@ -37,7 +37,7 @@ def when_ready(server) -> None:
     """Says once, at start, when replay cannot be offered (docs/replay.md)."""
     from svc import replay
 
-    reason = replay.unavailable(replay.node_modules(_settings["SVC_NODE_MODULES"] or ""))
+    reason = replay.unavailable(replay.folder_of(_settings["SVC_NODE_MODULES"]))
     if reason:
         server.log.warning("replay unavailable: %s", reason)
 

@@ -84,6 +84,15 @@ def delete_reports(data):
     return {"deleted": reports.bulk_delete(current_user(), data["ids"])}
 
 
+def _download(body, mimetype: str, filename: str) -> Response:
+    """A file to save (an export, a HAR, a test), named."""
+    return Response(
+        body,
+        mimetype=mimetype,
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
+
+
 EXPORT_TYPES = {"csv": "text/csv", "ndjson": "application/x-ndjson"}
 
 
@@ -104,11 +113,7 @@ def export_reports(params):
     kind = params["format"]
     body = export.csv_text(items) if kind == "csv" else export.ndjson(items)
     filename = f"svc-reports-{utcnow():%Y-%m-%d}.{kind}"
-    return Response(
-        stream_with_context(body),
-        mimetype=EXPORT_TYPES[kind],
-        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
-    )
+    return _download(stream_with_context(body), EXPORT_TYPES[kind], filename)
 
 
 @bp.get("/<report_ref>")
@@ -117,14 +122,6 @@ def export_reports(params):
 def get_report(report_ref: str):
     """One report, by its id or its tracking id (WS-12)."""
     return reports.get_for(current_user(), report_ref)
-
-
-def _download(text: str, mimetype: str, filename: str) -> Response:
-    return Response(
-        text,
-        mimetype=mimetype,
-        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
-    )
 
 
 @bp.get("/<report_ref>/har")

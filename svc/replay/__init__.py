@@ -35,23 +35,27 @@ CACHE_CONTROL = "public, max-age=86400, stale-while-revalidate=604800"
 IMMUTABLE = "public, max-age=31536000, immutable"
 
 
-def node_modules(setting: str | None = None) -> Path:
-    """SVC_NODE_MODULES (the app's, unless given), else the checkout's node_modules/."""
-    folder = setting if setting is not None else current_app.config["SVC_NODE_MODULES"]
-    return Path(folder or DEFAULT_NODE_MODULES)
+def folder_of(setting: str | None) -> Path:
+    """The folder SVC_NODE_MODULES names, else the checkout's node_modules/."""
+    return Path(setting or DEFAULT_NODE_MODULES)
 
 
-def _file(package: tuple[str, str]) -> Path:
-    return node_modules() / package[0] / package[1]
+def node_modules() -> Path:
+    """The app's folder of Node packages."""
+    return folder_of(current_app.config["SVC_NODE_MODULES"])
+
+
+def _file(package: tuple[str, str], folder: Path | None = None) -> Path:
+    return (folder or node_modules()) / package[0] / package[1]
 
 
 def unavailable(folder: Path | None = None) -> str | None:
-    """Why replay cannot be offered here, or None when it can."""
+    """Why replay cannot be offered here (the app's folder, unless given), or None when it can."""
     folder = folder or node_modules()
-    for package, file in (RECORDER, REPLAYER, REPLAYER_STYLE):
-        if not (folder / package / file).is_file():
+    for package in (RECORDER, REPLAYER, REPLAYER_STYLE):
+        if not _file(package, folder).is_file():
             return (
-                f"rrweb is not installed ({package} missing in {folder}): "
+                f"rrweb is not installed ({package[0]} missing in {folder}): "
                 "install Node.js and npm, then run make run again"
             )
     return None
@@ -65,7 +69,7 @@ def rrweb_version() -> str:
 def _assembled(folder: Path) -> tuple[bytes, str]:
     """rrweb's recorder (a UMD bundle) run with `this` an object of ours and no module system in
     sight, so that it touches none of the page's globals; then our recorder, given it."""
-    vendor = (folder / RECORDER[0] / RECORDER[1]).read_text()
+    vendor = _file(RECORDER, folder).read_text()
     ours = (HERE / "recorder.js").read_text()
     script = (
         "/*! svc replay recorder (docs/replay.md), with rrweb's recorder (MIT, "

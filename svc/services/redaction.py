@@ -236,11 +236,14 @@ def _redact_urls(value, names: frozenset[str]):
     return value
 
 
+def _redact_strings(value, parameter_names: frozenset[str]):
+    """Every string of a JSON value: URLs by the parameter names, JSON Web Tokens anywhere."""
+    return _without_jwts(_redact_urls(value, parameter_names))
+
+
 def redact_strings(value, extra_names: Iterable[str] = ()):
-    """Every string of a JSON value (a replay's events): URLs by the parameter names, and JSON
-    Web Tokens anywhere, as in console entries and user actions."""
-    names = SECRET_PARAMETERS | frozenset(canonical(name) for name in extra_names)
-    return _without_jwts(_redact_urls(value, names))
+    """A replay's events, as a report's user actions and metadata are redacted."""
+    return _redact_strings(value, SECRET_PARAMETERS | frozenset(map(canonical, extra_names)))
 
 
 def redact_report(data: dict, extra_names: Iterable[str] = ()) -> dict:
@@ -261,9 +264,7 @@ def redact_report(data: dict, extra_names: Iterable[str] = ()) -> dict:
         redacted["console_logs"] = _without_jwts(data["console_logs"])
     if "user_actions" in data:
         # Targets, data strings and the URLs of navigations, as console entries and metadata.
-        redacted["user_actions"] = _without_jwts(
-            _redact_urls(data["user_actions"], parameter_names)
-        )
+        redacted["user_actions"] = _redact_strings(data["user_actions"], parameter_names)
     if isinstance(data.get("metadata"), dict):
-        redacted["metadata"] = _without_jwts(_redact_urls(data["metadata"], parameter_names))
+        redacted["metadata"] = _redact_strings(data["metadata"], parameter_names)
     return redacted

@@ -16,6 +16,7 @@ import re
 import secrets
 import tempfile
 from collections.abc import Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
@@ -156,37 +157,52 @@ def open_store(url: str, instance_path: str, s3: S3Options | None = None) -> Obj
     return FolderStore(Path(instance_path, path))
 
 
+def _new_key(extension: str) -> str:
+    return f"{secrets.token_urlsafe(24)}.{extension}"
+
+
+@contextmanager
+def _unavailable_when_disk_fails():
+    """A full, read-only or unreadable disk (the spool's, a folder store's) is the store being
+    unavailable (503), not an error of the service."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in _UNAVAILABLE_ERRNOS:
+            raise storage_unavailable() from exc
+        raise
+
+
 def save_image(store: ObjectStore, stream: BinaryIO, max_bytes: int) -> StoredImage:
     """Receive an uploaded file and store it: UnsupportedMedia unless it is an image, TooLarge
     past `max_bytes`, StorageUnavailable when the spool or the store cannot take it."""
     temporary = None
     try:
-        store.spool_dir.mkdir(parents=True, exist_ok=True)
-        head = stream.read(CHUNK_BYTES)
-        kind = sniff_image(head)
-        if kind is None:
-            raise UnsupportedMedia("Only PNG, JPEG, WebP and GIF images are accepted")
-        content_type, extension = kind
-        fd, temporary = tempfile.mkstemp(dir=store.spool_dir)
-        size = 0
-        with os.fdopen(fd, "wb") as target:
-            chunk = head
-            while chunk:
-                size += len(chunk)
-                if size > max_bytes:
-                    raise TooLarge(f"Screenshot too large: the limit is {size_in_words(max_bytes)}")
-                target.write(chunk)
-                chunk = stream.read(CHUNK_BYTES)
-            target.flush()
-            if store.keeps_spool_file:
-                os.fsync(target.fileno())
-        key = f"{secrets.token_urlsafe(24)}.{extension}"
-        store.put_file(key, Path(temporary), content_type)
-        return StoredImage(key=key, content_type=content_type, size=size)
-    except OSError as exc:
-        if exc.errno in _UNAVAILABLE_ERRNOS:
-            raise storage_unavailable() from exc
-        raise
+        with _unavailable_when_disk_fails():
+            store.spool_dir.mkdir(parents=True, exist_ok=True)
+            head = stream.read(CHUNK_BYTES)
+            kind = sniff_image(head)
+            if kind is None:
+                raise UnsupportedMedia("Only PNG, JPEG, WebP and GIF images are accepted")
+            content_type, extension = kind
+            fd, temporary = tempfile.mkstemp(dir=store.spool_dir)
+            size = 0
+            with os.fdopen(fd, "wb") as target:
+                chunk = head
+                while chunk:
+                    size += len(chunk)
+                    if size > max_bytes:
+                        raise TooLarge(
+                            f"Screenshot too large: the limit is {size_in_words(max_bytes)}"
+                        )
+                    target.write(chunk)
+                    chunk = stream.read(CHUNK_BYTES)
+                target.flush()
+                if store.keeps_spool_file:
+                    os.fsync(target.fileno())
+            key = _new_key(extension)
+            store.put_file(key, Path(temporary), content_type)
+            return StoredImage(key=key, content_type=content_type, size=size)
     finally:
         if temporary is not None:
             remove_file(Path(temporary))
@@ -194,13 +210,9 @@ def save_image(store: ObjectStore, stream: BinaryIO, max_bytes: int) -> StoredIm
 
 def save_bytes(store: ObjectStore, data: bytes, extension: str, content_type: str) -> StoredImage:
     """Store a file the service made itself (a replay) under a new key of its own form."""
-    key = f"{secrets.token_urlsafe(24)}.{extension}"
-    try:
+    key = _new_key(extension)
+    with _unavailable_when_disk_fails():
         store.put_stream(key, io.BytesIO(data), content_type)
-    except OSError as exc:
-        if exc.errno in _UNAVAILABLE_ERRNOS:
-            raise storage_unavailable() from exc
-        raise
     return StoredImage(key=key, content_type=content_type, size=len(data))
 
 
