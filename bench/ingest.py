@@ -17,7 +17,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import requests
 from sqlalchemy import create_engine, text
 
 from bench.common import (
@@ -27,7 +26,7 @@ from bench.common import (
     running_service,
     write_result,
 )
-from harness.service import ROOT, free_port, sign_up
+from harness.service import ROOT, answers_health, free_port, sign_up
 
 LUA = Path(__file__).resolve().parent / "ingest.lua"
 
@@ -105,10 +104,10 @@ def bare_flask(workdir: Path):
     )
     base_url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(100):
-            with contextlib.suppress(requests.ConnectionError):
-                if requests.get(f"{base_url}/healthz", timeout=1).ok:
-                    break
+        deadline = time.monotonic() + 60
+        while not answers_health(base_url):
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError(f"bench/bare.py under gunicorn did not come up at {base_url}")
             time.sleep(0.1)
         yield base_url
     finally:

@@ -48,20 +48,23 @@ class Service:
         return self.output
 
 
+def answers_health(base_url: str) -> bool:
+    """Whether /healthz answers OK now. Not listening yet, or a worker still starting on a busy
+    machine (slower than the second we give it), count as not yet."""
+    try:
+        return requests.get(f"{base_url}/healthz", timeout=1).ok
+    except (requests.ConnectionError, requests.Timeout):
+        return False
+
+
 def wait_until_serving(base_url: str, service: Service, seconds: float = 60) -> None:
     """Until gunicorn answers and the scheduler has installed its signal handlers."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if service.process.poll() is not None:
             raise AssertionError(f"make run exited early:\n{service.wait(5)}")
-        try:
-            if (
-                requests.get(f"{base_url}/healthz", timeout=1).ok
-                and "scheduler: started" in service.output
-            ):
-                return
-        except (requests.ConnectionError, requests.Timeout):
-            pass  # not listening yet, or a worker still starting on a busy machine: ask again
+        if answers_health(base_url) and "scheduler: started" in service.output:
+            return
         time.sleep(0.2)
     raise AssertionError(f"make run did not come up in time:\n{service.output}")
 
