@@ -366,6 +366,48 @@ SETTINGS: tuple[Setting, ...] = (
         "days an audit log entry is kept; the scheduler deletes older ones hourly",
     ),
     Setting(
+        "SVC_REQUIRE_2FA",
+        "false",
+        _boolean,
+        "`true`: a password user without a second factor enrols one at their next sign-in "
+        "(docs/identity.md)",
+    ),
+    Setting(
+        "SVC_PASSWORD_LOGIN",
+        "on",
+        _choice("on", "off"),
+        "`off`: sign-in and registration with a password are refused, only single sign-on "
+        "remains (needs SVC_OIDC_ISSUER)",
+    ),
+    Setting(
+        "SVC_OIDC_ISSUER",
+        None,
+        _optional_text,
+        "single sign-on: the OpenID provider's issuer URL (its discovery document is read from "
+        "`<issuer>/.well-known/openid-configuration`); none: no single sign-on",
+    ),
+    Setting("SVC_OIDC_CLIENT_ID", None, _optional_text, "the client id svc has at the provider"),
+    Setting("SVC_OIDC_CLIENT_SECRET", None, _optional_text, "that client's secret"),
+    Setting(
+        "SVC_OIDC_NAME",
+        "single sign-on",
+        _optional_text,
+        "the provider's name on the sign-in page's button: \"Sign in with <name>\"",
+    ),
+    Setting(
+        "SVC_OIDC_ALLOWED_DOMAINS",
+        "",
+        _name_list,
+        "e-mail domains single sign-on accepts, comma-separated; none: any",
+    ),
+    Setting(
+        "SVC_OIDC_CA_BUNDLE",
+        None,
+        _optional_text,
+        "extra CA certificates (PEM file) trusted for the OpenID provider; default: the system "
+        "store",
+    ),
+    Setting(
         "SVC_SMTP_CA_BUNDLE",
         None,
         _optional_text,
@@ -406,7 +448,22 @@ def load_settings(
             "SVC_SMTP_URL is set but SVC_PUBLIC_URL is not: mails carry links to the service, "
             "so set SVC_PUBLIC_URL to the address users reach it at (https://bugs.example.com)"
         )
+    _check_sign_in(values)
     return values
+
+
+def _check_sign_in(values: dict[str, Any]) -> None:
+    """Single sign-on needs its client; switching passwords off needs single sign-on."""
+    oidc = ("SVC_OIDC_ISSUER", "SVC_OIDC_CLIENT_ID", "SVC_OIDC_CLIENT_SECRET")
+    if values.get("SVC_OIDC_ISSUER") and not all(values.get(name) for name in oidc):
+        raise ConfigError(
+            "SVC_OIDC_ISSUER is set: set SVC_OIDC_CLIENT_ID and SVC_OIDC_CLIENT_SECRET too"
+        )
+    if values.get("SVC_PASSWORD_LOGIN") == "off" and not values.get("SVC_OIDC_ISSUER"):
+        raise ConfigError(
+            "SVC_PASSWORD_LOGIN=off leaves no way to sign in: configure single sign-on "
+            "(SVC_OIDC_ISSUER, SVC_OIDC_CLIENT_ID, SVC_OIDC_CLIENT_SECRET) first"
+        )
 
 
 def setting(name: str) -> Any:

@@ -101,10 +101,12 @@ def _operation(view, method: str, parameters: list[dict]) -> dict:
     elif schema is None:
         responses[str(status)] = {"description": "No content"}
     else:
-        for success in (status, *getattr(view, "alternative_statuses", ())):
+        also = getattr(view, "alternative_statuses", ())
+        own_schemas = also if isinstance(also, dict) else {}
+        for success in (status, *also):
             responses[str(success)] = {
                 "description": "OK",
-                "content": {"application/json": {"schema": schema}},
+                "content": {"application/json": {"schema": own_schemas.get(success, schema)}},
             }
     for error in sorted(_error_statuses(view, method, bool(parameters))):
         responses[str(error)] = {

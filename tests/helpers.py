@@ -34,8 +34,9 @@ def file_report(client, api_key: str, headers: dict | None = None, **fields):
 def furnish(owner, project: dict) -> dict:
     """Give a project something of each kind the access tests reach for: a webhook, a report
     with a screenshot and the report's delivery, a comment, a pending invitation, an
-    integration (with a tracker that cannot be reached), the report's status page. The path
-    values naming them."""
+    integration (with a tracker that cannot be reached), the report's status page, an
+    authenticator app the owner began to enrol (unconfirmed: signing in stays as it was). The
+    path values naming them."""
     owner.patch(
         f"/api/v1/projects/{project['id']}",
         json={"settings": {"webhook_url": "https://hooks.example.com/svc"}},
@@ -63,7 +64,9 @@ def furnish(owner, project: dict) -> dict:
     status_link = owner.post(
         f"/api/v1/reports/{report['trackingId']}/status-link", headers=csrf(owner)
     ).get_json()
+    factor = owner.post("/api/v1/auth/factors/totp", headers=csrf(owner)).get_json()
     return {
+        "factor_id": factor["id"],
         "token": status_link["url"].rsplit("/", 1)[1],
         "integration_id": integration["id"],
         "invitation_id": invitation["id"],
@@ -225,6 +228,7 @@ VALID_BODIES = {
     ("/api/v1/reports/<report_ref>/comments", "POST"): {"body": "Me too"},
     ("/api/v1/comments/<uuid:comment_id>", "PATCH"): {"body": "Edited"},
     ("/api/v1/tokens", "POST"): {"name": "t"},
+    ("/api/v1/auth/factors/<uuid:factor_id>/confirm", "POST"): {"code": "123456"},
     ("/api/v1/admin/users/<uuid:user_id>", "PATCH"): {"active": False},
     ("/api/v1/projects", "POST"): {"name": "Another"},
     ("/api/v1/projects/<uuid:project_id>/reporter-data/erase", "POST"): {
@@ -301,7 +305,7 @@ def run_in_processes(app, code: str, count: int = 2) -> list[str]:
         **os.environ,
         "SVC_DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
         "SVC_INSTANCE_PATH": app.instance_path,
-        "SVC_SECRET_KEY": "test",
+        "SVC_SECRET_KEY": app.config["SECRET_KEY"],
     }
     script = "from svc import create_app\napp = create_app()\n" + textwrap.dedent(code)
     processes = [

@@ -7,6 +7,7 @@ import re
 from collections import Counter
 from datetime import timedelta
 
+import pyotp
 from sqlalchemy import select
 
 from harness.client import (
@@ -178,6 +179,32 @@ def test_every_audited_action_leaves_one_entry_and_no_secret(mail_app, smtp_serv
     ok(ada.post(f"{users}/{grace_id}/reset-link", headers=csrf(ada)), 202)
     expect(audit.RESET_LINK_SENT, ada_id, "user", grace_id)
 
+    setup = ok(ada.post("/api/v1/auth/factors/totp", headers=csrf(ada)), 201)
+    confirm = {"code": pyotp.TOTP(setup["secret"]).now()}
+    confirmed = ada.post(
+        f"/api/v1/auth/factors/{setup['id']}/confirm", json=confirm, headers=csrf(ada)
+    )
+    codes = ok(confirmed)["recoveryCodes"]
+    expect(audit.SECOND_FACTOR_ADDED, ada_id, "user", ada_id)
+    expect(audit.RECOVERY_CODES_CREATED, ada_id, "user", ada_id)
+    waiting = app.test_client()
+    ok(
+        waiting.post("/api/v1/auth/login", json={"email": "ada@example.com", "password": PASSWORD}),
+        202,
+    )
+    assert waiting.post("/api/v1/auth/second-factor", json={"code": "000000"}).status_code == 401
+    expect(audit.SIGN_IN_FAILED, None, "user", ada_id)
+    ok(waiting.post("/api/v1/auth/second-factor", json={"recovery_code": codes[0]}))
+    expect(audit.RECOVERY_CODE_USED, ada_id, "user", ada_id)
+    expect(audit.SIGN_IN, ada_id, "user", ada_id)
+    fresh = ok(ada.post("/api/v1/auth/recovery-codes", headers=csrf(ada)), 201)["recoveryCodes"]
+    expect(audit.RECOVERY_CODES_CREATED, ada_id, "user", ada_id)
+    ok(ada.delete(f"/api/v1/auth/factors/{setup['id']}", headers=csrf(ada)), 204)
+    expect(audit.SECOND_FACTOR_REMOVED, ada_id, "user", ada_id)
+    ok(ada.delete(f"{users}/{grace_id}/factors", headers=csrf(ada)), 204)
+    expect(audit.SECOND_FACTORS_RESET, ada_id, "user", grace_id)
+    secrets += [setup["secret"], *codes, *fresh]
+
     grace = app.test_client()  # the deactivation ended her session
     ok(grace.post("/api/v1/auth/login", json={"email": "grace@example.com", "password": PASSWORD}))
     ok(grace.post("/api/v1/auth/logout"), 204)
@@ -235,9 +262,13 @@ def test_every_audited_action_leaves_one_entry_and_no_secret(mail_app, smtp_serv
     assert {row.ip for row in rows if row.actor_id} == {"127.0.0.1"}
     by_action = {row.action: row for row in rows}
     assert by_action[audit.PROJECT_UPDATED].detail == {"fields": ["name", "webhookUrl"]}
-    assert by_action[audit.SIGN_IN_FAILED].detail == {
-        "email": "ada@example.com",
-        "reason": "wrong password",
+    assert [row.detail for row in rows if row.action == audit.SIGN_IN_FAILED] == [
+        {"email": "ada@example.com", "reason": "wrong password"},
+        {"email": "ada@example.com", "reason": "second factor"},
+    ]
+    assert {row.detail["method"] for row in rows if row.action == audit.SIGN_IN} == {
+        "password",
+        "password+recovery_code",
     }
     assert by_action[audit.MEMBER_ROLE_CHANGED].detail == {"from": "member", "to": "viewer"}
     assert by_action[audit.PROJECT_DELETED].detail == {"name": "Shop"}

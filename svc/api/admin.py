@@ -8,7 +8,7 @@ from svc.api.decorators import body, response
 from svc.auth.guard import admin_required, admin_session_required, current_user
 from svc.schemas.projects import InstanceUsageOut
 from svc.schemas.users import AdminUserIn, AdminUserOut, HealthOut, InstanceStatusOut
-from svc.services import admin, retention
+from svc.services import admin, retention, second_factors
 
 bp = Blueprint("admin", __name__, url_prefix="/api/v1/admin")
 
@@ -29,6 +29,14 @@ def update_user(data, user_id: uuid.UUID):
     """Deactivate or reactivate an account, grant or take administration; the last active
     administrator can do neither to themself (409)."""
     return admin.update_user(current_user(), user_id, data)
+
+
+@bp.delete("/users/<uuid:user_id>/factors")
+@admin_session_required
+@response(None, 204, errors=(404,))
+def reset_factors(user_id: uuid.UUID):
+    """Remove every second factor and recovery code of an account (a lost phone)."""
+    second_factors.reset_factors(current_user(), user_id)
 
 
 @bp.post("/users/<uuid:user_id>/reset-link")

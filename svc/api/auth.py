@@ -3,11 +3,12 @@
 from flask import Blueprint, after_this_request, request
 
 from svc.api.decorators import body, rate_limited, response, signed_in_user
-from svc.auth import sessions
+from svc.auth import pending, sessions
 from svc.auth.cookies import (
     ACCESS_COOKIE,
     REFRESH_COOKIE,
     clear_session_cookies,
+    set_pending_cookie,
     set_session_cookies,
 )
 from svc.auth.guard import current_caller, current_user, login_required, session_required
@@ -16,11 +17,12 @@ from svc.schemas.users import (
     ForgotPasswordIn,
     LoginIn,
     PasswordChangeIn,
+    PendingSignInOut,
     RegisterIn,
     ResetPasswordIn,
     UserOut,
 )
-from svc.services import password_resets, users
+from svc.services import password_resets, second_factors, users
 
 bp = Blueprint("auth", __name__, url_prefix="/api/v1/auth")
 
@@ -32,9 +34,16 @@ def _send_cookies(session_tokens) -> None:
         return resp
 
 
-def sign_in(user) -> None:
+def sign_in(user, method: str = "password") -> None:
     """Start a session for the user; the answer carries its cookies."""
-    _send_cookies(users.sign_in(user))
+    _send_cookies(users.sign_in(user, method))
+
+
+def _send_pending_cookie(token: str) -> None:
+    @after_this_request
+    def add_cookie(resp):
+        set_pending_cookie(resp, token, int(pending.LIFETIME.total_seconds()))
+        return resp
 
 
 def _clear_cookies(site_data: bool = False) -> None:
@@ -61,10 +70,15 @@ def register(data):
 @bp.post("/login")
 @rate_limited("SVC_RATE_LIMIT_AUTH")
 @body(LoginIn())
-@response(UserOut(), errors=(401,))
+@response(UserOut(), errors=(401, 403), also={202: PendingSignInOut()})
 def login(data):
-    """Sign in: a new session with new cookies."""
+    """Sign in: a new session with new cookies; with a second factor due, 202 and only the
+    cookie that /auth/second-factor takes (docs/identity.md)."""
     user = users.authenticate(data["email"], data["password"])
+    if second_factors.sign_in_needs_factor(user):
+        token, waiting = second_factors.begin_sign_in(user)
+        _send_pending_cookie(token)
+        return waiting, {}, 202
     sign_in(user)
     return user
 

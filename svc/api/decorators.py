@@ -82,14 +82,16 @@ def response(
     status: int = 200,
     *,
     errors: tuple[int, ...] = (),
-    also: tuple[int, ...] = (),
+    also: tuple[int, ...] | dict[int, Schema] = (),
 ) -> Callable:
     """Dump what the view returns with `schema` (None: an empty 204-style answer).
 
     The view may also return (value, headers) or (value, headers, status), the status being one
-    of `also`. `errors` names the statuses beyond those implied by the other decorators (e.g. 409)
-    for the API description.
+    of `also`; `also` as {status: schema} dumps that status's answer with its own schema.
+    `errors` names the statuses beyond those implied by the other decorators (e.g. 409) for the
+    API description.
     """
+    own_schemas = also if isinstance(also, dict) else {}
 
     def decorator(view):
         @wraps(view)
@@ -101,7 +103,7 @@ def response(
                 answer_status = rest[0] if rest else status
             if schema is None:
                 return current_app.response_class(status=answer_status, headers=headers)
-            return schema.dump(result), answer_status, headers
+            return own_schemas.get(answer_status, schema).dump(result), answer_status, headers
 
         wrapper.response_schema = schema
         wrapper.response_status = status

@@ -10,6 +10,9 @@ REFRESH_COOKIE = "svc_refresh_token"
 CSRF_COOKIE = "svc_csrf_token"
 CSRF_HEADER = "X-CSRF-Token"
 REFRESH_PATH = "/api/v1/auth"
+# The half-signed-in state (svc.auth.pending): sent to the second-factor endpoints only.
+PENDING_COOKIE = "svc_pending_sign_in"
+PENDING_PATH = "/api/v1/auth/second-factor"
 
 
 def _secure() -> bool:
@@ -62,3 +65,21 @@ def clear_session_cookies(response: Response) -> None:
         REFRESH_COOKIE, path=REFRESH_PATH, httponly=True, samesite="Strict", secure=secure
     )
     response.delete_cookie(CSRF_COOKIE, path="/", samesite="Lax", secure=secure)
+
+
+def set_pending_cookie(response: Response, token: str, max_age: int) -> None:
+    response.set_cookie(
+        PENDING_COOKIE,
+        token,
+        path=PENDING_PATH,
+        httponly=True,
+        samesite="Strict",
+        secure=_secure(),
+        max_age=max_age,
+    )
+
+
+def clear_pending_cookie(response: Response) -> None:
+    response.delete_cookie(
+        PENDING_COOKIE, path=PENDING_PATH, httponly=True, samesite="Strict", secure=_secure()
+    )

@@ -7,6 +7,8 @@ The caller is then `current_caller()`; views hand `current_user()` to the servic
 `@admin_required`: as @login_required, for administrators of the instance only.
 `@signed_in_if_credentials`: either, or none at all (then the view decides).
 `@api_key_required`: a project's API key in `X-API-Key`; the project is then `current_project()`.
+`@pending_sign_in_required`: the half-signed-in cookie of a password sign-in that waits for its
+second factor (svc.auth.pending); the state is then `current_pending_sign_in()`.
 """
 
 import uuid
@@ -18,8 +20,8 @@ from typing import Literal
 from flask import current_app, g, request
 
 from svc import database
-from svc.auth import api_keys, pats, sessions, tokens
-from svc.auth.cookies import ACCESS_COOKIE, CSRF_COOKIE, CSRF_HEADER
+from svc.auth import api_keys, pats, pending, sessions, tokens
+from svc.auth.cookies import ACCESS_COOKIE, CSRF_COOKIE, CSRF_HEADER, PENDING_COOKIE
 from svc.errors import AccountDeactivated, Forbidden, unauthorized
 from svc.extensions import db
 from svc.models import Project, User
@@ -204,3 +206,19 @@ def authenticate_project() -> Project:
 
 
 api_key_required = _guarded(_project, API_KEY)
+
+
+def current_pending_sign_in():
+    return g.pending_sign_in
+
+
+def _pending_sign_in() -> None:
+    found = pending.find(request.cookies.get(PENDING_COOKIE, ""))
+    if found is None:
+        raise unauthorized(
+            "No sign-in is waiting for a second factor, or it expired (5 minutes): sign in again"
+        )
+    g.pending_sign_in = found
+
+
+pending_sign_in_required = _guarded(_pending_sign_in, ("pending_sign_in",))

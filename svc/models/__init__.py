@@ -40,7 +40,10 @@ from svc.models.users import (
     AuthSession,
     PasswordReset,
     PasswordResetRequest,
+    PendingSignIn,
     PersonalAccessToken,
+    RecoveryCode,
+    SecondFactor,
     User,
 )
 from svc.models.webhooks import WebhookDelivery

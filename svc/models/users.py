@@ -1,7 +1,7 @@
 import uuid
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, String, false, true
+from sqlalchemy import ForeignKey, LargeBinary, String, false, true
 from sqlalchemy.orm import Mapped, mapped_column
 
 from svc.extensions import db
@@ -23,6 +23,12 @@ class User(db.Model):
     active: Mapped[bool] = mapped_column(default=True, server_default=true())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     last_sign_in_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Single sign-on (docs/identity.md): "<issuer> <sub>" of the provider's account it is
+    # linked to; an account made by single sign-on has no password (password_hash "").
+    oidc_subject: Mapped[str | None] = mapped_column(String(600), unique=True)
+
+    # Set only on the answer of a sign-in that enrolled a first second factor. Not a column.
+    recovery_codes = None
 
 
 class AuthSession(db.Model):
@@ -97,3 +103,67 @@ class PasswordResetRequest(db.Model):
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
     email: Mapped[str] = mapped_column(String(320))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
+
+
+class SecondFactor(db.Model):
+    """A user's second factor (docs/identity.md): an authenticator app's TOTP secret, or a
+    passkey. A TOTP factor counts once its first code was confirmed (`confirmed_at`)."""
+
+    __tablename__ = "second_factors"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    user_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
+    kind: Mapped[str] = mapped_column(String(10))  # "totp" or "passkey"
+    name: Mapped[str] = mapped_column(String(100))
+    # TOTP: the shared secret, encrypted at rest (svc.secrets); the time step of the last code
+    # accepted, so that a code works once (a conditional UPDATE, svc.services.second_factors).
+    totp_secret: Mapped[str | None] = mapped_column(String(255))
+    last_step: Mapped[int | None] = mapped_column()
+    # Passkey: the credential's id (base64url), its public key (COSE) and signature counter.
+    credential_id: Mapped[str | None] = mapped_column(String(1400), unique=True)
+    public_key: Mapped[bytes | None] = mapped_column(LargeBinary)
+    sign_count: Mapped[int] = mapped_column(default=0, server_default="0")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    confirmed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    # Set only on the answer that enrolled a user's first factor. Not a column.
+    recovery_codes = None
+
+
+class RecoveryCode(db.Model):
+    """One of a user's 10 single-use recovery codes. 80 random bits each, so SHA-256 is enough:
+    nobody can try 2^80 of them."""
+
+    __tablename__ = "recovery_codes"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    user_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
+    code_hash: Mapped[str] = mapped_column(String(64))
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class PendingSignIn(db.Model):
+    """A password sign-in waiting for its second factor (or, with SVC_REQUIRE_2FA, for the
+    user to enrol one): five minutes, one success, a few wrong codes. Its cookie opens the
+    second-factor endpoints and nothing else; only a hash of the cookie's value is stored."""
+
+    __tablename__ = "pending_sign_ins"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    user_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    # The WebAuthn challenge a passkey must sign (base64url), once asked for.
+    challenge: Mapped[str | None] = mapped_column(String(128))
+    # SVC_REQUIRE_2FA and no factor yet: the TOTP secret being enrolled (encrypted).
+    enrolling_secret: Mapped[str | None] = mapped_column(String(255))
+    failures: Mapped[int] = mapped_column(default=0, server_default="0")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

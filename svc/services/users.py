@@ -64,7 +64,17 @@ def create_user(name: str, email: str, password: str, *, by_operator: bool = Fal
     return user
 
 
+PASSWORDS_OFF = "Password sign-in is off here: sign in with single sign-on"
+
+
+def passwords_allowed() -> None:
+    """SVC_PASSWORD_LOGIN=off: only single sign-on signs in or creates accounts (403)."""
+    if setting("SVC_PASSWORD_LOGIN") == "off":
+        raise Forbidden(PASSWORDS_OFF)
+
+
 def register(name: str, email: str, password: str) -> User:
+    passwords_allowed()
     if not registration_allowed():
         raise Forbidden("Registration is closed; ask an administrator for an account")
     return create_user(name, email, password)
@@ -73,11 +83,12 @@ def register(name: str, email: str, password: str) -> User:
 def authenticate(email: str, password: str) -> User:
     """The user these credentials belong to; 401 with the same text (and time) whether or not the
     e-mail exists."""
+    passwords_allowed()
     email = normalize_email(email)
     user = db.session.scalar(select(User).where(User.email == email))
-    if user is None:
+    if user is None or not user.password_hash:  # none, or made by single sign-on
         passwords.spend_verify_time(password)
-        _failed_sign_in(None, email, "unknown address")
+        _failed_sign_in(user, email, "unknown address" if user is None else "no password")
         raise unauthorized(INVALID_LOGIN)
     if not passwords.verify_password(user.password_hash, password):
         _failed_sign_in(user, email, "wrong password")
@@ -98,9 +109,9 @@ def _failed_sign_in(user: User | None, email: str, reason: str) -> None:
     db.session.commit()
 
 
-def sign_in(user: User) -> SessionTokens:
-    """A new session for the user (svc.auth.sessions), recorded with it."""
-    audit.record(audit.SIGN_IN, user, ("user", user.id))
+def sign_in(user: User, method: str = "password") -> SessionTokens:
+    """A new session for the user (svc.auth.sessions), recorded with how they signed in."""
+    audit.record(audit.SIGN_IN, user, ("user", user.id), method=method)
     return sessions.start_session(user)
 
 

@@ -1,0 +1,463 @@
+"""A second factor per user (docs/identity.md, contract §20): TOTP (RFC 6238 with pyotp, the QR
+code drawn here by segno), passkeys (WebAuthn with py_webauthn), 10 single-use recovery codes;
+and the password sign-in that waits for one (svc.auth.pending).
+
+Enrolling and removing need a browser session (the views say so); OIDC sign-ins and personal
+access tokens are never asked for a factor."""
+
+import base64
+import hashlib
+import hmac
+import json
+import time
+import uuid
+from secrets import token_bytes
+from urllib.parse import urlsplit
+
+import pyotp
+import segno
+import webauthn
+from flask import current_app, request
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+from sqlalchemy import delete, or_, select, update
+from webauthn.helpers import bytes_to_base64url
+from webauthn.helpers.exceptions import InvalidAuthenticationResponse, InvalidRegistrationResponse
+from webauthn.helpers.structs import (
+    AuthenticatorSelectionCriteria,
+    PublicKeyCredentialDescriptor,
+    ResidentKeyRequirement,
+    UserVerificationRequirement,
+)
+
+from svc import audit, secrets
+from svc.auth import pending
+from svc.config import setting
+from svc.errors import Conflict, NotFound, field_error, unauthorized
+from svc.extensions import db
+from svc.models import PendingSignIn, RecoveryCode, SecondFactor, User
+from svc.models.base import utcnow
+
+TOTP = "totp"
+PASSKEY = "passkey"
+RECOVERY_CODE_COUNT = 10
+STEP_SECONDS = 30
+WRONG_CODE = "Wrong or already used code"
+# A passkey's registration ceremony, from its options to its answer, within this many seconds.
+CEREMONY_SECONDS = 300
+
+
+# Which factors a user has ------------------------------------------------------------------
+
+
+def factors_of(user_id: uuid.UUID) -> list[SecondFactor]:
+    """The user's enrolled factors (a TOTP secret counts once its first code was confirmed)."""
+    return list(
+        db.session.scalars(
+            select(SecondFactor)
+            .where(SecondFactor.user_id == user_id, SecondFactor.confirmed_at.is_not(None))
+            .order_by(SecondFactor.created_at)
+        )
+    )
+
+
+def methods_of(user_id: uuid.UUID) -> list[str]:
+    """What a waiting sign-in can answer with: the kinds enrolled, then recovery codes."""
+    kinds = {factor.kind for factor in factors_of(user_id)}
+    methods = [kind for kind in (TOTP, PASSKEY) if kind in kinds]
+    return [*methods, "recovery_code"] if methods else []
+
+
+def recovery_codes_left(user_id: uuid.UUID) -> int:
+    return len(
+        db.session.scalars(
+            select(RecoveryCode.id).where(
+                RecoveryCode.user_id == user_id, RecoveryCode.used_at.is_(None)
+            )
+        ).all()
+    )
+
+
+def security_of(user: User) -> dict:
+    """How the user signs in, for the account page."""
+    methods = ["password"] if user.password_hash else []
+    return {
+        "sign_in_methods": [*methods, *(["oidc"] if user.oidc_subject else [])],
+        "factors": factors_of(user.id),
+        "recovery_codes_left": recovery_codes_left(user.id),
+        "second_factor_required": setting("SVC_REQUIRE_2FA"),
+    }
+
+
+def sign_in_needs_factor(user: User) -> bool:
+    """Whether a password sign-in of the user waits: a factor enrolled, or one required."""
+    return bool(factors_of(user.id)) or setting("SVC_REQUIRE_2FA")
+
+
+# TOTP --------------------------------------------------------------------------------------
+
+
+def _issuer() -> str:
+    host = urlsplit(setting("SVC_PUBLIC_URL") or request.host_url).hostname or "svc"
+    return f"svc ({host})"
+
+
+def _totp_setup(user: User, secret: str) -> dict:
+    uri = pyotp.TOTP(secret).provisioning_uri(name=user.email, issuer_name=_issuer())
+    return {"secret": secret, "otpauth_uri": uri, "qr_code": segno.make(uri).svg_data_uri(scale=5)}
+
+
+def start_totp(user: User) -> dict:
+    """A new TOTP secret for the user, not yet counted: its first code confirms it
+    (confirm_totp). An earlier unconfirmed one is dropped."""
+    db.session.execute(
+        delete(SecondFactor).where(
+            SecondFactor.user_id == user.id,
+            SecondFactor.kind == TOTP,
+            SecondFactor.confirmed_at.is_(None),
+        )
+    )
+    secret = pyotp.random_base32()
+    factor = SecondFactor(
+        user_id=user.id, kind=TOTP, name="Authenticator app", totp_secret=secrets.encrypt(secret)
+    )
+    db.session.add(factor)
+    db.session.commit()
+    return {"id": factor.id, **_totp_setup(user, secret)}
+
+
+def _matching_step(secret: str, code: str) -> int | None:
+    """The time step whose code this is: this one, or one step either side (clock drift)."""
+    code = code.strip().replace(" ", "")
+    totp = pyotp.TOTP(secret)
+    now = int(time.time()) // STEP_SECONDS
+    for step in (now - 1, now, now + 1):
+        if hmac.compare_digest(totp.generate_otp(step), code):
+            return step
+    return None
+
+
+def _spend_step(factor: SecondFactor, step: int) -> bool:
+    """Record the step as used unless it or a later one was: a conditional UPDATE, so a code
+    works once even when two requests bring it at the same moment."""
+    result = db.session.execute(
+        update(SecondFactor)
+        .where(
+            SecondFactor.id == factor.id,
+            or_(SecondFactor.last_step.is_(None), SecondFactor.last_step < step),
+        )
+        .values(last_step=step, last_used_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount == 1
+
+
+def _totp_accepts(factor: SecondFactor, code: str) -> bool:
+    step = _matching_step(secrets.decrypt(factor.totp_secret), code)
+    return step is not None and _spend_step(factor, step)
+
+
+def confirm_totp(user: User, factor_id: uuid.UUID, code: str) -> SecondFactor:
+    """Count the new TOTP secret once a code from the app matches. The first factor of a user
+    comes with recovery codes (its `recovery_codes`), shown this once."""
+    factor = db.session.scalar(
+        select(SecondFactor).where(
+            SecondFactor.id == factor_id,
+            SecondFactor.user_id == user.id,
+            SecondFactor.kind == TOTP,
+        )
+    )
+    if factor is None:
+        raise NotFound("No such second factor")
+    if factor.confirmed_at is not None:
+        raise Conflict("This authenticator app is already confirmed")
+    if not _totp_accepts(factor, code):
+        db.session.rollback()
+        raise field_error("code", WRONG_CODE)
+    factor.recovery_codes = _count(user, factor)
+    db.session.commit()
+    return factor
+
+
+def _count(user: User, factor: SecondFactor) -> list[str] | None:
+    """Count the factor as enrolled, in the caller's transaction. A user's first factor comes
+    with recovery codes, returned here, the only time they are shown."""
+    first = not factors_of(user.id)
+    factor.confirmed_at = utcnow()
+    audit.record(audit.SECOND_FACTOR_ADDED, user, ("user", user.id), kind=factor.kind)
+    return _replace_recovery_codes(user) if first else None
+
+
+# Recovery codes ----------------------------------------------------------------------------
+
+
+def _code_hash(code: str) -> str:
+    normalized = code.strip().lower().replace("-", "").replace(" ", "")
+    return hashlib.sha256(normalized.encode()).hexdigest()
+
+
+def _new_code() -> str:
+    """16 characters of base32, 80 random bits, in groups of four."""
+    raw = base64.b32encode(token_bytes(10)).decode().lower()
+    return "-".join(raw[i : i + 4] for i in range(0, 16, 4))
+
+
+def _replace_recovery_codes(user: User) -> list[str]:
+    db.session.execute(delete(RecoveryCode).where(RecoveryCode.user_id == user.id))
+    codes = [_new_code() for _ in range(RECOVERY_CODE_COUNT)]
+    db.session.add_all(RecoveryCode(user_id=user.id, code_hash=_code_hash(c)) for c in codes)
+    audit.record(audit.RECOVERY_CODES_CREATED, user, ("user", user.id))
+    return codes
+
+
+def new_recovery_codes(user: User) -> list[str]:
+    """10 new codes; the old ones stop working. Only with a factor enrolled."""
+    if not factors_of(user.id):
+        raise Conflict("Enrol a second factor first: recovery codes stand in for one")
+    codes = _replace_recovery_codes(user)
+    db.session.commit()
+    return codes
+
+
+def _spend_recovery_code(user_id: uuid.UUID, code: str) -> bool:
+    result = db.session.execute(
+        update(RecoveryCode)
+        .where(
+            RecoveryCode.user_id == user_id,
+            RecoveryCode.code_hash == _code_hash(code),
+            RecoveryCode.used_at.is_(None),
+        )
+        .values(used_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount == 1
+
+
+# Removing ----------------------------------------------------------------------------------
+
+
+def remove_factor(user: User, factor_id: uuid.UUID) -> None:
+    """Remove one factor; with the last one go the recovery codes."""
+    factor = db.session.scalar(
+        select(SecondFactor).where(SecondFactor.id == factor_id, SecondFactor.user_id == user.id)
+    )
+    if factor is None:
+        raise NotFound("No such second factor")
+    db.session.delete(factor)
+    db.session.flush()
+    if not factors_of(user.id):
+        db.session.execute(delete(RecoveryCode).where(RecoveryCode.user_id == user.id))
+    audit.record(audit.SECOND_FACTOR_REMOVED, user, ("user", user.id), kind=factor.kind)
+    db.session.commit()
+
+
+def reset_factors(admin: User, user_id: uuid.UUID) -> None:
+    """An administrator removes every factor and recovery code of an account (a lost phone):
+    its next password sign-in needs none, or enrols one under SVC_REQUIRE_2FA."""
+    user = db.session.get(User, user_id)
+    if user is None:
+        raise NotFound("No such user")
+    for model in (SecondFactor, RecoveryCode, PendingSignIn):
+        db.session.execute(delete(model).where(model.user_id == user.id))
+    audit.record(audit.SECOND_FACTORS_RESET, admin, ("user", user.id))
+    db.session.commit()
+
+
+# Passkeys ----------------------------------------------------------------------------------
+
+
+def _relying_party() -> tuple[str, str]:
+    """(RP id, origin): SVC_PUBLIC_URL's, else the address this request came to."""
+    url = urlsplit(setting("SVC_PUBLIC_URL") or request.host_url)
+    return url.hostname, f"{url.scheme}://{url.netloc}"
+
+
+def _ceremonies() -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(current_app.secret_key, salt="svc passkey registration")
+
+
+def passkey_registration_options(user: User, session_id: uuid.UUID) -> dict:
+    """The options navigator.credentials.create() takes, and a signed ticket that carries
+    their challenge (bound to this user and session) back with the answer."""
+    rp_id, _ = _relying_party()
+    options = webauthn.generate_registration_options(
+        rp_id=rp_id,
+        rp_name="svc",
+        user_id=user.id.bytes,
+        user_name=user.email,
+        user_display_name=user.name,
+        authenticator_selection=AuthenticatorSelectionCriteria(
+            resident_key=ResidentKeyRequirement.DISCOURAGED,
+            user_verification=UserVerificationRequirement.PREFERRED,
+        ),
+        exclude_credentials=[
+            PublicKeyCredentialDescriptor(id=webauthn.base64url_to_bytes(f.credential_id))
+            for f in factors_of(user.id)
+            if f.kind == PASSKEY
+        ],
+    )
+    ticket = _ceremonies().dumps(
+        [str(user.id), str(session_id), bytes_to_base64url(options.challenge)]
+    )
+    return {"public_key": json.loads(webauthn.options_to_json(options)), "ticket": ticket}
+
+
+def add_passkey(
+    user: User, session_id: uuid.UUID, name: str, credential: dict, ticket: str
+) -> SecondFactor:
+    """Verify the authenticator's answer to passkey_registration_options and keep the key (a
+    first factor comes with recovery codes, as confirm_totp's)."""
+    try:
+        user_id, ticket_session, challenge = _ceremonies().loads(ticket, max_age=CEREMONY_SECONDS)
+    except BadSignature:
+        raise field_error("ticket", "Expired or invalid: ask for new options") from None
+    if (user_id, ticket_session) != (str(user.id), str(session_id)):
+        raise field_error("ticket", "Expired or invalid: ask for new options")
+    rp_id, origin = _relying_party()
+    try:
+        verified = webauthn.verify_registration_response(
+            credential=credential,
+            expected_challenge=webauthn.base64url_to_bytes(challenge),
+            expected_rp_id=rp_id,
+            expected_origin=origin,
+        )
+    except (InvalidRegistrationResponse, ValueError, KeyError, TypeError) as error:
+        raise field_error("credential", f"The passkey was not accepted: {error}") from None
+    credential_id = bytes_to_base64url(verified.credential_id)
+    taken = select(SecondFactor.id).where(SecondFactor.credential_id == credential_id)
+    if db.session.scalar(taken) is not None:
+        raise Conflict("This passkey is already registered")
+    factor = SecondFactor(
+        user_id=user.id,
+        kind=PASSKEY,
+        name=name,
+        credential_id=credential_id,
+        public_key=verified.credential_public_key,
+        sign_count=verified.sign_count,
+    )
+    db.session.add(factor)
+    factor.recovery_codes = _count(user, factor)
+    db.session.commit()
+    return factor
+
+
+def passkey_sign_in_options(waiting: PendingSignIn) -> dict:
+    """The options navigator.credentials.get() takes for a waiting sign-in; their challenge is
+    kept with it, so the answer may come to any worker."""
+    rp_id, _ = _relying_party()
+    passkeys = [f for f in factors_of(waiting.user_id) if f.kind == PASSKEY]
+    if not passkeys:
+        raise Conflict("This account has no passkey")
+    options = webauthn.generate_authentication_options(
+        rp_id=rp_id,
+        allow_credentials=[
+            PublicKeyCredentialDescriptor(id=webauthn.base64url_to_bytes(f.credential_id))
+            for f in passkeys
+        ],
+        user_verification=UserVerificationRequirement.PREFERRED,
+    )
+    waiting.challenge = bytes_to_base64url(options.challenge)
+    db.session.commit()
+    return {"public_key": json.loads(webauthn.options_to_json(options))}
+
+
+def _passkey_accepts(waiting: PendingSignIn, credential: dict) -> bool:
+    if waiting.challenge is None or not isinstance(credential, dict):
+        return False
+    factor = db.session.scalar(
+        select(SecondFactor).where(
+            SecondFactor.user_id == waiting.user_id,
+            SecondFactor.kind == PASSKEY,
+            SecondFactor.credential_id == str(credential.get("id", "")),
+        )
+    )
+    if factor is None:
+        return False
+    rp_id, origin = _relying_party()
+    try:
+        verified = webauthn.verify_authentication_response(
+            credential=credential,
+            expected_challenge=webauthn.base64url_to_bytes(waiting.challenge),
+            expected_rp_id=rp_id,
+            expected_origin=origin,
+            credential_public_key=factor.public_key,
+            credential_current_sign_count=factor.sign_count,
+        )
+    except (InvalidAuthenticationResponse, ValueError, KeyError, TypeError):
+        return False
+    factor.sign_count = verified.new_sign_count
+    factor.last_used_at = utcnow()
+    return True
+
+
+# Signing in with a factor ------------------------------------------------------------------
+
+
+def begin_sign_in(user: User) -> tuple[str, dict]:
+    """A password sign-in that waits for its factor: the cookie's value, and what the answer
+    says (how to go on, until when)."""
+    token, waiting = pending.begin(user)
+    methods = methods_of(user.id)
+    return token, {
+        "methods": methods or [TOTP],
+        "enrol": not methods,  # SVC_REQUIRE_2FA and none yet: enrol an app now
+        "expires_at": waiting.expires_at,
+    }
+
+
+def enrolment_setup(waiting: PendingSignIn) -> dict:
+    """SVC_REQUIRE_2FA and no factor yet: a TOTP secret to enrol before the session starts."""
+    user = db.session.get(User, waiting.user_id)
+    if factors_of(user.id):
+        raise Conflict("This account has a second factor: answer with it")
+    secret = pyotp.random_base32()
+    waiting.enrolling_secret = secrets.encrypt(secret)
+    db.session.commit()
+    return _totp_setup(user, secret)
+
+
+def complete(waiting: PendingSignIn, answer: dict) -> tuple[User, str, list[str] | None]:
+    """Check the waiting sign-in's answer ({code}, {recovery_code} or {credential}) and spend
+    it: the user, the method that passed, and recovery codes when the answer enrolled a first
+    factor (SVC_REQUIRE_2FA). A wrong answer counts against the waiting sign-in (five end it)
+    and is recorded."""
+    user = db.session.get(User, waiting.user_id)
+    codes, method = None, None
+    if answer.get("recovery_code") and _spend_recovery_code(user.id, answer["recovery_code"]):
+        method = "recovery_code"
+        audit.record(audit.RECOVERY_CODE_USED, user, ("user", user.id))
+    elif answer.get("credential") and _passkey_accepts(waiting, answer["credential"]):
+        method = PASSKEY
+    elif answer.get("code"):
+        method, codes = _code_answer(user, waiting, answer["code"])
+    if method is None or not pending.spend(waiting):
+        db.session.rollback()
+        pending.count_failure(waiting)
+        audit.record(
+            audit.SIGN_IN_FAILED, None, ("user", user.id), email=user.email, reason="second factor"
+        )
+        db.session.commit()
+        raise unauthorized("Passkey refused" if answer.get("credential") else WRONG_CODE)
+    return user, method, codes
+
+
+def _code_answer(
+    user: User, waiting: PendingSignIn, code: str
+) -> tuple[str | None, list[str] | None]:
+    """A TOTP code: of the secret being enrolled (SVC_REQUIRE_2FA), else of an enrolled app."""
+    if waiting.enrolling_secret:
+        step = _matching_step(secrets.decrypt(waiting.enrolling_secret), code)
+        if step is None:
+            return None, None
+        factor = SecondFactor(
+            user_id=user.id,
+            kind=TOTP,
+            name="Authenticator app",
+            totp_secret=waiting.enrolling_secret,
+            last_step=step,
+        )
+        db.session.add(factor)
+        return TOTP, _count(user, factor)
+    for factor in factors_of(user.id):
+        if factor.kind == TOTP and _totp_accepts(factor, code):
+            return TOTP, None
+    return None, None

@@ -1,0 +1,233 @@
+"""A second factor (docs/identity.md): TOTP enrolled from the account, asked for at the next
+password sign-in before any cookie, codes used once (also across processes), recovery codes,
+the half-signed-in state that expires and opens nothing else, the admin's reset,
+SVC_REQUIRE_2FA. Passkeys in a real browser: tests/test_identity_browser.py."""
+
+import re
+import time
+from datetime import timedelta
+
+import pyotp
+import pytest
+from sqlalchemy import update
+
+from harness.client import PASSWORD, csrf, register
+from svc.auth.cookies import ACCESS_COOKIE, PENDING_COOKIE
+from svc.extensions import db
+from svc.models import PendingSignIn
+from svc.models.base import utcnow
+from tests.helpers import (
+    VALID_BODIES,
+    api_routes,
+    furnish,
+    route_id,
+    run_in_processes,
+    url_for_route,
+)
+
+LOGIN = {"email": "ada@example.com", "password": PASSWORD}
+ANSWER = "/api/v1/auth/second-factor"
+RECOVERY_CODE = re.compile(r"^[a-z2-7]{4}(-[a-z2-7]{4}){3}$")
+
+
+def ok(response, status=200):
+    assert response.status_code == status, response.get_json()
+    return response.get_json()
+
+
+def code_at(secret: str, offset_steps: int = 0) -> str:
+    return pyotp.TOTP(secret).at(time.time() + 30 * offset_steps)
+
+
+def enrol_totp(client) -> tuple[str, list[str]]:
+    """Enrol an authenticator app for the signed-in client: its secret, the recovery codes."""
+    setup = ok(client.post("/api/v1/auth/factors/totp", headers=csrf(client)), 201)
+    assert setup["otpauthUri"].startswith("otpauth://totp/")
+    assert f"secret={setup['secret']}" in setup["otpauthUri"]
+    assert setup["qrCode"].startswith("data:image/svg+xml")
+    confirm = f"/api/v1/auth/factors/{setup['id']}/confirm"
+    # One step behind is still taken (drift); it is the code this confirmation spends.
+    enrolled = ok(
+        client.post(confirm, json={"code": code_at(setup["secret"], -1)}, headers=csrf(client))
+    )
+    return setup["secret"], enrolled["recoveryCodes"]
+
+
+def waiting_sign_in(app):
+    """A new client whose password sign-in waits for its second factor."""
+    client = app.test_client()
+    waiting = ok(client.post("/api/v1/auth/login", json=LOGIN), 202)
+    assert client.get_cookie(ACCESS_COOKIE) is None
+    return client, waiting
+
+
+@pytest.fixture
+def ada(app):
+    client = app.test_client()
+    register(client)
+    return client
+
+
+def test_totp_is_asked_for_after_the_password_and_each_code_works_once(app, ada):
+    secret, codes = enrol_totp(ada)
+    assert len(codes) == 10 and len(set(codes)) == 10
+    assert all(RECOVERY_CODE.match(code) for code in codes)
+    security = ok(ada.get("/api/v1/auth/security"))
+    assert [f["kind"] for f in security["factors"]] == ["totp"]
+    assert security["recoveryCodesLeft"] == 10 and security["signInMethods"] == ["password"]
+    ok(ada.post("/api/v1/auth/logout"), 204)
+
+    client, waiting = waiting_sign_in(app)
+    assert waiting["methods"] == ["totp", "recovery_code"] and waiting["enrol"] is False
+    assert client.get_cookie(PENDING_COOKIE, path=ANSWER) is not None
+    assert client.get("/api/v1/auth/me").status_code == 401
+    wrong = client.post(ANSWER, json={"code": "000000"})
+    assert wrong.status_code == 401 and wrong.get_json()["detail"]
+    # The step confirm_totp spent is refused: a code works once.
+    assert client.post(ANSWER, json={"code": code_at(secret, -1)}).status_code == 401
+    signed_in = ok(client.post(ANSWER, json={"code": code_at(secret)}))
+    assert signed_in["email"] == "ada@example.com" and signed_in["recoveryCodes"] is None
+    assert client.get_cookie(ACCESS_COOKIE) is not None
+    assert client.get_cookie(PENDING_COOKIE, path=ANSWER) is None
+    ok(client.get("/api/v1/auth/me"))
+
+    again, _ = waiting_sign_in(app)
+    assert again.post(ANSWER, json={"code": code_at(secret)}).status_code == 401
+    assert again.get_cookie(ACCESS_COOKIE) is None
+
+
+def test_a_recovery_code_works_once_and_new_ones_replace_the_old(app, ada):
+    _, codes = enrol_totp(ada)
+    client, _ = waiting_sign_in(app)
+    ok(client.post(ANSWER, json={"recovery_code": codes[0].upper().replace("-", " ")}))
+    again, _ = waiting_sign_in(app)
+    assert again.post(ANSWER, json={"recovery_code": codes[0]}).status_code == 401
+    assert ok(client.get("/api/v1/auth/security"))["recoveryCodesLeft"] == 9
+
+    fresh = ok(client.post("/api/v1/auth/recovery-codes", headers=csrf(client)), 201)
+    assert set(fresh["recoveryCodes"]).isdisjoint(codes)
+    assert again.post(ANSWER, json={"recovery_code": codes[1]}).status_code == 401
+    ok(again.post(ANSWER, json={"recovery_code": fresh["recoveryCodes"][0]}))
+
+
+def test_an_expired_or_spent_half_sign_in_is_refused(app, ada):
+    secret, codes = enrol_totp(ada)
+    client, _ = waiting_sign_in(app)
+    with app.app_context():
+        db.session.execute(update(PendingSignIn).values(expires_at=utcnow() - timedelta(seconds=1)))
+        db.session.commit()
+    expired = client.post(ANSWER, json={"code": code_at(secret)})
+    assert expired.status_code == 401 and "expired" in expired.get_json()["detail"]
+
+    client, _ = waiting_sign_in(app)
+    for _ in range(5):
+        assert client.post(ANSWER, json={"code": "123456"}).status_code == 401
+    # Five wrong answers end it: not even a good one goes through now.
+    assert client.post(ANSWER, json={"recovery_code": codes[0]}).status_code == 401
+    assert client.get_cookie(ACCESS_COOKIE) is None
+
+
+def test_the_half_signed_in_state_opens_no_api(app, ada):
+    """Every endpoint of the route table, tried with the waiting sign-in's cookie sent to every
+    path: nothing that needs a user answers, and the only ones that take the cookie are the
+    second factor's own."""
+    enrol_totp(ada)
+    furnished = furnish(
+        ada, ok(ada.post("/api/v1/projects", json={"name": "Shop"}, headers=csrf(ada)), 201)
+    )
+    client, _ = waiting_sign_in(app)
+    token = client.get_cookie(PENDING_COOKIE, path=ANSWER).value
+    client.set_cookie(PENDING_COOKIE, token, path="/")
+    values = {**furnished, "token_id": furnished["factor_id"], "user_id": furnished["factor_id"]}
+    pending_only = []
+    for route in api_routes():
+        rule, method, credentials = route
+        if credentials == ("pending_sign_in",):
+            pending_only.append(rule)
+            continue
+        if not {"session", "pat"} & set(credentials) or "public" in credentials:
+            continue
+        url = url_for_route(rule, values)
+        response = client.open(url, method=method, json=VALID_BODIES.get((rule, method), {}))
+        assert response.status_code == 401, route_id(route)
+    assert sorted(pending_only) == [
+        "/api/v1/auth/second-factor",
+        "/api/v1/auth/second-factor/enrolment",
+        "/api/v1/auth/second-factor/passkey-options",
+    ]
+    assert client.get_cookie(ACCESS_COOKIE) is None
+
+
+def test_one_code_starts_one_session_across_processes(app, ada, tmp_path):
+    """Two waiting sign-ins answered with the same code at once, from two processes (as two
+    workers would take them): one session starts, the other is refused."""
+    secret, _ = enrol_totp(ada)
+    tokens = []
+    for _ in range(2):
+        client, _ = waiting_sign_in(app)
+        tokens.append(client.get_cookie(PENDING_COOKIE, path=ANSWER).value)
+    outputs = run_in_processes(
+        app,
+        f"""
+        import os
+        for index, mine in enumerate({tokens!r}):  # each process claims a sign-in of its own
+            try:
+                os.close(os.open("{tmp_path}/claim" + str(index), os.O_CREAT | os.O_EXCL))
+                break
+            except FileExistsError:
+                continue
+        client = app.test_client()
+        client.set_cookie("{PENDING_COOKIE}", mine, path="/")
+        print(client.post("{ANSWER}", json={{"code": "{code_at(secret)}"}}).status_code)
+        """,
+    )
+    assert sorted(int(out) for out in outputs) == [200, 401]
+
+
+def test_removing_the_last_factor_removes_the_recovery_codes(app, ada):
+    enrol_totp(ada)
+    factor = ok(ada.get("/api/v1/auth/security"))["factors"][0]
+    ok(ada.delete(f"/api/v1/auth/factors/{factor['id']}", headers=csrf(ada)), 204)
+    security = ok(ada.get("/api/v1/auth/security"))
+    assert security["factors"] == [] and security["recoveryCodesLeft"] == 0
+    ok(app.test_client().post("/api/v1/auth/login", json=LOGIN))
+
+
+def test_an_admin_resets_a_users_factors(app, ada):
+    grace = app.test_client()
+    grace_id = register(grace, email="grace@example.com", name="Grace Hopper")["id"]
+    enrol_totp(grace)
+    grace_login = {"email": "grace@example.com", "password": PASSWORD}
+    ok(app.test_client().post("/api/v1/auth/login", json=grace_login), 202)
+
+    assert (
+        grace.delete(f"/api/v1/admin/users/{grace_id}/factors", headers=csrf(grace)).status_code
+        == 403
+    )
+    ok(ada.delete(f"/api/v1/admin/users/{grace_id}/factors", headers=csrf(ada)), 204)
+    ok(app.test_client().post("/api/v1/auth/login", json=grace_login))
+
+
+def test_enrolling_and_removing_need_a_browser_session(app, ada):
+    token = ok(ada.post("/api/v1/tokens", json={"name": "cli"}, headers=csrf(ada)), 201)["token"]
+    bearer = {"Authorization": f"Bearer {token}"}
+    assert app.test_client().post("/api/v1/auth/factors/totp", headers=bearer).status_code == 403
+    # A token is never asked for a factor, before or after one is enrolled.
+    enrol_totp(ada)
+    ok(app.test_client().get("/api/v1/auth/me", headers=bearer))
+
+
+def test_svc_require_2fa_makes_a_password_user_enrol_at_sign_in(make_app):
+    app = make_app(SVC_REQUIRE_2FA="true")
+    register(app.test_client())
+    client, waiting = waiting_sign_in(app)
+    assert waiting["enrol"] is True and waiting["methods"] == ["totp"]
+    setup = ok(client.post(f"{ANSWER}/enrolment"))
+    assert client.post(ANSWER, json={"code": "000000"}).status_code == 401
+    signed_in = ok(client.post(ANSWER, json={"code": code_at(setup["secret"])}))
+    assert len(signed_in["recoveryCodes"]) == 10
+
+    client, waiting = waiting_sign_in(app)
+    assert waiting["enrol"] is False and waiting["methods"] == ["totp", "recovery_code"]
+    assert client.post(f"{ANSWER}/enrolment").status_code == 409
+    ok(client.post(ANSWER, json={"recovery_code": signed_in["recoveryCodes"][0]}))
