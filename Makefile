@@ -72,7 +72,8 @@ $(CHROMIUM):
 	$(call apt-install,chromium,The dashboard tests need Debian's chromium)
 
 # The Node packages the tests run (package-lock.json: versions and hashes, no download
-# addresses): Playwright's test runner for the repro kit's generated tests, the HAR schema.
+# addresses): Playwright's test runner for the repro kit's generated tests, the HAR schema,
+# oidc-provider for single sign-on's tests.
 $(NODE_STAMP): package.json package-lock.json | $(NPM)
 	$(NPM) ci --no-audit --no-fund --loglevel=error
 	touch $(NODE_STAMP) $(NODE_RUN_STAMP)

@@ -17,6 +17,7 @@ from svc import (
     json_codec,
     rate_limits,
     replay,
+    sso,
     storage,
     widget,
 )
@@ -58,6 +59,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(dashboard.bp)
     app.register_blueprint(widget.bp)
     app.register_blueprint(replay.bp)
+    app.register_blueprint(sso.bp)
+    sso.init_app(app)
     app.after_request(set_security_headers)
     cli.register_commands(app)
     return app

@@ -32,6 +32,12 @@ _SECURITY_SCHEMES = {
         "name": "X-API-Key",
         "description": "A project's API key, svc_pub_...",
     },
+    "pending_sign_in": {
+        "type": "apiKey",
+        "in": "cookie",
+        "name": "svc_pending_sign_in",
+        "description": "A password sign-in waiting for its second factor (docs/api.md §3.1)",
+    },
 }
 _ERROR_TEXT = {
     400: "Malformed JSON body",
@@ -140,8 +146,9 @@ def _operation(view, method: str, parameters: list[dict]) -> dict:
 
 
 def is_api_rule(rule: Rule) -> bool:
-    """Every route but the dashboard's HTML pages and static assets."""
-    return rule.endpoint != "static" and not rule.endpoint.startswith("dashboard.")
+    """Every route but the browser's pages: the dashboard's HTML pages and static assets, and
+    single sign-on's trip to the provider and back (redirects and HTML, docs/api.md §3.2)."""
+    return rule.endpoint != "static" and not rule.endpoint.startswith(("dashboard.", "sso."))
 
 
 def build_description(app: Flask) -> dict:

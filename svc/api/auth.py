@@ -20,6 +20,7 @@ from svc.schemas.users import (
     PendingSignInOut,
     RegisterIn,
     ResetPasswordIn,
+    SignInMethodsOut,
     UserOut,
 )
 from svc.services import password_resets, second_factors, users
@@ -94,6 +95,13 @@ def refresh():
         raise
     _send_cookies(session_tokens)
     return user
+
+
+@bp.get("/methods")
+@response(SignInMethodsOut())
+def sign_in_methods():
+    """How one signs in here: with a password, single sign-on (its button's name), or both."""
+    return users.sign_in_methods()
 
 
 @bp.get("/me")

@@ -162,3 +162,16 @@ class PasskeyIn(InSchema):
     name = OneLine(load_default="Passkey", validate=validate.Length(min=1, max=100))
     credential = fields.Dict(required=True)
     ticket = fields.String(required=True, validate=validate.Length(min=1, max=1000))
+
+
+class _SingleSignOnOut(OutSchema):
+    name = fields.String(required=True)
+    url = fields.String(required=True)
+
+
+class SignInMethodsOut(OutSchema):
+    """What the sign-in page offers."""
+
+    password = fields.Boolean(required=True)
+    registration = fields.String(required=True)
+    single_sign_on = fields.Nested(_SingleSignOnOut, required=True, allow_none=True)

@@ -29,9 +29,10 @@ def registration_allowed() -> bool:
     return setting("SVC_REGISTRATION") == "open" or no_users_yet()
 
 
-def add_user(name: str, email: str, password: str, *, by_operator: bool = False) -> User:
+def add_user(name: str, email: str, password: str | None, *, by_operator: bool = False) -> User:
     """A new account in the current transaction; 409 when the e-mail is taken. Its creator is
-    the person it is for, or the operator (`flask --app svc create-user`)."""
+    the person it is for, or the operator (`flask --app svc create-user`). Without a password
+    (made by single sign-on) no password signs into it."""
     email = normalize_email(email)
     if db.session.scalar(select(User.id).where(User.email == email)) is not None:
         raise Conflict(EMAIL_TAKEN)
@@ -39,7 +40,7 @@ def add_user(name: str, email: str, password: str, *, by_operator: bool = False)
         id=new_id(),
         name=name.strip(),
         email=email,
-        password_hash=passwords.hash_password(password),
+        password_hash=passwords.hash_password(password) if password is not None else "",
         is_admin=no_users_yet(),  # the first user administers the instance
     )
     db.session.add(user)
@@ -71,6 +72,18 @@ def passwords_allowed() -> None:
     """SVC_PASSWORD_LOGIN=off: only single sign-on signs in or creates accounts (403)."""
     if setting("SVC_PASSWORD_LOGIN") == "off":
         raise Forbidden(PASSWORDS_OFF)
+
+
+def sign_in_methods() -> dict:
+    """What the sign-in page offers (SVC_PASSWORD_LOGIN, SVC_REGISTRATION, SVC_OIDC_*)."""
+    sso = None
+    if setting("SVC_OIDC_ISSUER"):
+        sso = {"name": setting("SVC_OIDC_NAME") or "single sign-on", "url": "/sso/login"}
+    return {
+        "password": setting("SVC_PASSWORD_LOGIN") == "on",
+        "registration": "open" if registration_allowed() else "closed",
+        "single_sign_on": sso,
+    }
 
 
 def register(name: str, email: str, password: str) -> User:

@@ -147,7 +147,8 @@ document.addEventListener("click", (event) => {
   if (!link || link.target || link.hasAttribute("download")) return;
   if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
   const url = new URL(link.href);
-  if (url.origin !== location.origin || url.pathname.startsWith("/api/")) return;
+  // The API and single sign-on (a trip to the provider) are pages of their own.
+  if (url.origin !== location.origin || /^\/(api|sso)\//.test(url.pathname)) return;
   if (url.hash && url.pathname === location.pathname && url.search === location.search) return;
   event.preventDefault();
   navigate(url.pathname + url.search);

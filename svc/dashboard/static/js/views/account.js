@@ -2,6 +2,7 @@
 // scripts and the CLI.
 
 import { api } from "../api.js";
+import { securityPanel } from "./second-factor.js";
 import {
   actionButton, appendTo, confirmDialog, copyButton, field, form, formatTime, h, notice,
   replaceContent, select,
@@ -10,12 +11,14 @@ import {
 const LIFETIMES = [["7", "7 days"], ["30", "30 days"], ["90", "90 days"], ["365", "1 year"]];
 
 export async function accountView(main, context) {
-  const [tokens, choices] = await Promise.all([api.get("/tokens"), api.get("/auth/me/notifications")]);
+  const [tokens, choices, security] = await Promise.all([
+    api.get("/tokens"), api.get("/auth/me/notifications"), api.get("/auth/security")]);
   if (!context.isCurrent()) return;
   appendTo(main, 
     h("div", { class: "page-heading" }, h("h1", {}, "Account"),
       h("p", {}, `${context.user.name} <${context.user.email}>`)),
     passwordForm(),
+    securityPanel(security),
     notificationsPanel(choices),
     tokensPanel(tokens));
 }

@@ -30,7 +30,16 @@ export async function adminView(main, context) {
         actionButton(user.isAdmin ? "Remove admin" : "Make admin", () => change(user, { is_admin: !user.isAdmin }),
           { "aria-label": `${user.isAdmin ? "Remove admin from" : "Make admin"} ${user.name}` }),
         user.active ? actionButton("Send reset link", () => sendReset(user),
-          { "aria-label": `Send a reset link to ${user.name}` }) : null)))));
+          { "aria-label": `Send a reset link to ${user.name}` }) : null,
+        actionButton("Reset second factors", () => resetFactors(user),
+          { "aria-label": `Reset the second factors of ${user.name}` }))))));
+  const resetFactors = async (user) => {
+    if (!await confirmDialog(
+      `Remove every second factor and recovery code of ${user.name}? Their next sign-in needs the password alone.`, "Reset")) return;
+    await api.delete(`/admin/users/${user.id}/factors`);
+    sent.textContent = `${user.name}'s second factors are removed.`;
+    sent.hidden = false;
+  };
   const change = async (user, changes) => {
     Object.assign(user, await api.patch(`/admin/users/${user.id}`, changes));
     show();

@@ -2,7 +2,8 @@
 // was heading; and the two pages of a forgotten password.
 
 import { api, ApiError } from "../api.js";
-import { appendTo, field, form, h } from "../dom.js";
+import { appendTo, field, form, h, replaceContent } from "../dom.js";
+import { secondFactorStep } from "./second-factor.js";
 
 function destination(context) {
   const next = context.query.get("next") || "";
@@ -23,20 +24,35 @@ function input(name, type, autocomplete, extra = {}) {
   return h("input", { name, type, autocomplete, required: true, ...extra });
 }
 
-export function signInView(main, context) {
+export async function signInView(main, context) {
+  const methods = await api.get("/auth/methods");
+  if (!context.isCurrent()) return;
+  const panel = h("section", { class: "panel narrow" }, h("h1", {}, "Sign in to svc"));
   const signIn = form({ "aria-label": "Sign in" }, [
     field("E-mail", input("email", "email", "username")),
     field("Password", input("password", "password", "current-password")),
     h("button", { type: "submit" }, "Sign in"),
   ], async (values) => {
-    context.signedIn(await api.post("/auth/login", values));
+    const answer = await api.post("/auth/login", values);
+    if (answer.methods) {  // 202: a second factor is due before any session
+      replaceContent(panel, secondFactorStep(answer, context));
+      return;
+    }
+    context.signedIn(answer);
     context.navigate(destination(context), { replace: true });
   });
-  appendTo(main, h("section", { class: "panel narrow" },
-    h("h1", {}, "Sign in to svc"),
-    signIn,
-    h("p", {}, h("a", { href: "/forgot-password" }, "Forgot password?")),
-    h("p", {}, "No account yet? ", h("a", { href: "/signup" }, "Sign up"))));
+  const sso = methods.singleSignOn;
+  appendTo(panel,
+    sso ? h("p", {}, h("a", {
+      class: "button sso", href: `${sso.url}?next=${encodeURIComponent(destination(context))}`,
+    }, `Sign in with ${sso.name}`)) : null,
+    methods.password ? [
+      sso ? h("p", { class: "or" }, "or with your e-mail and password") : null,
+      signIn,
+      h("p", {}, h("a", { href: "/forgot-password" }, "Forgot password?")),
+      methods.registration === "open" ? h("p", {}, "No account yet? ", h("a", { href: "/signup" }, "Sign up")) : null,
+    ] : null);
+  appendTo(main, panel);
 }
 
 export function signUpView(main, context) {

@@ -1,0 +1,85 @@
+"""Whose account a single sign-on is (contract §20, docs/identity.md): the provider's checked
+claims in, an account out, or a refusal that says why.
+
+- The e-mail must be verified at the provider (`email_verified`) before it links to anything,
+  and its domain allowed (SVC_OIDC_ALLOWED_DOMAINS, when set).
+- An account linked before (its `oidc_subject`, the issuer and `sub`) is signed into; else the
+  account with that address, which is linked now; else a new account, also when registration is
+  closed: the allowed domains decide who gets in. A new account has no password.
+"""
+
+from sqlalchemy import select
+
+from svc import audit
+from svc.config import setting
+from svc.errors import Forbidden
+from svc.extensions import db
+from svc.models import User
+from svc.services import users
+
+
+def record_refusal(issuer: str, user: User | None, reason: str, email: str | None = None) -> None:
+    """A refused single sign-on, in the audit log, in a transaction of its own."""
+    db.session.rollback()
+    detail = {"reason": reason, "issuer": issuer}
+    if email:
+        detail["email"] = email[:254]
+    audit.record(audit.SIGN_IN_FAILED, None, ("user", user.id if user else None), **detail)
+    db.session.commit()
+
+
+def _refuse(issuer: str, reason: str, message: str, email=None, user=None) -> Forbidden:
+    record_refusal(issuer, user, reason, email)
+    return Forbidden(message)
+
+
+def _verified(claims: dict) -> bool:
+    """`email_verified` true; or, from Entra ID, which never sends it, `xms_edov` true (the
+    address's domain is verified by the tenant that signs the token)."""
+    return any(claims.get(name) in (True, "true") for name in ("email_verified", "xms_edov"))
+
+
+def account_for(issuer: str, claims: dict) -> User:
+    """The account these checked claims sign into, created or linked as needed (committed)."""
+    email = users.normalize_email(str(claims.get("email") or ""))
+    subject = f"{issuer} {claims.get('sub')}"
+    if not email or "@" not in email:
+        raise _refuse(issuer, "no e-mail", "The provider did not tell svc your e-mail address.")
+    if not _verified(claims):
+        raise _refuse(
+            issuer,
+            "unverified e-mail",
+            f"Your e-mail address {email} is not verified at the sign-in provider, so svc "
+            "cannot tell it is yours. Verify it there, then sign in again.",
+            email,
+        )
+    allowed = setting("SVC_OIDC_ALLOWED_DOMAINS")
+    if allowed and email.rsplit("@", 1)[1] not in allowed:
+        raise _refuse(
+            issuer,
+            "domain not allowed",
+            f"Addresses at {email.rsplit('@', 1)[1]} cannot sign in to this svc.",
+            email,
+        )
+    user = db.session.scalar(select(User).where(User.oidc_subject == subject))
+    if user is None:
+        user = db.session.scalar(select(User).where(User.email == email))
+        if user is not None and user.oidc_subject not in (None, subject):
+            raise _refuse(
+                issuer,
+                "linked to another identity",
+                f"The svc account of {email} is linked to another account at the provider.",
+                email,
+                user,
+            )
+    if user is None:
+        name = " ".join(str(claims.get("name") or email.split("@")[0]).split())[:100]
+        user = users.add_user(name or email, email, None)
+        users.commit_new_account()
+    if not user.active:
+        raise _refuse(
+            issuer, "deactivated", "This account is deactivated: ask an administrator.", email, user
+        )
+    user.oidc_subject = subject
+    db.session.commit()
+    return user

@@ -1,0 +1,401 @@
+"""Identity end to end in Debian's Chromium (docs/identity.md): single sign-on against a real
+OpenID provider (npm's `oidc-provider`, harness/oidc.py) and passkeys in Chromium's virtual
+authenticator (the DevTools protocol's WebAuthn domain). Every refusal shows a page that says
+why, and leaves no session behind."""
+
+import base64
+import contextlib
+import hashlib
+import re
+import secrets
+import threading
+import time
+from urllib.parse import urlencode
+
+import pyotp
+import pytest
+from joserfc.errors import JoseError
+from joserfc.jwk import RSAKey
+from playwright.sync_api import expect
+from sqlalchemy import select
+from werkzeug.serving import make_server
+
+from harness.client import PASSWORD, register
+from harness.oidc import OpenIDProvider, query_of
+from harness.service import free_port
+from svc import sso
+from svc.extensions import db
+from svc.models import AuditEntry
+
+pytestmark = [pytest.mark.browser, pytest.mark.any_database]
+
+PROVIDER_NAME = "Test IdP"
+CALLBACK = re.compile(r"/sso/callback\?")
+SSO_LOGIN = re.compile(r"/sso/login")
+
+
+@pytest.fixture(scope="module")
+def svc_port() -> int:
+    return free_port()
+
+
+@pytest.fixture(scope="module")
+def shared_keys() -> dict:
+    """One signing key for both providers: a token of the other issuer then passes the
+    signature check, and what refuses it is the issuer check itself."""
+    return signing_keys("shared")
+
+
+@pytest.fixture(scope="module")
+def providers(certificate_authority, svc_port, shared_keys):
+    """The provider svc trusts (clients `svc` and `other-app`), and another issuer."""
+    ca, bundle = certificate_authority
+    callback = f"http://localhost:{svc_port}/sso/callback"
+    started = []
+    try:
+        for clients in ({"svc": [callback], "other-app": [callback]}, {"svc": [callback]}):
+            started.append(OpenIDProvider(ca, clients, jwks=shared_keys).start(bundle))
+        yield started
+    finally:
+        for provider in started:
+            provider.stop()
+
+
+@pytest.fixture
+def sso_app(make_app, providers, certificate_authority, svc_port):
+    """`make_app` with single sign-on through the first provider; `overrides` on top."""
+
+    def build(**overrides):
+        return make_app(
+            SVC_PUBLIC_URL=f"http://localhost:{svc_port}",
+            SVC_OIDC_ISSUER=providers[0].issuer,
+            SVC_OIDC_CLIENT_ID="svc",
+            SVC_OIDC_CLIENT_SECRET="a client secret for the tests",
+            SVC_OIDC_NAME=PROVIDER_NAME,
+            SVC_OIDC_CA_BUNDLE=certificate_authority[1],
+            **overrides,
+        )
+
+    return build
+
+
+@contextlib.contextmanager
+def serving(app, port):
+    server = make_server("127.0.0.1", port, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://localhost:{port}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=5)
+
+
+def sign_in_at_provider(page, login: str) -> None:
+    """The provider's development pages: any password; then its consent page."""
+    page.locator("input[name=login]").fill(login)
+    page.locator("input[name=password]").fill("anything")
+    page.get_by_role("button", name="Sign-in").click()
+    page.get_by_role("button", name="Continue").click()
+
+
+def me(page) -> dict:
+    return page.evaluate("fetch('/api/v1/auth/me').then((r) => r.ok ? r.json() : r.status)")
+
+
+def has_session(context) -> bool:
+    return any(cookie["name"] == "svc_access_token" for cookie in context.cookies())
+
+
+def refused(page, context, words: str) -> None:
+    expect(page.get_by_role("heading", name="Sign-in refused")).to_be_visible()
+    expect(page.locator("#reason")).to_contain_text(words)
+    assert not has_session(context)
+
+
+def test_single_sign_on_creates_an_account_or_signs_into_the_one_with_that_address(
+    browser, sso_app, svc_port
+):
+    app = sso_app(SVC_REGISTRATION="closed")
+    ada_id = register(app.test_client())["id"]  # the first user, with a password
+    with serving(app, svc_port) as base_url:
+        for login, expected_id in (("grace", None), ("ada", ada_id)):
+            context = browser.new_context(base_url=base_url, ignore_https_errors=True)
+            page = context.new_page()
+            page.goto("/login")
+            page.get_by_role("link", name=f"Sign in with {PROVIDER_NAME}").click()
+            sign_in_at_provider(page, login)
+            page.wait_for_url(f"{base_url}/reports")
+            user = me(page)
+            assert user["email"] == f"{login}@example.com"
+            assert expected_id in (None, user["id"])
+            context.close()
+        # Grace came in through closed registration by single sign-on; her account has no
+        # password, and the account page says how she signs in.
+        grace = app.test_client()
+        login = {"email": "grace@example.com", "password": PASSWORD}
+        assert grace.post("/api/v1/auth/login", json=login).status_code == 401
+    with app.app_context():
+        methods = db.session.scalars(
+            select(AuditEntry.detail).where(AuditEntry.action == "sign_in")
+        ).all()
+    assert [m["method"] for m in methods] == ["password", "oidc", "oidc"]
+
+
+def test_what_single_sign_on_refuses_leaves_no_session(browser, sso_app, svc_port):
+    app = sso_app(SVC_OIDC_ALLOWED_DOMAINS="example.com")
+    with serving(app, svc_port) as base_url:
+        context = browser.new_context(base_url=base_url, ignore_https_errors=True)
+        page = context.new_page()
+
+        def start(login: str | None = None) -> None:
+            page.goto("/login")
+            page.get_by_role("link", name=f"Sign in with {PROVIDER_NAME}").click()
+            if login:
+                sign_in_at_provider(page, login)
+
+        start("eve")  # her address is not verified at the provider
+        refused(page, context, "eve@example.com is not verified")
+        context.clear_cookies()
+        start("olga")  # elsewhere.example is not an allowed domain
+        refused(page, context, "Addresses at elsewhere.example cannot sign in")
+        context.clear_cookies()
+
+        # What svc sends the browser to the provider with, changed on the way: Playwright sees
+        # the first request of a navigation, /sso/login, and answers with svc's own answer (its
+        # cookie included) sent elsewhere.
+        def changed_on_the_way(change) -> None:
+            def handle(route):
+                answer = route.fetch(max_redirects=0)
+                headers = {**answer.headers, "location": change(answer.headers["location"])}
+                route.fulfill(response=answer, headers=headers)
+
+            page.route(SSO_LOGIN, handle)
+            start()
+            page.unroute(SSO_LOGIN)
+
+        changed_on_the_way(lambda location: location.replace("state=", "state=forged"))
+        sign_in_at_provider(page, "ada")
+        refused(page, context, "did not check out")
+        context.clear_cookies()
+
+        changed_on_the_way(lambda location: location.replace("nonce=", "nonce=not-svcs-"))
+        sign_in_at_provider(page, "ada")
+        refused(page, context, "nonce")
+        context.clear_cookies(domain="localhost")  # out of svc, still in at the provider
+
+        # A code used once, brought again under a state svc just issued: the provider refuses
+        # to exchange it a second time.
+        callbacks = []
+        page.on(
+            "request",
+            lambda request: callbacks.append(request.url) if CALLBACK.search(request.url) else None,
+        )
+        start()
+        page.wait_for_url(f"{base_url}/reports")
+        used = query_of(callbacks[-1])["code"]
+        context.clear_cookies(domain="localhost")
+        changed_on_the_way(
+            lambda location: (
+                f"{base_url}/sso/callback?"
+                + urlencode({"code": used, "state": query_of(location)["state"]})
+            )
+        )
+        refused(page, context, "did not check out")
+    with app.app_context():
+        failed = db.session.scalars(
+            select(AuditEntry.detail).where(AuditEntry.action == "sign_in_failed")
+        ).all()
+    reasons = [detail["reason"].split(":")[0] for detail in failed]
+    assert reasons == ["unverified e-mail", "domain not allowed"] + ["protocol"] * 3
+
+
+def signing_keys(kid: str) -> dict:
+    key = RSAKey.generate_key(
+        2048, parameters={"kid": kid, "use": "sig", "alg": "RS256"}, private=True
+    )
+    return {"keys": [key.as_dict(private=True)]}
+
+
+def test_a_provider_that_rotated_its_keys_is_followed(make_app, certificate_authority, svc_port):
+    """svc holds the provider's keys from the first sign-in; a token signed with a new key (a
+    key id it does not hold) makes it fetch them again, and passes."""
+    ca, bundle = certificate_authority
+    clients = {"svc": [f"http://localhost:{svc_port}/sso/callback"]}
+    provider = OpenIDProvider(ca, clients, jwks=signing_keys("before")).start(bundle)
+    try:
+        app = make_app(
+            SVC_OIDC_ISSUER=provider.issuer,
+            SVC_OIDC_CLIENT_ID="svc",
+            SVC_OIDC_CLIENT_SECRET="a client secret for the tests",
+            SVC_OIDC_CA_BUNDLE=bundle,
+        )
+        with app.test_request_context():
+            token = id_token_of(provider, "svc", "n1", svc_port)
+            assert sso.check_id_token(token, "n1")["sub"] == "ada"
+        provider.stop()
+        provider = OpenIDProvider(ca, clients, jwks=signing_keys("after"), port=provider.port)
+        provider.start(bundle)
+        with app.test_request_context():
+            token = id_token_of(provider, "svc", "n2", svc_port)
+            assert sso.check_id_token(token, "n2")["sub"] == "ada"
+    finally:
+        provider.stop()
+
+
+def id_token_of(provider, client_id: str, nonce: str, svc_port: int) -> dict:
+    """A token response of the provider for Ada, as that client (PKCE, as svc asks)."""
+    callback = f"http://localhost:{svc_port}/sso/callback"
+    verifier = secrets.token_urlsafe(48)
+    digest = hashlib.sha256(verifier.encode()).digest()
+    query = {
+        "client_id": client_id,
+        "response_type": "code",
+        "scope": "openid email",
+        "redirect_uri": callback,
+        "state": "s",
+        "nonce": nonce,
+        "code_challenge": base64.urlsafe_b64encode(digest).rstrip(b"=").decode(),
+        "code_challenge_method": "S256",
+    }
+    back = provider.sign_in(f"{provider.issuer}/auth?{urlencode(query)}", "ada")
+    return provider.exchange(client_id, callback, query_of(back)["code"], verifier)
+
+
+def test_an_id_token_of_another_issuer_or_audience_is_refused(sso_app, providers, svc_port):
+    """Real ID tokens, from the other provider (same signing key) and for the other client,
+    checked as the callback checks them."""
+    app = sso_app()
+
+    with app.test_request_context():
+        assert (
+            sso.check_id_token(id_token_of(providers[0], "svc", "n1", svc_port), "n1")["sub"]
+            == "ada"
+        )
+        for provider, client_id, claim in (
+            (providers[1], "svc", "iss"),
+            # Not for svc: Authlib then wants an `azp` naming svc, and there is none.
+            (providers[0], "other-app", "aud|azp"),
+        ):
+            with pytest.raises(JoseError, match=claim):
+                sso.check_id_token(id_token_of(provider, client_id, "n2", svc_port), "n2")
+        with pytest.raises(JoseError, match="nonce"):
+            sso.check_id_token(id_token_of(providers[0], "svc", "n3", svc_port), "another")
+
+
+def test_a_passkey_is_enrolled_and_signs_in_and_another_sites_is_refused(
+    browser, make_app, svc_port
+):
+    app = make_app(SVC_PUBLIC_URL=f"http://localhost:{svc_port}")
+    register(app.test_client())
+    with serving(app, svc_port) as base_url:
+        context = browser.new_context(base_url=base_url)
+        page = context.new_page()
+        devtools = context.new_cdp_session(page)
+        devtools.send("WebAuthn.enable")
+        devtools.send(
+            "WebAuthn.addVirtualAuthenticator",
+            {
+                "options": {
+                    "protocol": "ctap2",
+                    "transport": "internal",
+                    "hasResidentKey": True,
+                    "hasUserVerification": True,
+                    "isUserVerified": True,
+                }
+            },
+        )
+
+        def password_sign_in():
+            page.goto("/login")
+            page.get_by_label("E-mail").fill("ada@example.com")
+            page.get_by_label("Password").fill(PASSWORD)
+            page.get_by_role("button", name="Sign in").click()
+
+        password_sign_in()
+        page.wait_for_url(f"{base_url}/reports")
+        page.goto("/account")
+        page.get_by_role("button", name="Add a passkey").click()
+        expect(page.get_by_label("Recovery codes").locator("li")).to_have_count(10)
+        expect(page.get_by_role("list").filter(has_text="Passkey (passkey)")).to_be_visible()
+        page.get_by_role("button", name="Sign out").click()
+        page.wait_for_url(f"{base_url}/login")
+
+        password_sign_in()
+        expect(page.get_by_role("heading", name="Second factor")).to_be_visible()
+        assert not has_session(context)
+        page.get_by_role("button", name="Use a passkey").click()
+        page.wait_for_url(f"{base_url}/reports")
+        assert me(page)["email"] == "ada@example.com"
+
+        # An authenticator app too, from the account page; then the sign-in asks for either.
+        page.goto("/account")
+        page.get_by_role("button", name="Add an authenticator app").click()
+        secret = page.locator(".totp-secret").inner_text()
+        page.get_by_label("Code from the app").fill(pyotp.TOTP(secret).now())
+        page.get_by_role("button", name="Confirm").click()
+        expect(page.get_by_text("Authenticator app (authenticator app)")).to_be_visible()
+        page.get_by_role("button", name="Sign out").click()
+        password_sign_in()
+        page.get_by_label("Code from your authenticator app").fill("000000")
+        page.get_by_role("button", name="Verify").click()
+        expect(
+            page.get_by_role("alert").filter(has_text="Wrong or already used code")
+        ).to_be_visible()
+        # The confirmation spent this step's code: the next step's is taken (drift).
+        page.get_by_label("Code from your authenticator app").fill(
+            pyotp.TOTP(secret).at(time.time() + 30)
+        )
+        page.get_by_role("button", name="Verify").click()
+        page.wait_for_url(f"{base_url}/reports")
+
+        # A passkey of another site (RP id evil.localhost), made there and asked there to sign
+        # svc's own challenge, is refused; Ada's still works for the same waiting sign-in.
+        context.clear_cookies()
+        page.goto("/login")
+        options = page.evaluate(
+            """async (password) => {
+              await fetch("/api/v1/auth/login", {method: "POST",
+                headers: {"Content-Type": "application/json"},
+                body: JSON.stringify({email: "ada@example.com", password})});
+              const answer = await fetch("/api/v1/auth/second-factor/passkey-options",
+                {method: "POST"});
+              return (await answer.json()).publicKey;
+            }""",
+            PASSWORD,
+        )
+        page.goto(f"http://evil.localhost:{svc_port}/login")
+        foreign = page.evaluate(
+            """async (options) => {
+              const made = await navigator.credentials.create({publicKey: {
+                rp: {id: "evil.localhost", name: "Evil"},
+                user: {id: new Uint8Array(16), name: "ada@example.com", displayName: "Ada"},
+                challenge: new Uint8Array(32),
+                pubKeyCredParams: [{type: "public-key", alg: -7}],
+                authenticatorSelection: {residentKey: "required"},
+              }});
+              const request = PublicKeyCredential.parseRequestOptionsFromJSON(
+                {...options, rpId: "evil.localhost", allowCredentials: []});
+              return (await navigator.credentials.get({publicKey: request})).toJSON();
+            }""",
+            options,
+        )
+        page.goto("/login")
+        answer = page.evaluate(
+            """async (credential) => (await fetch("/api/v1/auth/second-factor", {
+              method: "POST", headers: {"Content-Type": "application/json"},
+              body: JSON.stringify({credential})})).status""",
+            foreign,
+        )
+        assert answer == 401 and not has_session(context)
+        status = page.evaluate(
+            """async (options) => {
+              const request = PublicKeyCredential.parseRequestOptionsFromJSON(options);
+              const credential = (await navigator.credentials.get({publicKey: request})).toJSON();
+              return (await fetch("/api/v1/auth/second-factor", {
+                method: "POST", headers: {"Content-Type": "application/json"},
+                body: JSON.stringify({credential})})).status;
+            }""",
+            options,
+        )
+        assert status == 200 and has_session(context)

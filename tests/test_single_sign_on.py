@@ -1,0 +1,90 @@
+"""Single sign-on's rules that need no provider (docs/identity.md); the flow itself, against a
+real OpenID provider in Chromium, is in tests/test_identity_browser.py."""
+
+import pytest
+
+from harness.client import PASSWORD, csrf, register
+from svc import sso
+from svc.config import ConfigError, load_settings
+from svc.errors import Forbidden
+from svc.services import single_sign_on
+
+ISSUER = "https://id.example.com/realms/acme"
+SSO = {
+    "SVC_OIDC_ISSUER": ISSUER,
+    "SVC_OIDC_CLIENT_ID": "svc",
+    "SVC_OIDC_CLIENT_SECRET": "s3cret",
+    "SVC_OIDC_NAME": "Acme ID",
+}
+
+
+def test_the_sign_in_page_learns_what_is_offered(make_app):
+    plain = make_app().test_client().get("/api/v1/auth/methods").get_json()
+    assert plain == {"password": True, "registration": "open", "singleSignOn": None}
+    app = make_app(**SSO, SVC_PASSWORD_LOGIN="off")
+    client = app.test_client()
+    offered = client.get("/api/v1/auth/methods").get_json()
+    assert offered["password"] is False
+    assert offered["singleSignOn"] == {"name": "Acme ID", "url": "/sso/login"}
+    for path, body in (
+        (
+            "/api/v1/auth/register",
+            {"name": "Ada", "email": "ada@example.com", "password": PASSWORD},
+        ),
+        ("/api/v1/auth/login", {"email": "ada@example.com", "password": PASSWORD}),
+    ):
+        answer = client.post(path, json=body)
+        assert answer.status_code == 403
+        assert "single sign-on" in answer.get_json()["detail"]
+
+
+def test_settings_that_leave_no_way_in_fail_at_start_up():
+    with pytest.raises(ConfigError, match="SVC_PASSWORD_LOGIN=off"):
+        load_settings(environ={"SVC_PASSWORD_LOGIN": "off"})
+    with pytest.raises(ConfigError, match="SVC_OIDC_CLIENT_ID"):
+        load_settings(environ={"SVC_OIDC_ISSUER": ISSUER})
+    assert load_settings(environ=SSO)["SVC_OIDC_ALLOWED_DOMAINS"] == ()
+
+
+def test_without_a_provider_there_is_no_single_sign_on(client):
+    assert client.get("/sso/login").status_code == 404
+    assert client.get("/sso/callback?code=x&state=y").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("asked", "sent_to"),
+    [
+        ("/reports/WS-1?tab=activity", "/reports/WS-1?tab=activity"),
+        ("https://evil.example/", "/projects"),
+        ("//evil.example/", "/projects"),
+        ("/\\evil.example/", "/projects"),
+        ("/\t/evil.example/", "/projects"),
+        (None, "/projects"),
+    ],
+)
+def test_after_sign_in_the_browser_goes_only_to_a_page_of_this_site(asked, sent_to):
+    assert sso._safe_next(asked) == sent_to
+
+
+def claims(sub="ada-at-acme", email="ada@example.com", verified=True, name="Ada Lovelace"):
+    return {"sub": sub, "email": email, "email_verified": verified, "name": name}
+
+
+def test_who_signs_in_follows_the_linking_rules(make_app):
+    app = make_app(**SSO, SVC_OIDC_ALLOWED_DOMAINS="example.com, acme.test")
+    admin = app.test_client()
+    register(admin, email="root@example.com", name="Root")
+    ada_id = register(app.test_client())["id"]
+    with app.test_request_context():
+        linked = single_sign_on.account_for(ISSUER, claims(verified="true"))
+        assert str(linked.id) == ada_id and linked.oidc_subject == f"{ISSUER} ada-at-acme"
+        # Another identity at the provider with Ada's address does not take her account over.
+        with pytest.raises(Forbidden, match="linked to another account"):
+            single_sign_on.account_for(ISSUER, claims(sub="someone-else"))
+        new = single_sign_on.account_for(ISSUER, claims("b", "bob@acme.test", name="Bob\nBob"))
+        assert (new.name, new.password_hash) == ("Bob Bob", "")
+        with pytest.raises(Forbidden, match="not verified"):
+            single_sign_on.account_for(ISSUER, claims("c", "carol@acme.test", verified=False))
+    admin.patch(f"/api/v1/admin/users/{ada_id}", json={"active": False}, headers=csrf(admin))
+    with app.test_request_context(), pytest.raises(Forbidden, match="deactivated"):
+        single_sign_on.account_for(ISSUER, claims())
