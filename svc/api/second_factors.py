@@ -56,7 +56,7 @@ def answer_second_factor(data):
 @response(PasskeyOptionsOut(), errors=(409,))
 def passkey_sign_in_options():
     """The challenge a passkey signs to finish the waiting sign-in."""
-    return second_factors.passkey_sign_in_options(current_pending_sign_in())
+    return second_factors.passkeys().sign_in_options(current_pending_sign_in())
 
 
 @bp.post("/second-factor/enrolment")
@@ -100,7 +100,7 @@ def confirm_totp(data, factor_id: uuid.UUID):
 def passkey_registration_options():
     """What navigator.credentials.create() needs to make a passkey for svc."""
     caller = current_caller()
-    return second_factors.passkey_registration_options(caller.user, caller.session_id)
+    return second_factors.passkeys().registration_options(caller.user, caller.session_id)
 
 
 @bp.post("/factors/passkeys")
@@ -110,7 +110,7 @@ def passkey_registration_options():
 def add_passkey(data):
     """Keep the passkey the browser made from those options."""
     caller = current_caller()
-    return second_factors.add_passkey(
+    return second_factors.passkeys().add(
         caller.user, caller.session_id, data["name"], data["credential"], data["ticket"]
     )
 

@@ -8,7 +8,6 @@ access tokens are never asked for a factor."""
 import base64
 import hashlib
 import hmac
-import json
 import time
 import uuid
 from secrets import token_bytes
@@ -16,23 +15,13 @@ from urllib.parse import urlsplit
 
 import pyotp
 import segno
-import webauthn
-from flask import current_app, request
-from itsdangerous import BadSignature, URLSafeTimedSerializer
-from sqlalchemy import delete, or_, select, update
-from webauthn.helpers import bytes_to_base64url
-from webauthn.helpers.exceptions import InvalidAuthenticationResponse, InvalidRegistrationResponse
-from webauthn.helpers.structs import (
-    AuthenticatorSelectionCriteria,
-    PublicKeyCredentialDescriptor,
-    ResidentKeyRequirement,
-    UserVerificationRequirement,
-)
+from flask import request
+from sqlalchemy import delete, func, or_, select, update
 
 from svc import audit, secrets
 from svc.auth import pending
 from svc.config import setting
-from svc.errors import Conflict, NotFound, field_error, unauthorized
+from svc.errors import AccountDeactivated, Conflict, NotFound, field_error, unauthorized
 from svc.extensions import db
 from svc.models import PendingSignIn, RecoveryCode, SecondFactor, User
 from svc.models.base import utcnow
@@ -42,11 +31,17 @@ PASSKEY = "passkey"
 RECOVERY_CODE_COUNT = 10
 STEP_SECONDS = 30
 WRONG_CODE = "Wrong or already used code"
-# A passkey's registration ceremony, from its options to its answer, within this many seconds.
-CEREMONY_SECONDS = 300
 
 
 # Which factors a user has ------------------------------------------------------------------
+
+
+def passkeys():
+    """svc.services.passkeys, imported on first use: py_webauthn adds an eighth of a second to
+    the start of every process (workers, scheduler, the CLI), and only passkeys need it."""
+    from svc.services import passkeys
+
+    return passkeys
 
 
 def factors_of(user_id: uuid.UUID) -> list[SecondFactor]:
@@ -68,13 +63,8 @@ def methods_of(user_id: uuid.UUID) -> list[str]:
 
 
 def recovery_codes_left(user_id: uuid.UUID) -> int:
-    return len(
-        db.session.scalars(
-            select(RecoveryCode.id).where(
-                RecoveryCode.user_id == user_id, RecoveryCode.used_at.is_(None)
-            )
-        ).all()
-    )
+    unused = (RecoveryCode.user_id == user_id, RecoveryCode.used_at.is_(None))
+    return db.session.scalar(select(func.count()).select_from(RecoveryCode).where(*unused))
 
 
 def security_of(user: User) -> dict:
@@ -173,12 +163,12 @@ def confirm_totp(user: User, factor_id: uuid.UUID, code: str) -> SecondFactor:
     if not _totp_accepts(factor, code):
         db.session.rollback()
         raise field_error("code", WRONG_CODE)
-    factor.recovery_codes = _count(user, factor)
+    factor.recovery_codes = count(user, factor)
     db.session.commit()
     return factor
 
 
-def _count(user: User, factor: SecondFactor) -> list[str] | None:
+def count(user: User, factor: SecondFactor) -> list[str] | None:
     """Count the factor as enrolled, in the caller's transaction. A user's first factor comes
     with recovery codes, returned here, the only time they are shown."""
     first = not factors_of(user.id)
@@ -262,133 +252,6 @@ def reset_factors(admin: User, user_id: uuid.UUID) -> None:
     db.session.commit()
 
 
-# Passkeys ----------------------------------------------------------------------------------
-
-
-def _relying_party() -> tuple[str, str]:
-    """(RP id, origin): SVC_PUBLIC_URL's, else the address this request came to."""
-    url = urlsplit(setting("SVC_PUBLIC_URL") or request.host_url)
-    return url.hostname, f"{url.scheme}://{url.netloc}"
-
-
-def _ceremonies() -> URLSafeTimedSerializer:
-    return URLSafeTimedSerializer(current_app.secret_key, salt="svc passkey registration")
-
-
-def passkey_registration_options(user: User, session_id: uuid.UUID) -> dict:
-    """The options navigator.credentials.create() takes, and a signed ticket that carries
-    their challenge (bound to this user and session) back with the answer."""
-    rp_id, _ = _relying_party()
-    options = webauthn.generate_registration_options(
-        rp_id=rp_id,
-        rp_name="svc",
-        user_id=user.id.bytes,
-        user_name=user.email,
-        user_display_name=user.name,
-        authenticator_selection=AuthenticatorSelectionCriteria(
-            resident_key=ResidentKeyRequirement.DISCOURAGED,
-            user_verification=UserVerificationRequirement.PREFERRED,
-        ),
-        exclude_credentials=[
-            PublicKeyCredentialDescriptor(id=webauthn.base64url_to_bytes(f.credential_id))
-            for f in factors_of(user.id)
-            if f.kind == PASSKEY
-        ],
-    )
-    ticket = _ceremonies().dumps(
-        [str(user.id), str(session_id), bytes_to_base64url(options.challenge)]
-    )
-    return {"public_key": json.loads(webauthn.options_to_json(options)), "ticket": ticket}
-
-
-def add_passkey(
-    user: User, session_id: uuid.UUID, name: str, credential: dict, ticket: str
-) -> SecondFactor:
-    """Verify the authenticator's answer to passkey_registration_options and keep the key (a
-    first factor comes with recovery codes, as confirm_totp's)."""
-    try:
-        user_id, ticket_session, challenge = _ceremonies().loads(ticket, max_age=CEREMONY_SECONDS)
-    except BadSignature:
-        raise field_error("ticket", "Expired or invalid: ask for new options") from None
-    if (user_id, ticket_session) != (str(user.id), str(session_id)):
-        raise field_error("ticket", "Expired or invalid: ask for new options")
-    rp_id, origin = _relying_party()
-    try:
-        verified = webauthn.verify_registration_response(
-            credential=credential,
-            expected_challenge=webauthn.base64url_to_bytes(challenge),
-            expected_rp_id=rp_id,
-            expected_origin=origin,
-        )
-    except (InvalidRegistrationResponse, ValueError, KeyError, TypeError) as error:
-        raise field_error("credential", f"The passkey was not accepted: {error}") from None
-    credential_id = bytes_to_base64url(verified.credential_id)
-    taken = select(SecondFactor.id).where(SecondFactor.credential_id == credential_id)
-    if db.session.scalar(taken) is not None:
-        raise Conflict("This passkey is already registered")
-    factor = SecondFactor(
-        user_id=user.id,
-        kind=PASSKEY,
-        name=name,
-        credential_id=credential_id,
-        public_key=verified.credential_public_key,
-        sign_count=verified.sign_count,
-    )
-    db.session.add(factor)
-    factor.recovery_codes = _count(user, factor)
-    db.session.commit()
-    return factor
-
-
-def passkey_sign_in_options(waiting: PendingSignIn) -> dict:
-    """The options navigator.credentials.get() takes for a waiting sign-in; their challenge is
-    kept with it, so the answer may come to any worker."""
-    rp_id, _ = _relying_party()
-    passkeys = [f for f in factors_of(waiting.user_id) if f.kind == PASSKEY]
-    if not passkeys:
-        raise Conflict("This account has no passkey")
-    options = webauthn.generate_authentication_options(
-        rp_id=rp_id,
-        allow_credentials=[
-            PublicKeyCredentialDescriptor(id=webauthn.base64url_to_bytes(f.credential_id))
-            for f in passkeys
-        ],
-        user_verification=UserVerificationRequirement.PREFERRED,
-    )
-    waiting.challenge = bytes_to_base64url(options.challenge)
-    db.session.commit()
-    return {"public_key": json.loads(webauthn.options_to_json(options))}
-
-
-def _passkey_accepts(waiting: PendingSignIn, credential: dict) -> bool:
-    if waiting.challenge is None or not isinstance(credential, dict):
-        return False
-    factor = db.session.scalar(
-        select(SecondFactor).where(
-            SecondFactor.user_id == waiting.user_id,
-            SecondFactor.kind == PASSKEY,
-            SecondFactor.credential_id == str(credential.get("id", "")),
-        )
-    )
-    if factor is None:
-        return False
-    rp_id, origin = _relying_party()
-    try:
-        verified = webauthn.verify_authentication_response(
-            credential=credential,
-            expected_challenge=webauthn.base64url_to_bytes(waiting.challenge),
-            expected_rp_id=rp_id,
-            expected_origin=origin,
-            credential_public_key=factor.public_key,
-            credential_current_sign_count=factor.sign_count,
-        )
-    except (InvalidAuthenticationResponse, ValueError, KeyError, TypeError):
-        return False
-    factor.sign_count = verified.new_sign_count
-    factor.last_used_at = utcnow()
-    return True
-
-
 # Signing in with a factor ------------------------------------------------------------------
 
 
@@ -421,11 +284,13 @@ def complete(waiting: PendingSignIn, answer: dict) -> tuple[User, str, list[str]
     factor (SVC_REQUIRE_2FA). A wrong answer counts against the waiting sign-in (five end it)
     and is recorded."""
     user = db.session.get(User, waiting.user_id)
+    if not user.active:  # deactivated since the password was accepted
+        raise AccountDeactivated()
     codes, method = None, None
     if answer.get("recovery_code") and _spend_recovery_code(user.id, answer["recovery_code"]):
         method = "recovery_code"
         audit.record(audit.RECOVERY_CODE_USED, user, ("user", user.id))
-    elif answer.get("credential") and _passkey_accepts(waiting, answer["credential"]):
+    elif answer.get("credential") and passkeys().accepts(waiting, answer["credential"]):
         method = PASSKEY
     elif answer.get("code"):
         method, codes = _code_answer(user, waiting, answer["code"])
@@ -456,7 +321,7 @@ def _code_answer(
             last_step=step,
         )
         db.session.add(factor)
-        return TOTP, _count(user, factor)
+        return TOTP, count(user, factor)
     for factor in factors_of(user.id):
         if factor.kind == TOTP and _totp_accepts(factor, code):
             return TOTP, None

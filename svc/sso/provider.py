@@ -1,0 +1,97 @@
+"""The OpenID provider as Authlib reaches it (svc.sso's docstring says what is checked). Imported
+only when SVC_OIDC_ISSUER is set: Authlib and joserfc would add to the start of every process."""
+
+import requests
+from authlib.integrations.base_client import OAuthError
+from authlib.integrations.flask_client import FlaskOAuth2App, OAuth
+from authlib.integrations.requests_client import OAuth2Session
+from flask import Flask, Response
+from joserfc.errors import JoseError
+
+from svc.sso import ProviderError
+
+SCOPES = "openid email profile"
+
+
+class _TrustingSession(OAuth2Session):
+    """requests lets REQUESTS_CA_BUNDLE beat a session's own `verify`: pass it on each call, so
+    that SVC_OIDC_CA_BUNDLE holds wherever svc runs."""
+
+    def request(self, method, url, withhold_token=False, auth=None, **kwargs):
+        kwargs.setdefault("verify", self.verify)
+        return super().request(method, url, withhold_token=withhold_token, auth=auth, **kwargs)
+
+
+class _App(FlaskOAuth2App):
+    client_cls = _TrustingSession
+
+
+class _OAuth(OAuth):
+    oauth2_client_cls = _App
+
+
+class Provider:
+    """The configured provider: its discovery document and keys are cached per process."""
+
+    def __init__(self, app: Flask):
+        config = app.config
+        self.issuer = config["SVC_OIDC_ISSUER"].rstrip("/")
+        client_kwargs = {"scope": SCOPES, "code_challenge_method": "S256", "timeout": 10}
+        if config["SVC_OIDC_CA_BUNDLE"]:
+            client_kwargs["verify"] = config["SVC_OIDC_CA_BUNDLE"]
+        self._client = _OAuth(app).register(
+            "oidc",
+            client_id=config["SVC_OIDC_CLIENT_ID"],
+            client_secret=config["SVC_OIDC_CLIENT_SECRET"],
+            server_metadata_url=self.issuer + "/.well-known/openid-configuration",
+            client_kwargs=client_kwargs,
+        )
+
+    def _checked_client(self) -> FlaskOAuth2App:
+        metadata = self._client.load_server_metadata()
+        if metadata.get("issuer", "").rstrip("/") != self.issuer:
+            # OpenID Connect Discovery §4.3: a document for another issuer is not this one's.
+            named = metadata.get("issuer")
+            raise OAuthError(description=f"the provider's discovery names issuer {named!r}")
+        return self._client
+
+    def _claims_options(self) -> dict:
+        """What the ID token must say: issued by SVC_OIDC_ISSUER (the audience, expiry and
+        nonce Authlib checks against the client id, the clock and the flow's nonce)."""
+        return {"iss": {"essential": True, "values": [self.issuer, self.issuer + "/"]}}
+
+    def authorization_redirect(self, redirect_uri: str) -> Response:
+        """To the provider, with a new state, nonce and PKCE verifier kept in the session."""
+        try:
+            return self._checked_client().authorize_redirect(redirect_uri)
+        except (OAuthError, requests.RequestException, ValueError) as error:
+            raise ProviderError(_words(error), unreachable=True) from error
+
+    def claims_from_callback(self) -> dict:
+        """The checked claims of the provider's way back (state, code, ID token), with those
+        of the userinfo endpoint when the ID token does not carry the e-mail."""
+        try:
+            client = self._checked_client()
+            token = client.authorize_access_token(claims_options=self._claims_options())
+            claims = dict(token.get("userinfo") or {})
+            if not claims:
+                raise OAuthError(description="the provider sent no ID token")
+            if "email" not in claims:  # many providers say it only at the userinfo endpoint
+                extra = client.userinfo(token=token)
+                if extra.get("sub") != claims.get("sub"):
+                    raise OAuthError(description="the userinfo answer is for another subject")
+                claims = {**dict(extra), **claims}
+            return claims
+        except (OAuthError, JoseError, requests.RequestException, ValueError, KeyError) as error:
+            raise ProviderError(_words(error)) from error
+
+    def check_id_token(self, token: dict, nonce: str) -> dict:
+        """The claims of a token response's ID token, checked as the callback checks them."""
+        client = self._checked_client()
+        return dict(client.parse_id_token(token, nonce, claims_options=self._claims_options()))
+
+
+def _words(error: Exception) -> str:
+    if isinstance(error, OAuthError):
+        return error.description or error.error or "refused"
+    return str(error) or type(error).__name__
