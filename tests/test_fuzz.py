@@ -30,7 +30,8 @@ CHECKS = [
     response_schema_conformance,
     content_type_conformance,
 ]
-EXAMPLES_PER_OPERATION = 12
+# 8 (12 until the identity work): the suite had gone past 12 minutes (docs/performance.md).
+EXAMPLES_PER_OPERATION = 8
 
 
 @pytest.fixture
