@@ -5,7 +5,8 @@ swaps in Redis.
 
 Fixed windows only (Flask-Limiter's default strategy): one row per limit and client, counted up
 by one upsert that starts a new window once the old one has expired. The scheduler deletes
-expired rows hourly (`forget_expired`).
+expired rows hourly (`forget_expired`). `rate_limited` is the decorator views put a limit on
+with (the API's and single sign-on's pages).
 
 Counting is on the path of every limited request, so each thread keeps a connection of its own
 for it and talks to the driver directly (docs/performance.md, "Rate limits and the
@@ -23,9 +24,10 @@ import functools
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from flask import g
+from flask import current_app, g
 from limits.storage import Storage
 
 from svc.database import SQLITE_BUSY_TIMEOUT_MS
@@ -212,3 +214,32 @@ def _seen() -> dict[str, tuple[int, float]]:
     if "rate_limit_windows" not in g:
         g.rate_limit_windows = {}
     return g.rate_limit_windows
+
+
+def rate_limited(
+    setting_name: str, key_func: Callable[[], str] | None = None, shared: bool = False
+) -> Callable:
+    """Apply the limit configured in `setting_name` (e.g. SVC_RATE_LIMIT_AUTH); `off` disables.
+    By default the limit is per client address, and per endpoint; `shared`: one count for every
+    endpoint that names the same setting (sending and resending invitations)."""
+
+    def limit_value() -> str:
+        # Flask-Limiter parses the limit before it asks exempt_when, and logs an error for "off";
+        # any valid limit does here, since an exempt request is never counted against it.
+        return "1/second" if disabled() else current_app.config[setting_name]
+
+    def disabled() -> bool:
+        return current_app.config[setting_name] == "off"
+
+    def decorator(view):
+        if shared:
+            limit = limiter.shared_limit(
+                limit_value, scope=setting_name, key_func=key_func, exempt_when=disabled
+            )
+        else:
+            limit = limiter.limit(limit_value, key_func=key_func, exempt_when=disabled)
+        limited = limit(view)
+        limited.rate_limited = True
+        return limited
+
+    return decorator

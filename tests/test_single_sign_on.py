@@ -51,6 +51,18 @@ def test_without_a_provider_there_is_no_single_sign_on(client):
     assert client.get("/sso/callback?code=x&state=y").status_code == 404
 
 
+def test_single_sign_on_is_rate_limited_as_sign_in_is(make_app):
+    """Open to anyone, and each refusal is an audit entry: SVC_RATE_LIMIT_AUTH per address."""
+    app = make_app(
+        **{**SSO, "SVC_OIDC_ISSUER": "https://127.0.0.1:9"}, SVC_RATE_LIMIT_AUTH="2/minute"
+    )
+    client = app.test_client()
+    # The provider cannot be reached (nothing listens on port 9): refused, and counted.
+    answers = [client.get("/sso/callback?code=x&state=y").status_code for _ in range(3)]
+    assert answers == [400, 400, 429]
+    assert [client.get("/sso/login").status_code for _ in range(3)] == [502, 502, 429]
+
+
 @pytest.mark.parametrize(
     ("asked", "sent_to"),
     [

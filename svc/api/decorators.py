@@ -16,7 +16,7 @@ from marshmallow import Schema
 from svc import json_codec
 from svc.auth.guard import current_user
 from svc.errors import APIError
-from svc.extensions import limiter
+from svc.rate_limits import rate_limited  # noqa: F401  (the views take it from here)
 
 JSON_MIMETYPE = "application/json"
 # docs/api.md §1.1: deeper bodies are refused before anything reads them.
@@ -147,34 +147,5 @@ def described(**openapi) -> Callable:
     def decorator(view):
         view.openapi_extra = openapi
         return view
-
-    return decorator
-
-
-def rate_limited(
-    setting_name: str, key_func: Callable[[], str] | None = None, shared: bool = False
-) -> Callable:
-    """Apply the limit configured in `setting_name` (e.g. SVC_RATE_LIMIT_AUTH); `off` disables.
-    By default the limit is per client address, and per endpoint; `shared`: one count for every
-    endpoint that names the same setting (sending and resending invitations)."""
-
-    def limit_value() -> str:
-        # Flask-Limiter parses the limit before it asks exempt_when, and logs an error for "off";
-        # any valid limit does here, since an exempt request is never counted against it.
-        return "1/second" if disabled() else current_app.config[setting_name]
-
-    def disabled() -> bool:
-        return current_app.config[setting_name] == "off"
-
-    def decorator(view):
-        if shared:
-            limit = limiter.shared_limit(
-                limit_value, scope=setting_name, key_func=key_func, exempt_when=disabled
-            )
-        else:
-            limit = limiter.limit(limit_value, key_func=key_func, exempt_when=disabled)
-        limited = limit(view)
-        limited.rate_limited = True
-        return limited
 
     return decorator

@@ -19,6 +19,7 @@ from flask import Blueprint, Flask, abort, current_app, redirect, render_templat
 from svc.auth.cookies import set_session_cookies
 from svc.config import setting
 from svc.errors import APIError
+from svc.rate_limits import rate_limited
 from svc.services import single_sign_on, users
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,9 @@ def _safe_next(value: str | None) -> str:
     return value
 
 
+# Both are open to anyone, and each refusal writes an audit entry: limited as sign-in is.
 @bp.get("/sso/login")
+@rate_limited("SVC_RATE_LIMIT_AUTH")
 def login():
     """Off to the provider's sign-in page."""
     provider = _provider()
@@ -92,6 +95,7 @@ def login():
 
 
 @bp.get("/sso/callback")
+@rate_limited("SVC_RATE_LIMIT_AUTH")
 def callback():
     """Back from the provider: check everything, then whose account, then a session."""
     provider = _provider()
