@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from flask import current_app
+from flask import current_app, request
 
 
 class ConfigError(ValueError):
@@ -469,3 +469,9 @@ def _check_sign_in(values: dict[str, Any]) -> None:
 def setting(name: str) -> Any:
     """A parsed SVC_* setting of the running app (inside an app context)."""
     return current_app.config[name]
+
+
+def public_base_url() -> str:
+    """Where users reach the service, without a trailing slash: SVC_PUBLIC_URL, else the
+    address this request came to (inside a request)."""
+    return (setting("SVC_PUBLIC_URL") or request.host_url).rstrip("/")

@@ -3,9 +3,9 @@ and what the answers show (never the token; the webhook secret once, when it is 
 
 import re
 
-from flask import current_app, request
 from marshmallow import ValidationError, fields, validate, validates_schema
 
+from svc.config import public_base_url
 from svc.models import CATEGORIES, SEVERITIES
 from svc.models.integrations import CLOSE, CREATE, KINDS, REOPEN
 from svc.schemas.base import InSchema, OneLine, OutSchema, PageQuery, Timestamp, page_of
@@ -144,9 +144,7 @@ class IntegrationOut(OutSchema):
     last_error = fields.String(required=True, allow_none=True)
 
     def _webhook_url(self, integration) -> str:
-        # The public address when it is configured; else the one this request came to.
-        base = current_app.config["SVC_PUBLIC_URL"] or request.host_url
-        return f"{base.rstrip('/')}/api/v1/integrations/{integration.id}/events"
+        return f"{public_base_url()}/api/v1/integrations/{integration.id}/events"
 
 
 class IssueCreateIn(InSchema):

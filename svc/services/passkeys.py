@@ -8,7 +8,7 @@ import uuid
 from urllib.parse import urlsplit
 
 import webauthn
-from flask import current_app, request
+from flask import current_app
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from sqlalchemy import select
 from webauthn.helpers import bytes_to_base64url
@@ -20,7 +20,7 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
-from svc.config import setting
+from svc.config import public_base_url
 from svc.errors import Conflict, field_error
 from svc.extensions import db
 from svc.models import PendingSignIn, SecondFactor, User
@@ -33,7 +33,7 @@ CEREMONY_SECONDS = 300
 
 def _relying_party() -> tuple[str, str]:
     """(RP id, origin): SVC_PUBLIC_URL's, else the address this request came to."""
-    url = urlsplit(setting("SVC_PUBLIC_URL") or request.host_url)
+    url = urlsplit(public_base_url())
     return url.hostname, f"{url.scheme}://{url.netloc}"
 
 

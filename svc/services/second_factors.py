@@ -15,12 +15,11 @@ from urllib.parse import urlsplit
 
 import pyotp
 import segno
-from flask import request
 from sqlalchemy import delete, func, or_, select, update
 
 from svc import audit, secrets
 from svc.auth import pending
-from svc.config import setting
+from svc.config import public_base_url, setting
 from svc.errors import AccountDeactivated, Conflict, NotFound, field_error, unauthorized
 from svc.extensions import db
 from svc.models import PendingSignIn, RecoveryCode, SecondFactor, User
@@ -87,7 +86,7 @@ def sign_in_needs_factor(user: User) -> bool:
 
 
 def _issuer() -> str:
-    host = urlsplit(setting("SVC_PUBLIC_URL") or request.host_url).hostname or "svc"
+    host = urlsplit(public_base_url()).hostname or "svc"
     return f"svc ({host})"
 
 
