@@ -76,10 +76,11 @@ def login(data):
     """Sign in: a new session with new cookies; with a second factor due, 202 and only the
     cookie that /auth/second-factor takes (docs/identity.md)."""
     user = users.authenticate(data["email"], data["password"])
-    if second_factors.sign_in_needs_factor(user):
-        token, waiting = second_factors.begin_sign_in(user)
+    waiting = second_factors.begin_sign_in(user)
+    if waiting is not None:
+        token, answer = waiting
         _send_pending_cookie(token)
-        return waiting, {}, 202
+        return answer, {}, 202
     sign_in(user)
     return user
 

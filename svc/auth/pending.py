@@ -66,11 +66,11 @@ def spend(pending: PendingSignIn) -> bool:
 
 
 def count_failure(pending: PendingSignIn) -> None:
-    """One more wrong answer, committed on its own (the refusal that follows writes nothing)."""
+    """One more wrong answer, in the caller's transaction (it commits it with the refusal's
+    audit entry)."""
     db.session.execute(
         update(PendingSignIn)
         .where(PendingSignIn.id == pending.id)
         .values(failures=PendingSignIn.failures + 1)
         .execution_options(synchronize_session=False)
     )
-    db.session.commit()

@@ -24,6 +24,7 @@ from svc.errors import AccountDeactivated, Conflict, NotFound, field_error, unau
 from svc.extensions import db
 from svc.models import PendingSignIn, RecoveryCode, SecondFactor, User
 from svc.models.base import utcnow
+from svc.services import users
 
 TOTP = "totp"
 PASSKEY = "passkey"
@@ -75,11 +76,6 @@ def security_of(user: User) -> dict:
         "recovery_codes_left": recovery_codes_left(user.id),
         "second_factor_required": setting("SVC_REQUIRE_2FA"),
     }
-
-
-def sign_in_needs_factor(user: User) -> bool:
-    """Whether a password sign-in of the user waits: a factor enrolled, or one required."""
-    return bool(factors_of(user.id)) or setting("SVC_REQUIRE_2FA")
 
 
 # TOTP --------------------------------------------------------------------------------------
@@ -145,18 +141,19 @@ def _totp_accepts(factor: SecondFactor, code: str) -> bool:
     return step is not None and _spend_step(factor, step)
 
 
+def _factor_of(user: User, factor_id: uuid.UUID, *kinds: str) -> SecondFactor:
+    """The user's factor of that id (of one of `kinds`, when given); 404 for anyone else's."""
+    mine = select(SecondFactor).where(SecondFactor.id == factor_id, SecondFactor.user_id == user.id)
+    factor = db.session.scalar(mine.where(SecondFactor.kind.in_(kinds)) if kinds else mine)
+    if factor is None:
+        raise NotFound("No such second factor")
+    return factor
+
+
 def confirm_totp(user: User, factor_id: uuid.UUID, code: str) -> SecondFactor:
     """Count the new TOTP secret once a code from the app matches. The first factor of a user
     comes with recovery codes (its `recovery_codes`), shown this once."""
-    factor = db.session.scalar(
-        select(SecondFactor).where(
-            SecondFactor.id == factor_id,
-            SecondFactor.user_id == user.id,
-            SecondFactor.kind == TOTP,
-        )
-    )
-    if factor is None:
-        raise NotFound("No such second factor")
+    factor = _factor_of(user, factor_id, TOTP)
     if factor.confirmed_at is not None:
         raise Conflict("This authenticator app is already confirmed")
     if not _totp_accepts(factor, code):
@@ -226,11 +223,7 @@ def _spend_recovery_code(user_id: uuid.UUID, code: str) -> bool:
 
 def remove_factor(user: User, factor_id: uuid.UUID) -> None:
     """Remove one factor; with the last one go the recovery codes."""
-    factor = db.session.scalar(
-        select(SecondFactor).where(SecondFactor.id == factor_id, SecondFactor.user_id == user.id)
-    )
-    if factor is None:
-        raise NotFound("No such second factor")
+    factor = _factor_of(user, factor_id)
     db.session.delete(factor)
     db.session.flush()
     if not factors_of(user.id):
@@ -254,11 +247,14 @@ def reset_factors(admin: User, user_id: uuid.UUID) -> None:
 # Signing in with a factor ------------------------------------------------------------------
 
 
-def begin_sign_in(user: User) -> tuple[str, dict]:
-    """A password sign-in that waits for its factor: the cookie's value, and what the answer
-    says (how to go on, until when)."""
-    token, waiting = pending.begin(user)
+def begin_sign_in(user: User) -> tuple[str, dict] | None:
+    """A password sign-in that waits for its factor (one is enrolled, or SVC_REQUIRE_2FA asks
+    for one): the cookie's value, and what the answer says (how to go on, until when). None
+    when no factor is due."""
     methods = methods_of(user.id)
+    if not methods and not setting("SVC_REQUIRE_2FA"):
+        return None
+    token, waiting = pending.begin(user)
     return token, {
         "methods": methods or [TOTP],
         "enrol": not methods,  # SVC_REQUIRE_2FA and none yet: enrol an app now
@@ -296,10 +292,7 @@ def complete(waiting: PendingSignIn, answer: dict) -> tuple[User, str, list[str]
     if method is None or not pending.spend(waiting):
         db.session.rollback()
         pending.count_failure(waiting)
-        audit.record(
-            audit.SIGN_IN_FAILED, None, ("user", user.id), email=user.email, reason="second factor"
-        )
-        db.session.commit()
+        users.record_failed_sign_in(user, user.email, "second factor")
         raise unauthorized("Passkey refused" if answer.get("credential") else WRONG_CODE)
     return user, method, codes
 

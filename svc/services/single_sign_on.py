@@ -10,7 +10,6 @@ claims in, an account out, or a refusal that says why.
 
 from sqlalchemy import select
 
-from svc import audit
 from svc.config import setting
 from svc.errors import Forbidden
 from svc.extensions import db
@@ -18,18 +17,8 @@ from svc.models import User
 from svc.services import users
 
 
-def record_refusal(issuer: str, user: User | None, reason: str, email: str | None = None) -> None:
-    """A refused single sign-on, in the audit log, in a transaction of its own."""
-    db.session.rollback()
-    detail = {"reason": reason, "issuer": issuer}
-    if email:
-        detail["email"] = email[:254]
-    audit.record(audit.SIGN_IN_FAILED, None, ("user", user.id if user else None), **detail)
-    db.session.commit()
-
-
 def _refuse(issuer: str, reason: str, message: str, email=None, user=None) -> Forbidden:
-    record_refusal(issuer, user, reason, email)
+    users.record_failed_sign_in(user, email, reason, issuer=issuer)
     return Forbidden(message)
 
 

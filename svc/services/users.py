@@ -101,13 +101,13 @@ def authenticate(email: str, password: str) -> User:
     user = db.session.scalar(select(User).where(User.email == email))
     if user is None or not user.password_hash:  # none, or made by single sign-on
         passwords.spend_verify_time(password)
-        _failed_sign_in(user, email, "unknown address" if user is None else "no password")
+        record_failed_sign_in(user, email, "unknown address" if user is None else "no password")
         raise unauthorized(INVALID_LOGIN)
     if not passwords.verify_password(user.password_hash, password):
-        _failed_sign_in(user, email, "wrong password")
+        record_failed_sign_in(user, email, "wrong password")
         raise unauthorized(INVALID_LOGIN)
     if not user.active:
-        _failed_sign_in(user, email, "deactivated")
+        record_failed_sign_in(user, email, "deactivated")
         raise AccountDeactivated()
     if passwords.needs_rehash(user.password_hash):
         user.password_hash = passwords.hash_password(password)
@@ -115,10 +115,13 @@ def authenticate(email: str, password: str) -> User:
     return user
 
 
-def _failed_sign_in(user: User | None, email: str, reason: str) -> None:
-    """In a transaction of its own: the refusal that follows writes nothing."""
+def record_failed_sign_in(user: User | None, email: str | None, reason: str, **detail) -> None:
+    """A refused sign-in (password, second factor, single sign-on) in the audit log, committed
+    now: the refusal that follows writes nothing more."""
+    if email:
+        detail["email"] = email[:254]
     target = ("user", user.id if user else None)
-    audit.record(audit.SIGN_IN_FAILED, None, target, email=email[:254], reason=reason)
+    audit.record(audit.SIGN_IN_FAILED, None, target, reason=reason, **detail)
     db.session.commit()
 
 

@@ -102,7 +102,8 @@ def callback():
         claims = provider.claims_from_callback()
     except ProviderError as error:
         log.info("single sign-on refused: %s", error.words)
-        single_sign_on.record_refusal(provider.issuer, None, f"protocol: {error.words}"[:200])
+        reason = f"protocol: {error.words}"[:200]
+        users.record_failed_sign_in(None, None, reason, issuer=provider.issuer)
         return _refused(
             "This sign-in could not be completed: the answer from the provider did not check "
             f"out ({error.words}). Start again from the sign-in page."
