@@ -35,7 +35,7 @@ export async function signInView(main, context) {
   ], async (values) => {
     const answer = await api.post("/auth/login", values);
     if (answer.methods) {  // 202: a second factor is due before any session
-      replaceContent(panel, secondFactorStep(answer, context));
+      replaceContent(panel, secondFactorStep(answer, context, destination(context)));
       return;
     }
     context.signedIn(answer);

@@ -35,12 +35,12 @@ function totpSetup(setup) {
     h("p", {}, "Or type this key into the app: ", h("code", { class: "totp-secret" }, setup.secret)));
 }
 
-export function secondFactorStep(waiting, context) {
+// `destination`: where the sign-in page was heading (auth.js checks it is a page of this site).
+export function secondFactorStep(waiting, context, destination) {
   const done = (user) => {
     const go = () => {
       context.signedIn(user);
-      const next = context.query.get("next");
-      context.navigate(next && next.startsWith("/") && !next.startsWith("//") ? next : "/reports", { replace: true });
+      context.navigate(destination, { replace: true });
     };
     if (user.recoveryCodes) replaceContent(step, recoveryCodesNotice(user.recoveryCodes, go));
     else go();
