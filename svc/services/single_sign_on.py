@@ -42,14 +42,10 @@ def account_for(issuer: str, claims: dict) -> User:
             "cannot tell it is yours. Verify it there, then sign in again.",
             email,
         )
-    allowed = setting("SVC_OIDC_ALLOWED_DOMAINS")
-    if allowed and email.rsplit("@", 1)[1] not in allowed:
-        raise _refuse(
-            issuer,
-            "domain not allowed",
-            f"Addresses at {email.rsplit('@', 1)[1]} cannot sign in to this svc.",
-            email,
-        )
+    allowed, domain = setting("SVC_OIDC_ALLOWED_DOMAINS"), email.rsplit("@", 1)[1]
+    if allowed and domain not in allowed:
+        words = f"Addresses at {domain} cannot sign in to this svc."
+        raise _refuse(issuer, "domain not allowed", words, email)
     user = db.session.scalar(select(User).where(User.oidc_subject == subject))
     if user is None:
         user = db.session.scalar(select(User).where(User.email == email))
