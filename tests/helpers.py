@@ -6,8 +6,11 @@ import re
 import shutil
 import sqlite3
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
+
+import pyotp
 
 from harness.client import PASSWORD, create_project, csrf, invite, png_bytes, register
 
@@ -315,3 +318,23 @@ def run_in_processes(app, code: str, count: int = 2) -> list[str]:
         for _ in range(count)
     ]
     return [process.communicate(timeout=120)[0] for process in processes]
+
+
+# TOTP codes from explicit time steps (svc takes one step of drift either side and spends a
+# step once): a code recomputed "now" seconds later may be another step's, so tests keep the
+# step they spent and derive every later code from it.
+TOTP_STEP_SECONDS = 30
+
+
+def totp_step() -> int:
+    return int(time.time()) // TOTP_STEP_SECONDS
+
+
+def totp_code(secret: str, step: int) -> str:
+    return pyotp.TOTP(secret).generate_otp(step)
+
+
+def unspent_totp_code(secret: str, spent: int) -> str:
+    """A code svc takes after step `spent` was used: the current step's, or, while the clock is
+    still on the spent step, the next one's (within the drift)."""
+    return totp_code(secret, max(spent + 1, totp_step()))

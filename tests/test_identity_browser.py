@@ -9,10 +9,8 @@ import hashlib
 import re
 import secrets
 import threading
-import time
 from urllib.parse import urlencode
 
-import pyotp
 import pytest
 from joserfc.errors import JoseError
 from joserfc.jwk import RSAKey
@@ -26,6 +24,7 @@ from harness.service import free_port
 from svc import sso
 from svc.extensions import db
 from svc.models import AuditEntry
+from tests.helpers import totp_code, totp_step, unspent_totp_code
 
 pytestmark = [pytest.mark.browser, pytest.mark.any_database]
 
@@ -332,7 +331,8 @@ def test_a_passkey_is_enrolled_and_signs_in_and_another_sites_is_refused(
         page.goto("/account")
         page.get_by_role("button", name="Add an authenticator app").click()
         secret = page.locator(".totp-secret").inner_text()
-        page.get_by_label("Code from the app").fill(pyotp.TOTP(secret).now())
+        spent = totp_step()
+        page.get_by_label("Code from the app").fill(totp_code(secret, spent))
         page.get_by_role("button", name="Confirm").click()
         expect(page.get_by_text("Authenticator app (authenticator app)")).to_be_visible()
         page.get_by_role("button", name="Sign out").click()
@@ -342,10 +342,8 @@ def test_a_passkey_is_enrolled_and_signs_in_and_another_sites_is_refused(
         expect(
             page.get_by_role("alert").filter(has_text="Wrong or already used code")
         ).to_be_visible()
-        # The confirmation spent this step's code: the next step's is taken (drift).
-        page.get_by_label("Code from your authenticator app").fill(
-            pyotp.TOTP(secret).at(time.time() + 30)
-        )
+        # The confirmation spent its step's code: a later step's is taken.
+        page.get_by_label("Code from your authenticator app").fill(unspent_totp_code(secret, spent))
         page.get_by_role("button", name="Verify").click()
         page.wait_for_url(f"{base_url}/reports")
 

@@ -4,10 +4,9 @@ the half-signed-in state that expires and opens nothing else, the admin's reset,
 SVC_REQUIRE_2FA. Passkeys in a real browser: tests/test_identity_browser.py."""
 
 import re
-import time
 from datetime import timedelta
+from typing import NamedTuple
 
-import pyotp
 import pytest
 from sqlalchemy import update
 
@@ -22,6 +21,9 @@ from tests.helpers import (
     furnish,
     route_id,
     run_in_processes,
+    totp_code,
+    totp_step,
+    unspent_totp_code,
     url_for_route,
 )
 
@@ -35,22 +37,24 @@ def ok(response, status=200):
     return response.get_json()
 
 
-def code_at(secret: str, offset_steps: int = 0) -> str:
-    return pyotp.TOTP(secret).at(time.time() + 30 * offset_steps)
+class Enrolled(NamedTuple):
+    secret: str
+    recovery_codes: list[str]
+    spent: int  # the time step whose code the confirmation spent
 
 
-def enrol_totp(client) -> tuple[str, list[str]]:
-    """Enrol an authenticator app for the signed-in client: its secret, the recovery codes."""
+def enrol_totp(client) -> Enrolled:
+    """Enrol an authenticator app for the signed-in client, confirmed with the code of one
+    step, recorded (never recomputed later: a 30 s boundary may have passed since)."""
     setup = ok(client.post("/api/v1/auth/factors/totp", headers=csrf(client)), 201)
     assert setup["otpauthUri"].startswith("otpauth://totp/")
     assert f"secret={setup['secret']}" in setup["otpauthUri"]
     assert setup["qrCode"].startswith("data:image/svg+xml")
     confirm = f"/api/v1/auth/factors/{setup['id']}/confirm"
-    # One step behind is still taken (drift); it is the code this confirmation spends.
-    enrolled = ok(
-        client.post(confirm, json={"code": code_at(setup["secret"], -1)}, headers=csrf(client))
-    )
-    return setup["secret"], enrolled["recoveryCodes"]
+    step = totp_step()
+    code = totp_code(setup["secret"], step)
+    enrolled = ok(client.post(confirm, json={"code": code}, headers=csrf(client)))
+    return Enrolled(setup["secret"], enrolled["recoveryCodes"], step)
 
 
 def waiting_sign_in(app):
@@ -69,7 +73,7 @@ def ada(app):
 
 
 def test_totp_is_asked_for_after_the_password_and_each_code_works_once(app, ada):
-    secret, codes = enrol_totp(ada)
+    secret, codes, spent = enrol_totp(ada)
     assert len(codes) == 10 and len(set(codes)) == 10
     assert all(RECOVERY_CODE.match(code) for code in codes)
     security = ok(ada.get("/api/v1/auth/security"))
@@ -83,21 +87,22 @@ def test_totp_is_asked_for_after_the_password_and_each_code_works_once(app, ada)
     assert client.get("/api/v1/auth/me").status_code == 401
     wrong = client.post(ANSWER, json={"code": "000000"})
     assert wrong.status_code == 401 and wrong.get_json()["detail"]
-    # The step confirm_totp spent is refused: a code works once.
-    assert client.post(ANSWER, json={"code": code_at(secret, -1)}).status_code == 401
-    signed_in = ok(client.post(ANSWER, json={"code": code_at(secret)}))
+    # The step the confirmation spent is refused: a code works once.
+    assert client.post(ANSWER, json={"code": totp_code(secret, spent)}).status_code == 401
+    fresh = unspent_totp_code(secret, spent)
+    signed_in = ok(client.post(ANSWER, json={"code": fresh}))
     assert signed_in["email"] == "ada@example.com" and signed_in["recoveryCodes"] is None
     assert client.get_cookie(ACCESS_COOKIE) is not None
     assert client.get_cookie(PENDING_COOKIE, path=ANSWER) is None
     ok(client.get("/api/v1/auth/me"))
 
     again, _ = waiting_sign_in(app)
-    assert again.post(ANSWER, json={"code": code_at(secret)}).status_code == 401
+    assert again.post(ANSWER, json={"code": fresh}).status_code == 401
     assert again.get_cookie(ACCESS_COOKIE) is None
 
 
 def test_a_recovery_code_works_once_and_new_ones_replace_the_old(app, ada):
-    _, codes = enrol_totp(ada)
+    codes = enrol_totp(ada).recovery_codes
     client, _ = waiting_sign_in(app)
     ok(client.post(ANSWER, json={"recovery_code": codes[0].upper().replace("-", " ")}))
     again, _ = waiting_sign_in(app)
@@ -111,12 +116,12 @@ def test_a_recovery_code_works_once_and_new_ones_replace_the_old(app, ada):
 
 
 def test_an_expired_or_spent_half_sign_in_is_refused(app, ada):
-    secret, codes = enrol_totp(ada)
+    secret, codes, spent = enrol_totp(ada)
     client, _ = waiting_sign_in(app)
     with app.app_context():
         db.session.execute(update(PendingSignIn).values(expires_at=utcnow() - timedelta(seconds=1)))
         db.session.commit()
-    expired = client.post(ANSWER, json={"code": code_at(secret)})
+    expired = client.post(ANSWER, json={"code": unspent_totp_code(secret, spent)})
     assert expired.status_code == 401 and "expired" in expired.get_json()["detail"]
 
     client, _ = waiting_sign_in(app)
@@ -161,11 +166,12 @@ def test_the_half_signed_in_state_opens_no_api(app, ada):
 def test_one_code_starts_one_session_across_processes(app, ada, tmp_path):
     """Two waiting sign-ins answered with the same code at once, from two processes (as two
     workers would take them): one session starts, the other is refused."""
-    secret, _ = enrol_totp(ada)
+    secret, _, spent = enrol_totp(ada)
     tokens = []
     for _ in range(2):
         client, _ = waiting_sign_in(app)
         tokens.append(client.get_cookie(PENDING_COOKIE, path=ANSWER).value)
+    code = unspent_totp_code(secret, spent)
     outputs = run_in_processes(
         app,
         f"""
@@ -178,7 +184,7 @@ def test_one_code_starts_one_session_across_processes(app, ada, tmp_path):
                 continue
         client = app.test_client()
         client.set_cookie("{PENDING_COOKIE}", mine, path="/")
-        print(client.post("{ANSWER}", json={{"code": "{code_at(secret)}"}}).status_code)
+        print(client.post("{ANSWER}", json={{"code": "{code}"}}).status_code)
         """,
     )
     assert sorted(int(out) for out in outputs) == [200, 401]
@@ -224,7 +230,8 @@ def test_svc_require_2fa_makes_a_password_user_enrol_at_sign_in(make_app):
     assert waiting["enrol"] is True and waiting["methods"] == ["totp"]
     setup = ok(client.post(f"{ANSWER}/enrolment"))
     assert client.post(ANSWER, json={"code": "000000"}).status_code == 401
-    signed_in = ok(client.post(ANSWER, json={"code": code_at(setup["secret"])}))
+    code = totp_code(setup["secret"], totp_step())
+    signed_in = ok(client.post(ANSWER, json={"code": code}))
     assert len(signed_in["recoveryCodes"]) == 10
 
     client, waiting = waiting_sign_in(app)
