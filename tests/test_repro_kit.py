@@ -366,6 +366,85 @@ def test_a_session_replays_with_playwright_its_har_loads_and_its_curls_run(
     assert "authorization" not in request["headers"]
 
 
+@pytest.mark.browser
+@pytest.mark.parametrize("bracketed_paste", ["on", "off"])
+def test_a_copied_curl_pasted_into_bash_runs_curl_alone(
+    browser, team, live_server, tmp_path, bracketed_paste
+):
+    """A reporter's Ctrl-C and line breaks in a body (a quote and !! in the address): the
+    clipboard holds printable ASCII only, and bash, fed the paste through a real terminal, runs
+    curl with the reporter's exact bytes and nothing else."""
+    marker = tmp_path / "PWNED"
+    body = f'{{"items":[1]}}\u0003\ntouch {marker}\n it\'s "ünï" \u2028 \\x41 !!\x7f\x85'
+    report = file(team, title="Ctrl-C", network_logs=[{
+        "method": "POST", "url": "http://shop.test/api/cart?q=it's!!",
+        "status": 500, "requestHeaders": {"X-Note": "fine"}, "requestBody": body,
+    }])  # fmt: skip
+    assert report["networkLogs"][0]["requestBody"] == body
+    context = browser.new_context()
+    [command] = copied_curls(context, team, live_server, report)
+    context.close()
+    lines = command.split("\n")
+    assert all(re.fullmatch(r"[\x20-\x7e]*", line) for line in lines), command
+    assert all(line.endswith(" \\") for line in lines[:-1]), command
+
+    Recorder.seen = []
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        screen = paste_into_bash(command, tmp_path, bracketed_paste, proxy.server_port)
+    finally:
+        proxy.shutdown()
+    assert not marker.exists(), screen
+    assert len(Recorder.seen) == 1, screen
+    [request] = Recorder.seen
+    assert request["body"] == body and request["headers"]["x-note"] == "fine", screen
+    assert request["url"] == report["networkLogs"][0]["url"]
+
+
+def paste_into_bash(text: str, folder: Path, bracketed_paste: str, proxy_port: int) -> str:
+    """`text` pasted into an interactive bash on a pseudo-terminal (its controlling terminal,
+    so a Ctrl-C byte is a signal, as in a terminal window), then Enter; what the screen showed."""
+    import pty
+    import select
+    import time
+
+    (folder / "inputrc").write_text(f"set enable-bracketed-paste {bracketed_paste}\n")
+    env = {"PATH": os.environ["PATH"], "HOME": str(folder), "TERM": "xterm", "LANG": "C.UTF-8",
+           "INPUTRC": str(folder / "inputrc"), "HISTFILE": "/dev/null", "PS1": "$ ",
+           "http_proxy": f"http://127.0.0.1:{proxy_port}"}  # fmt: skip
+    pid, terminal = pty.fork()
+    if pid == 0:  # the child: bash, nothing else (no Python code runs after the fork)
+        os.execvpe("bash", ["bash", "--norc", "--noprofile", "-i"], env)
+    screen = b""
+
+    def read_until(done, seconds: float = 30) -> None:
+        nonlocal screen
+        deadline = time.monotonic() + seconds
+        while not done(screen) and time.monotonic() < deadline:
+            if select.select([terminal], [], [], 0.2)[0]:
+                try:
+                    screen += os.read(terminal, 65536)
+                except OSError:  # bash has gone
+                    return
+
+    try:
+        read_until(lambda seen: seen.rstrip().endswith(b"$"))
+        paste = text.encode()
+        if bracketed_paste == "on":
+            paste = b"\x1b[200~" + paste + b"\x1b[201~"
+        os.write(terminal, paste)
+        os.write(terminal, b"\r")
+        os.write(terminal, b"echo pasted-$((6*7))\r")
+        read_until(lambda seen: b"pasted-42" in seen)
+        os.write(terminal, b"exit\r")
+        read_until(lambda seen: False, seconds=5)
+    finally:
+        os.close(terminal)
+        os.waitpid(pid, 0)
+    return screen.decode(errors="replace")
+
+
 def run_playwright_test(spec: str, folder: Path) -> None:
     """The spec as a developer runs it: `npx playwright test`, in Debian's Chromium."""
     (folder / "ws1.spec.ts").write_text(spec)
@@ -415,7 +494,7 @@ def run_curls(commands: list[str]) -> list[dict]:
            "no_proxy": ""}  # fmt: skip
     try:
         for command in commands:
-            done = subprocess.run(["sh", "-c", command + " --silent --show-error"], env=env,
+            done = subprocess.run(["bash", "-c", command + " --silent --show-error"], env=env,
                                   capture_output=True, text=True, timeout=30)  # fmt: skip
             assert done.returncode == 0, command + done.stderr
     finally:

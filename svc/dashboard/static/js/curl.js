@@ -4,8 +4,35 @@
 
 const REDACTED = /\[redacted\]|%5bredacted%5d/i;
 
-const quote = (text) => `'${String(text).replace(/'/g, "'\\''")}'`;
-const oneLine = (text) => String(text).replace(/[\r\n\u2028\u2029]+/g, " ");
+// Printable ASCII goes in '...' as it is; anything else (controls, DEL, C1, line breaks,
+// U+2028/9, any non-ASCII) makes the value $'...' with escapes, as browsers' own "Copy as cURL
+// (bash)" does: a raw Ctrl-C or newline pasted into a terminal ends the command and runs the
+// rest as the reporter wrote it.
+const UNPRINTABLE = /[^\x20-\x7e]/;
+const C_ESCAPES = { "\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t", "!": "\\x21" };
+
+function escaped(character) {
+  if (C_ESCAPES[character]) return C_ESCAPES[character];
+  const code = character.codePointAt(0);
+  if (code >= 0x20 && code < 0x7f) return character;
+  // \xNN is one byte: only for ASCII; other characters by code point, which bash writes as UTF-8.
+  if (code < 0x80) return `\\x${code.toString(16).padStart(2, "0")}`;
+  if (code < 0x10000) return `\\u${code.toString(16).padStart(4, "0")}`;
+  return `\\U${code.toString(16).padStart(8, "0")}`;
+}
+
+export function quote(value) {
+  const text = String(value);
+  if (!UNPRINTABLE.test(text)) return `'${text.replace(/'/g, "'\\''")}'`;
+  return `$'${Array.from(text, escaped).join("")}'`;
+}
+
+// A comment line holds no raw control either: what is not printable ASCII is written \uXXXX.
+const oneLine = (text) => String(text).replace(/[^\x20-\x7e]/gu, (character) => {
+  const code = character.codePointAt(0);
+  return code < 0x10000 ? `\\u${code.toString(16).padStart(4, "0")}`
+    : `\\U${code.toString(16).padStart(8, "0")}`;
+});
 
 function headerPairs(headers) {
   if (Array.isArray(headers)) {
