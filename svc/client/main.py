@@ -13,7 +13,7 @@ import click
 from svc.client import settings
 from svc.client.http import NOT_FOUND, Api, Failure
 from svc.client.output import as_json as json_text
-from svc.client.output import emit, fields_table, say, table
+from svc.client.output import emit, fields_table, for_terminal, say, table
 
 STATUSES = ("new", "in_progress", "resolved", "closed")
 SEVERITIES = ("low", "medium", "high", "critical")
@@ -376,7 +376,8 @@ def _download_command(name: str, file: str, summary: str) -> None:
         "--output", "-o", type=click.File("wb"), default="-", help="A file (default: stdout)."
     )
     def download(reference, output):
-        output.write(api().request("GET", f"/reports/{reference}/{file}").content)
+        data = api().request("GET", f"/reports/{reference}/{file}").content
+        output.write(for_terminal(data) if output.isatty() else data)
         output.flush()
 
 

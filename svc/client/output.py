@@ -14,6 +14,19 @@ _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _RAW_IN_JSON = re.compile("[\x7f-\x9f]")
 
 
+# Bidirectional controls reorder what a terminal shows: a line can read as another.
+_TERMINAL_ESCAPED = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def for_terminal(data: bytes) -> bytes:
+    """A downloaded file as a terminal may show it: every control character but tab and
+    newline written as `\\uXXXX` text (a file written with -o keeps the server's bytes)."""
+    text = data.decode("utf-8", "replace")
+    return _TERMINAL_ESCAPED.sub(lambda found: f"\\u{ord(found[0]):04x}", text).encode()
+
+
 def printable(text: str) -> str:
     """`text` without the control characters a terminal would act on."""
     return _CONTROLS.sub("", text)

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from http import HTTPStatus
 from urllib.parse import parse_qsl, urlsplit
 
+from svc.auth.api_keys import normalize_origin
 from svc.models import Report
 
 # Placeholder values for typed fields, by the field's input type: what was typed is never captured.
@@ -37,6 +38,22 @@ CLICK_CAUSED_MS = 1000
 LABEL_FORWARD_MS = 50
 _REDACTED = re.compile(r"\[redacted\]|%5bredacted%5d", re.IGNORECASE)
 _LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029\x85]+")
+# What a terminal or an editor acts on rather than shows: C0 and C1 controls, DEL, the
+# bidirectional controls that reorder a line, the line separators. A test is `cat`ed and read
+# before it is run; none of these may hide a line from the reader.
+_CONTROLS = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+# The first lines of every test: whose steps they are.
+UNTRUSTED = (
+    "// Its steps come from the reporter, who may be anyone holding the project's public key:",
+    "// read them before you run it with real credentials or a signed-in storageState.",
+)
+
+
+def escape_controls(text: str) -> str:
+    """`text` with every control character written as `\\uXXXX` text."""
+    return _CONTROLS.sub(lambda found: f"\\u{ord(found[0]):04x}", text)
 
 
 def _encodable(text: str) -> str:
@@ -238,14 +255,30 @@ def start_url(report: Report) -> str | None:
 
 
 def _string(value) -> str:
-    """A JavaScript string literal (JSON's is one)."""
-    return json.dumps(_encodable(str(value)), ensure_ascii=False)
+    """A JavaScript string literal (JSON's is one; `\\uXXXX` is an escape in both)."""
+    return escape_controls(json.dumps(_encodable(str(value)), ensure_ascii=False))
 
 
 def _comment(text: str, limit: int = 200) -> str:
     """One line of a `//` comment: captured text must not end the comment and become code."""
-    line = _LINE_BREAKS.sub(" ", _encodable(str(text))).strip()
+    line = escape_controls(_LINE_BREAKS.sub(" ", _encodable(str(text))).strip())
     return "// " + (line if len(line) <= limit else line[:limit] + "…")
+
+
+def _openable(report: Report, url: str) -> bool:
+    """Whether the test may open `url`: http(s) only, and only the project's allowed origins
+    when it lists any. The reporter names the address; the test opens it on a developer's
+    machine or CI, signed in: never a file, a script or an intranet host of their choosing."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return False
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return False
+    allowed = report.project.allowed_origins
+    origin = f"{parts.scheme}://{parts.hostname}" + (f":{port}" if port is not None else "")
+    return not allowed or normalize_origin(origin) in allowed
 
 
 def _locator(action: dict) -> str:
@@ -300,7 +333,7 @@ def _action_lines(action: dict, previous: dict | None, visited: list[str]) -> li
         visited.append(url)
         if _is_redacted(url):
             lines.append(_comment(f"The page went to {url} (parts redacted in the report)"))
-        else:
+        elif url:  # no target, no assertion: toHaveURL("") could never pass
             lines.append(f"await expect(page).toHaveURL({_string(url)});")
         return lines
     return []
@@ -367,6 +400,7 @@ def playwright_spec(report: Report) -> str:
     title = f"{report.tracking_id}: {report.title}"
     lines = [
         _comment(title),
+        *UNTRUSTED,
         "// Made by svc from the report's captured clicks, route changes and typed fields",
         "// (docs/repro-kit.md). Typed values were never captured: fields get placeholders.",
         "import { test, expect } from '@playwright/test';",
@@ -385,6 +419,10 @@ def playwright_spec(report: Report) -> str:
     if start is None:
         body.append("// The report holds no page address: put the page's address here.")
         body.append("await page.goto('about:blank');")
+    elif not _openable(report, start):
+        body.append("// Not opened: only http(s) addresses of the project's allowed origins are.")
+        body.append(_comment(f"The reporter's address: {start}"))
+        body.append("// Fill in the page's address: await page.goto('https://...');")
     else:
         if _is_redacted(start):
             body.append("// Parts of this address were redacted in the report: fill them in.")
