@@ -149,7 +149,11 @@ def measure_svc(
         workdir = Path(workdir)
         with fresh_database(database, workdir) as url:
             with running_service(url, workdir, **env) as base_url:
-                settings = {"webhook_url": webhook_url} if webhook_url else {}
+                # The body's request headers are kept (and redacted) as a project capturing
+                # them keeps them: off, the service would drop them unread.
+                settings = {"widget": {"capture_network_details": True}}
+                if webhook_url:
+                    settings["webhook_url"] = webhook_url
                 project = new_project(base_url, **settings)
                 figures = run_wrk(
                     f"{base_url}/api/v1/reports",

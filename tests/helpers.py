@@ -34,6 +34,14 @@ def file_report(client, api_key: str, headers: dict | None = None, **fields):
     return response
 
 
+def capture_network_details(owner, project_id: str) -> None:
+    """Turn on the project's capture of requests' headers and bodies (off by default: then the
+    service keeps none, whatever a client sends)."""
+    details = {"settings": {"widget": {"capture_network_details": True}}}
+    changed = owner.patch(f"/api/v1/projects/{project_id}", json=details, headers=csrf(owner))
+    assert changed.status_code == 200, changed.get_json()
+
+
 def furnish(owner, project: dict) -> dict:
     """Give a project something of each kind the access tests reach for: a webhook, a report
     with a screenshot and the report's delivery, a comment, a pending invitation, an

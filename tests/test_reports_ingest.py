@@ -10,12 +10,15 @@ from sqlalchemy import func, select
 from harness.client import create_project, csrf, register
 from svc.extensions import db
 from svc.models import Report, ReportDetail
-from tests.helpers import FULL_FIELDS, REPORT, file_report
+from tests.helpers import FULL_FIELDS, REPORT, capture_network_details, file_report
 
 
 @pytest.fixture
 def project(user_client):
-    return create_project(user_client, "Web Shop")
+    """Web Shop, capturing requests' headers and bodies (off by default: then none is kept)."""
+    project = create_project(user_client, "Web Shop")
+    capture_network_details(user_client, project["id"])
+    return project
 
 
 @pytest.fixture
@@ -468,6 +471,53 @@ def test_secret_keys_inside_json_bodies_are_redacted(client, api_key):
     assert stored["body"] == "password=hunter2 is not JSON"
 
 
+def test_card_numbers_and_their_names_are_redacted_in_bodies(client, api_key):
+    """Hardening 4, item 11: names of card fields, and any Luhn-valid run of 13 to 19 digits."""
+    body = {"card": "4242", "cvv": "123", "card_number": "x", "cc": "y", "pan": "z",
+            "IBAN": "DE89370400440532013000", "cardCvc": "1", "note": "card 4111 1111 1111 1111",
+            "amex": 378282246310005, "order": 4111111111111112, "phone": "+44 20 7946 0958",
+            "account": "fine", "company": "fine"}  # fmt: skip
+    entry = {"url": "https://pay.example/?pan=4111111111111111&page=2",
+             "requestBody": json.dumps(body), "responseBody": "paid with 5555-5555-5555-4444.",
+             "body": {"list": ["6011111111111117", "1234567890123"]}}  # fmt: skip
+    stored = file_report(client, api_key, network_logs=[entry]).get_json()["networkLogs"][0]
+    assert json.loads(stored["requestBody"]) == {
+        "card": "[redacted]", "cvv": "[redacted]", "card_number": "[redacted]",
+        "cc": "[redacted]", "pan": "[redacted]", "IBAN": "[redacted]", "cardCvc": "[redacted]",
+        "note": "card [redacted]", "amex": "[redacted]", "order": 4111111111111112,
+        "phone": "+44 20 7946 0958", "account": "fine", "company": "fine",
+    }  # fmt: skip
+    assert stored["responseBody"] == "paid with [redacted]."
+    assert stored["body"] == {"list": ["[redacted]", "1234567890123"]}
+    assert stored["url"] == "https://pay.example/?pan=[redacted]&page=2"
+
+
+def test_headers_and_bodies_are_dropped_when_the_project_does_not_capture_them(
+    client, user_client, project, api_key
+):
+    """Hardening 4, item 8: the setting held in the widget only; a script sent them anyway."""
+    entry = {"method": "POST", "url": "https://a.example/x", "status": 500,
+             "requestHeaders": {"X-Note": "a"}, "responseHeaders": [["X-B", "b"]],
+             "headers": {"X-C": "c"}, "requestBody": "{}", "responseBody": "no",
+             "body": "b", "request_body": "r", "response_body": "s"}  # fmt: skip
+    off = {"settings": {"widget": {"capture_network_details": False}}}
+    changed = user_client.patch(f"/api/v1/projects/{project['id']}", json=off,
+                                headers=csrf(user_client))  # fmt: skip
+    assert changed.status_code == 200
+    stored = file_report(client, api_key, network_logs=[entry]).get_json()["networkLogs"][0]
+    assert stored == {"method": "POST", "url": "https://a.example/x", "status": 500}
+
+
+def test_control_characters_leave_captured_header_names_and_values(client, api_key):
+    entry = {"url": "https://a.example/",
+             "requestHeaders": {"X-\x1b[2KNote\r\n": "a\x01b\x9b\x07c", "Accept": "*/*"},
+             "responseHeaders": [{"name": "X-\nB", "value": "1\x7f2"},
+                                 ["X-\x03C", "\u0085d"]]}  # fmt: skip
+    stored = file_report(client, api_key, network_logs=[entry]).get_json()["networkLogs"][0]
+    assert stored["requestHeaders"] == {"X-[2KNote": "abc", "Accept": "*/*"}
+    assert stored["responseHeaders"] == [{"name": "X-B", "value": "12"}, ["X-C", "d"]]
+
+
 def test_headers_the_client_masked_stay_as_sent(client, api_key):
     entry = {"url": "https://a.example/", "requestHeaders": {"Authorization": "[REDACTED]"}}
     stored = file_report(client, api_key, network_logs=[entry]).get_json()["networkLogs"][0]
@@ -500,10 +550,11 @@ def test_nothing_else_is_touched(client, api_key):
 def test_operator_names_are_redacted_too(make_app):
     client = make_app(SVC_REDACT_NAMES="X-Session-Id,ticket").test_client()
     register(client)
-    api_key = create_project(client)["apiKey"]
+    project = create_project(client)
+    capture_network_details(client, project["id"])
     report = file_report(
         client,
-        api_key,
+        project["apiKey"],
         network_logs=[
             {
                 "url": "https://a.example/?ticket=9&x=1",

@@ -27,7 +27,7 @@ from referencing.jsonschema import DRAFT6
 from harness.browser import CHROMIUM, CHROMIUM_ARGS
 from harness.client import csrf, register
 from tests.browser import OPEN_SHADOW_ROOTS
-from tests.helpers import team_with_project
+from tests.helpers import capture_network_details, team_with_project
 from tests.host_site import HostSite
 
 pytestmark = pytest.mark.any_database
@@ -52,7 +52,10 @@ def har_validator() -> Draft6Validator:
 
 @pytest.fixture
 def team(app):
-    return team_with_project(app)
+    """Ada's project, capturing requests' headers and bodies."""
+    team = team_with_project(app)
+    capture_network_details(team, team.project["id"])
+    return team
 
 
 def file(team, **fields) -> dict:

@@ -28,7 +28,7 @@ from svc.models import (
 )
 from svc.models.base import utcnow
 from svc.models.events import REPORT_CREATED
-from svc.services import redaction, reporter_mails
+from svc.services import redaction, reporter_mails, widget
 from svc.webhooks import payloads
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
@@ -139,7 +139,8 @@ def create(project: Project, data: dict, idempotency_key: str | None = None) -> 
         earlier = _earlier_answer(project, idempotency_key, body_hash)
         if earlier is not None:
             return _offering_status_page(project, earlier), False
-    data = redaction.redact_report(data, setting("SVC_REDACT_NAMES"))
+    details = widget.settings_in_force(project)["capture_network_details"]
+    data = redaction.redact_report(data, setting("SVC_REDACT_NAMES"), details)
     report = _new_report(project, data)
     _store(report)
     _attach_screenshots(project, report)

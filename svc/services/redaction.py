@@ -57,6 +57,10 @@ SECRET_PARAMETERS = frozenset(
         "key",
         "signature",
         "sig",
+        # Payment cards and accounts: short names that would match too much as parts of others.
+        "card",
+        "cc",
+        "pan",
         *_CLOUD_SECRETS,
     )
 )
@@ -75,11 +79,21 @@ SECRET_KEY_PARTS = (
     "cookie",
     "credential",
     "privatekey",
+    "cardnumber",
+    "ccnumber",
+    "cvv",
+    "cvc",
+    "iban",
 )
 # What clients put in place of a secret themselves: kept as sent.
 MASKS = frozenset({"[redacted]", "%5bredacted%5d", "[filtered]"})
 # Three base64url segments, the first starting eyJ (base64 of '{"'); the signature may be empty.
 JWT = re.compile(r"eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
+# 13 to 19 digits, spaces or dashes between them allowed: a card number when Luhn says so.
+_CARD_NUMBER = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
+# What a captured header's name or value may not hold: it ends up in a HAR, a cURL command, a
+# terminal.
+_HEADER_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
 # scheme://user:password@ at the start of a URL.
 _USERINFO = re.compile(r"^(\s*[A-Za-z][A-Za-z0-9+.-]*://[^/?#@:]*):([^/?#@]*)@")
 
@@ -147,29 +161,48 @@ def redact_url(url: str, names: Iterable[str]) -> str:
     return address + hash_mark + fragment
 
 
+def _luhn_valid(digits: str) -> bool:
+    total = 0
+    for position, digit in enumerate(reversed(digits)):
+        value = int(digit) * (2 if position % 2 else 1)
+        total += value - 9 if value > 9 else value
+    return total % 10 == 0
+
+
+def _card_masked(match: re.Match) -> str:
+    digits = match[0].replace(" ", "").replace("-", "")
+    return REDACTED if _luhn_valid(digits) else match[0]
+
+
+def mask_card_numbers(text: str) -> str:
+    """`text` with every card number (13 to 19 digits that pass Luhn's check) replaced."""
+    return _CARD_NUMBER.sub(_card_masked, text)
+
+
+def _printable(value):
+    return _HEADER_CONTROLS.sub("", value) if isinstance(value, str) else value
+
+
+def _header(name, value, names: frozenset[str]) -> tuple:
+    """One header without control characters, its value replaced when its name is a secret's."""
+    name, value = _printable(name), _printable(value)
+    if canonical(name) in names and not is_masked(value):
+        value = REDACTED
+    return name, value
+
+
 def _redact_headers(headers, names: frozenset[str]):
     """Headers as an object {name: value}, or as a list of {name, value} / [name, value]."""
     if isinstance(headers, dict):
-        return {
-            name: REDACTED if canonical(name) in names and not is_masked(value) else value
-            for name, value in headers.items()
-        }
+        return dict(_header(name, value, names) for name, value in headers.items())
     if isinstance(headers, list):
         redacted = []
         for item in headers:
-            if (
-                isinstance(item, dict)
-                and canonical(item.get("name", "")) in names
-                and not is_masked(item.get("value"))
-            ):
-                item = {**item, "value": REDACTED}
-            elif (
-                isinstance(item, list)
-                and len(item) == 2
-                and canonical(item[0]) in names
-                and not is_masked(item[1])
-            ):
-                item = [item[0], REDACTED]
+            if isinstance(item, dict) and "name" in item:
+                name, value = _header(item["name"], item.get("value"), names)
+                item = {**item, "name": name} | ({"value": value} if "value" in item else {})
+            elif isinstance(item, list) and len(item) == 2:
+                item = list(_header(item[0], item[1], names))
             redacted.append(item)
         return redacted
     return headers
@@ -181,7 +214,12 @@ def _is_secret_key(key, names: frozenset[str]) -> bool:
 
 
 def _redact_secret_keys(value, names: frozenset[str]):
-    """A JSON value with whatever sits under a secret-looking key replaced, at any depth."""
+    """A JSON value with whatever sits under a secret-looking key replaced, at any depth, and
+    card numbers masked wherever they stand."""
+    if isinstance(value, str):
+        return mask_card_numbers(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 10**12 <= abs(value) < 10**19:
+        return REDACTED if _luhn_valid(str(abs(value))) else value
     if isinstance(value, dict):
         return {
             key: (
@@ -200,20 +238,30 @@ def _redact_body(body, names: frozenset[str]):
     """A body given as JSON, or as the text of a JSON object or array; other text as it is."""
     if isinstance(body, dict | list):
         return _redact_secret_keys(body, names)
-    if not isinstance(body, str) or body.lstrip()[:1] not in ("{", "["):
+    if not isinstance(body, str):
         return body
+    if body.lstrip()[:1] not in ("{", "["):
+        return mask_card_numbers(body)
     try:
         parsed = json.loads(body)
     except ValueError:
-        return body
+        return mask_card_numbers(body)
     redacted = _redact_secret_keys(parsed, names)
     return body if redacted == parsed else json.dumps(redacted, ensure_ascii=False)
 
 
 def redact_network_entry(
-    entry: dict, header_names: frozenset[str], parameter_names: frozenset[str]
+    entry: dict,
+    header_names: frozenset[str],
+    parameter_names: frozenset[str],
+    details: bool = True,
 ) -> dict:
+    """One request, redacted; without its headers and bodies when the project does not capture
+    them (`details`), whatever the client sent."""
     entry = dict(entry)
+    if not details:
+        for field in (*HEADER_FIELDS, *BODY_FIELDS):
+            entry.pop(field, None)
     for field in HEADER_FIELDS:
         if field in entry:
             entry[field] = _redact_headers(entry[field], header_names)
@@ -246,8 +294,9 @@ def redact_strings(value, extra_names: Iterable[str] = ()):
     return _redact_strings(value, SECRET_PARAMETERS | frozenset(map(canonical, extra_names)))
 
 
-def redact_report(data: dict, extra_names: Iterable[str] = ()) -> dict:
-    """A copy of a report's fields with every secret docs/api.md §8.1.1 names replaced."""
+def redact_report(data: dict, extra_names: Iterable[str] = (), details: bool = True) -> dict:
+    """A copy of a report's fields with every secret docs/api.md §8.1.1 names replaced; the
+    requests' headers and bodies left out unless the project captures them (`details`)."""
     extra = frozenset(canonical(name) for name in extra_names)
     header_names = SECRET_HEADERS | extra
     parameter_names = SECRET_PARAMETERS | extra
@@ -255,7 +304,7 @@ def redact_report(data: dict, extra_names: Iterable[str] = ()) -> dict:
     if "network_logs" in data:
         redacted["network_logs"] = _without_jwts(
             [
-                redact_network_entry(entry, header_names, parameter_names)
+                redact_network_entry(entry, header_names, parameter_names, details)
                 for entry in data["network_logs"]
             ]
         )

@@ -21,7 +21,7 @@
   const JWT = /eyJ[\w-]*\.[\w-]+\.[\w-]*/g;
   // A logged object's key whose name (any case, without - and _) holds one of these holds a
   // secret: its value is masked, as the service masks it in bodies (docs/security.md).
-  const SECRET_KEY = /password|passwd|passphrase|secret|token|authorization|apikey|cookie|credential|privatekey/;
+  const SECRET_KEY = /password|passwd|passphrase|secret|token|authorization|apikey|cookie|credential|privatekey|cardnumber|ccnumber|cvv|cvc|iban/;
   // Elements whose text is what someone typed or chose, never what they clicked on.
   const TYPED = "input,textarea,select,[contenteditable]:not([contenteditable=false])";
   const SEVERITIES = [["low", "Low"], ["medium", "Medium"], ["high", "High"], ["critical", "Critical"]];
