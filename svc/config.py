@@ -360,6 +360,13 @@ SETTINGS: tuple[Setting, ...] = (
         "stopped renewing it",
     ),
     Setting(
+        "SVC_MAIL_LOG_DAYS",
+        "30",
+        _positive_int,
+        "days a sent or failed mail's row (address, outcome; its text is cleared once it went) "
+        "is kept; the scheduler deletes older ones hourly",
+    ),
+    Setting(
         "SVC_AUDIT_DAYS",
         "365",
         _positive_int,

@@ -191,6 +191,14 @@ def prune_audit_log() -> None:
 
 
 @fenced
+def forget_mails() -> None:
+    with _app.app_context():
+        removed = outbox.forget_done()
+    if removed:
+        log.info("mail log: removed %d mail(s) past SVC_MAIL_LOG_DAYS", removed)
+
+
+@fenced
 def checkpoint_database() -> None:
     with _app.app_context():
         database.checkpoint_sqlite_log()
@@ -238,6 +246,7 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
         (forget_rate_limits, "forget-rate-limits"),
         (forget_notifications, "forget-notifications"),
         (prune_audit_log, "prune-audit-log"),
+        (forget_mails, "forget-mails"),
         (apply_retention, "apply-retention"),
     ):
         scheduler.add_job(

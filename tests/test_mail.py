@@ -3,6 +3,7 @@ AUTH), and password reset end to end (docs/api.md §3)."""
 
 import re
 import time
+from datetime import timedelta
 
 import pytest
 from sqlalchemy import event
@@ -14,6 +15,7 @@ from svc.config import ConfigError, load_settings
 from svc.extensions import db
 from svc.mail import outbox
 from svc.models import OutgoingMail, PasswordReset, PasswordResetRequest
+from svc.models.base import utcnow
 from svc.models.mail import FAILED, PENDING, SENT
 from tests.helpers import run_in_processes, send_due
 
@@ -53,6 +55,9 @@ def test_a_queued_mail_reaches_the_server_with_text_html_and_headers(mail_app, s
     [row] = mails(mail_app)
     assert (row.status, row.attempts) == (SENT, 1)
     assert message["Message-ID"] == f"<{row.id}@bugs.example.com>"
+    # Handed over: what it said (its links) is gone from the table; address and outcome stay.
+    assert (row.subject, row.text_body, row.html_body, row.headers) == ("", "", "", {})
+    assert row.to_address == "ada@example.com" and row.sent_at
 
 
 def test_a_mail_is_claimed_once(mail_app, smtp_server):
@@ -90,6 +95,7 @@ def test_a_mail_fails_after_its_last_retry(make_app, smtp_server, mail_settings)
     assert send_due(app)[0]
     [row] = mails(app)
     assert (row.status, row.attempts) == (FAILED, 2) and row.last_error
+    assert (row.subject, row.text_body, row.html_body, row.headers) == ("", "", "", {})
     assert send_due(app) == []
 
 
@@ -106,7 +112,47 @@ def test_with_mail_off_the_mail_is_logged_and_counts_as_sent(app, caplog):
     queue_one(app, text="Your link: https://example.com/reset")
     assert send_due(app) == [None]
     assert "https://example.com/reset" in caplog.text
-    assert [row.status for row in mails(app)] == [SENT]
+    [row] = mails(app)
+    assert row.status == SENT and "reset" not in row.text_body + row.html_body
+
+
+def every_text_in_the_database(app) -> str:
+    """Every value of every table, as text: what a backup of it holds."""
+    with app.app_context():
+        return "\n".join(
+            str(row)
+            for table in db.metadata.sorted_tables
+            for row in db.session.execute(table.select())
+        )
+
+
+def test_sent_links_work_from_the_mail_alone_and_old_rows_go(mail_app, smtp_server):
+    """Hardening 4, item 5: an invitation (owner role) and a reset link read from mail_outbox
+    worked, beside tokens stored as SHA-256 only."""
+    ada = mail_app.test_client()
+    register(ada)
+    project = ada.post("/api/v1/projects", json={"name": "Shop"}, headers=csrf(ada)).get_json()
+    owner = {"email": "grace@example.com", "role": "owner"}
+    invitations = f"/api/v1/projects/{project['id']}/invitations"
+    invited = ada.post(invitations, json=owner, headers=csrf(ada))
+    assert invited.status_code == 201, invited.get_json()
+    assert forgot(mail_app.test_client(), "ada@example.com").status_code == 202
+    assert send_due(mail_app) == [None, None]
+    texts = [message.get_body(("plain",)).get_content() for message in smtp_server.wait_for(2)]
+    link = re.compile(r"https://bugs\.example\.com/(?:invite|reset-password)/([\w-]+)")
+    tokens = [found[1] for text in texts for found in [link.search(text)] if found]
+    assert len(tokens) == 2, texts
+    stored = every_text_in_the_database(mail_app)
+    for token in tokens:
+        assert token not in stored
+
+    # SVC_MAIL_LOG_DAYS later the rows go; a mail still waiting stays however old.
+    queue_one(mail_app)
+    with mail_app.app_context():
+        db.session.query(OutgoingMail).update({"created_at": utcnow() - timedelta(days=31)})
+        db.session.commit()
+        assert outbox.forget_done() == 2
+    assert [row.status for row in mails(mail_app)] == [PENDING]
 
 
 def test_smtp_without_a_public_url_stops_the_start():

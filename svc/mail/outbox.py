@@ -11,6 +11,11 @@
 
 With no SMTP server configured, a mail is written to the log (the scheduler's) and counts as
 sent: development installs see their links there.
+
+Once a mail is handed over (or logged), or has failed for good, its subject, bodies and headers
+are cleared: the links it carried (an invitation, a reset, a status page) must not keep working
+from the table or from a backup. Its row, with the address and the outcome, stays
+SVC_MAIL_LOG_DAYS for the health page, then `forget_done` deletes it.
 """
 
 import logging
@@ -18,7 +23,7 @@ import uuid
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 
 from svc.config import setting
 from svc.extensions import db
@@ -28,6 +33,8 @@ from svc.models.mail import FAILED, PENDING, SENT, OutgoingMail
 
 log = logging.getLogger(__name__)
 LEASE_MARGIN = timedelta(seconds=60)
+# What a mail no longer holds once it went or failed for good.
+_CLEARED = {"subject": "", "text_body": "", "html_body": "", "headers": {}}
 
 
 def queue(to: str, subject: str, text: str, headers: dict[str, str] | None = None) -> uuid.UUID:
@@ -150,14 +157,15 @@ def _record(
     now = utcnow()
     delays = setting("SVC_MAIL_RETRY_DELAYS")
     if error is None:
-        values = {"status": SENT, "sent_at": now, "next_attempt_at": None, "last_error": None}
+        values = {"status": SENT, "sent_at": now, "next_attempt_at": None, "last_error": None,
+                  **_CLEARED}  # fmt: skip
     elif attempt_number <= len(delays) and not final:
         values = {
             "last_error": error,
             "next_attempt_at": now + timedelta(seconds=delays[attempt_number - 1]),
         }
     else:
-        values = {"status": FAILED, "last_error": error, "next_attempt_at": None}
+        values = {"status": FAILED, "last_error": error, "next_attempt_at": None, **_CLEARED}
     db.session.execute(
         update(OutgoingMail)
         .where(OutgoingMail.id == mail_id, OutgoingMail.attempts == attempt_number)
@@ -165,3 +173,16 @@ def _record(
         .execution_options(synchronize_session=False)
     )
     db.session.commit()
+
+
+def forget_done() -> int:
+    """Delete the rows of mails that went or failed more than SVC_MAIL_LOG_DAYS ago (the
+    scheduler, hourly): how many."""
+    cutoff = utcnow() - timedelta(days=setting("SVC_MAIL_LOG_DAYS"))
+    gone = db.session.execute(
+        delete(OutgoingMail)
+        .where(OutgoingMail.status.in_((SENT, FAILED)), OutgoingMail.created_at < cutoff)
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    db.session.commit()
+    return gone

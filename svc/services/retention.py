@@ -174,13 +174,12 @@ def _of_reporter(project_id: uuid.UUID, identifier: str) -> tuple:
 
 def _blank_in_queues(project_id: uuid.UUID, identifier: str) -> None:
     """`identifier` replaced, in any case, in the payloads of the project's pending deliveries
-    and in every pending mail (a mail names no project); the mails still waiting to go to the
-    reporter (docs/reporter-updates.md) are not sent at all."""
+    and in every pending mail (a mail names no project); every mail to the reporter
+    (docs/reporter-updates.md), sent or still waiting, is deleted (a waiting one never goes)."""
     pattern = re.compile(re.escape(identifier.strip()), re.IGNORECASE)
     db.session.execute(
         delete(OutgoingMail).where(
-            OutgoingMail.status == PENDING,
-            func.lower(OutgoingMail.to_address) == identifier.strip().lower(),
+            func.lower(OutgoingMail.to_address) == identifier.strip().lower()
         )
     )
     waiting = [
