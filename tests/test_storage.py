@@ -143,6 +143,9 @@ def test_presigned_downloads_send_the_team_to_the_store_after_the_check(make_app
     fetched = requests.get(answer.headers["Location"], timeout=10)
     assert fetched.status_code == 200 and fetched.content == png_bytes(6, 6)
     assert fetched.headers["Content-Type"] == "image/png"
+    # Signed into the URL, so the store answers with them (hardening 4, item 10).
+    assert fetched.headers["Content-Disposition"] == "attachment"
+    assert fetched.headers["Cache-Control"] == "private, no-store"
     assert "X-Amz-Expires=60" in answer.headers["Location"]
     outsider = app.test_client()
     register(outsider, email="grace@example.com", name="Grace Hopper")

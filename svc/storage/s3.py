@@ -109,6 +109,10 @@ class S3Store:
                 "Bucket": self.bucket,
                 "Key": self._name(key),
                 "ResponseContentType": content_type,
+                # svc's own download answers say the same: never rendered as a page of the
+                # store's origin, never kept by a shared cache (the URL works for 60 s).
+                "ResponseContentDisposition": "attachment",
+                "ResponseCacheControl": "private, no-store",
             },
             ExpiresIn=PRESIGNED_SECONDS,
         )
