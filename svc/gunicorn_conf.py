@@ -17,8 +17,9 @@ accesslog = "-"
 # The path without its query string (which may hold a search, or a token someone put there),
 # no Referer and no Basic-auth user: address, time, request, status, size, duration, agent.
 access_log_format = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s %(M)sms "%(a)s"'
-# Dashboard pages whose last path segment is a credential (docs/api.md §3's links).
-_TOKEN_PAGES = re.compile(r"^/(invite|reset-password|unsubscribe)/[^/]+")
+# Paths one of whose segments is a credential: the link pages of mails (invitation, reset,
+# unsubscribe, a report's status page) and the status page's API (`.../status/<token>/replies`).
+_TOKEN_PAGES = re.compile(r"^(/api/v1)?/(invite|reset-password|unsubscribe|status)/[^/]+")
 
 
 class AccessLogWithoutTokens(Logger):
@@ -26,7 +27,7 @@ class AccessLogWithoutTokens(Logger):
 
     def atoms(self, resp, req, environ, request_time):
         atoms = super().atoms(resp, req, environ, request_time)
-        atoms["U"] = _TOKEN_PAGES.sub(r"/\1/[token]", atoms["U"])
+        atoms["U"] = _TOKEN_PAGES.sub(r"\1/\2/[token]", atoms["U"])
         return atoms
 
 

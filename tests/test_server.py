@@ -92,15 +92,22 @@ def test_the_access_log_keeps_no_query_string_referer_or_basic_auth_user(served)
 
 @pytest.mark.any_database  # gunicorn's own doing: the database cannot change it
 def test_the_access_log_keeps_no_token_of_a_link(served):
-    """Invitation and reset links carry their token in the path (docs/api.md §3)."""
+    """Invitation, reset and status-page links carry their token in the path (docs/api.md §3),
+    and so does the status page's API."""
     base_url, service = served
-    for page in ("invite", "reset-password"):
-        assert requests.get(f"{base_url}/{page}/T0kenOfALink{page}").status_code == 200
+    for page in ("invite", "reset-password", "status", "api/v1/status", "unsubscribe"):
+        requests.get(f"{base_url}/{page}/T0kenOfALink{page.replace('/', '')}")
         wait_until(
             lambda page=page: f'"GET /{page}/[token] HTTP' in service.output,
             seconds=10,
             message="the access log line",
         )
+    requests.post(f"{base_url}/api/v1/status/T0kenOfALinkReply/replies", json={"body": "x"})
+    wait_until(
+        lambda: '"POST /api/v1/status/[token]/replies HTTP' in service.output,
+        seconds=10,
+        message="the access log line",
+    )
     assert "T0kenOfALink" not in service.output
 
 
