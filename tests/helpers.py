@@ -152,6 +152,7 @@ WIDGET_DEFAULTS = {
     "captureNetworkDetails": False,
     "enableReplay": False,
     "replaySeconds": 60,
+    "replayMaskAllText": True,
 }
 
 # The report object of docs/api.md §8: the list leaves out the captured arrays.

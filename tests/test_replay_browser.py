@@ -19,8 +19,12 @@ from tests.host_site import HostSite
 
 pytestmark = [pytest.mark.browser, pytest.mark.any_database]
 
-TYPED = ("Ada-Typed-Nick", "hunter2-replay", "-shown-more")
+TYPED = ("Ada-Typed-Nick", "hunter2-replay", "-shown-more", "typed-into-notes")
 HIDDEN = ("4111 2222", "Blocked block of text")
+# What hardening 4 found kept in clear: a hidden input's value, the words of attributes, the
+# page's own text (which mirrors what was typed, "Hello, Ada-Typed-Nick!").
+IN_CLEAR_BEFORE = ("csrf-hidden-0f1e2d", "4242", "Card ending 9876", "Visa 5511", "Two items",
+                   "Web Shop", "On file")  # fmt: skip
 # The dashboard hears of a payload that ran anywhere it could reach.
 LISTEN_FOR_PAYLOADS = """
 window.addEventListener("message", (event) => { if (event.data === "pwned") window.pwned = 1; });
@@ -55,6 +59,9 @@ def test_a_recorded_session_is_masked_filed_and_played_back(browser, team, live_
         page.locator("#secret").fill(TYPED[1])
         page.get_by_role("button", name="Show password").click()
         page.locator("#secret").press_sequentially(TYPED[2])
+        page.locator("#notes").click()
+        page.keyboard.type(TYPED[3])
+        expect(page.locator("#greeting")).to_have_text(f"Hello, {TYPED[0]}!")
         page.wait_for_timeout(300)
         page.get_by_role("button", name="Add a line").click()
         expect(page.locator("#lines")).to_have_text("Line 1 added")
@@ -63,7 +70,10 @@ def test_a_recorded_session_is_masked_filed_and_played_back(browser, team, live_
         page.get_by_role("link", name="Orders").click()
         page.get_by_role("button", name="Report a bug").click()
         form = page.get_by_role("dialog", name="Report a bug")
-        expect(form).to_contain_text("Replay of the last 30 seconds")
+        expect(form).to_contain_text(
+            "Replay of the last 30 seconds of this page (its layout, text hidden; never what you"
+            " typed)"
+        )
         form.get_by_label("Title").fill("Lines appear late")
         form.get_by_role("button", name="Send report").click()
         expect(form.get_by_role("status")).to_contain_text("Thanks — WS-1", timeout=15000)
@@ -71,8 +81,9 @@ def test_a_recorded_session_is_masked_filed_and_played_back(browser, team, live_
     assert report["replayUrl"]
     stored = gzip.decompress(team.get(report["replayUrl"]).data).decode()
     events = json.loads(stored)
-    for text in TYPED + HIDDEN:
+    for text in TYPED + HIDDEN + IN_CLEAR_BEFORE:
         assert text not in stored, text
+    # All text is masked by default; [data-svc-unmask]'s is shown.
     assert "Line 1 added" in stored and "<script" not in stored
     assert "top.postMessage('pwned'" in stored  # the onerror payload, to be played
     assert "Report a bug" not in stored  # the widget's own UI is not recorded
@@ -121,3 +132,38 @@ def test_a_recorded_session_is_masked_filed_and_played_back(browser, team, live_
     expect(switch).to_be_enabled()
     expect(dashboard.get_by_label("Seconds kept")).to_have_value("30")
     context.close()
+
+
+def test_without_masking_all_text_fields_and_editable_text_stay_masked(browser, team, live_server):
+    """`replay_mask_all_text` off shows the page's text; hidden inputs, what was typed into a
+    field or an editable element, and [data-svc-mask] still never reach the events."""
+    off = {"settings": {"widget": {"replay_mask_all_text": False}}}
+    changed = team.patch(f"/api/v1/projects/{team.project['id']}", json=off, headers=csrf(team))
+    assert changed.status_code == 200
+    context = browser.new_context()
+    with HostSite(live_server) as site:
+        page = context.new_page()
+        page.add_init_script(OPEN_SHADOW_ROOTS)
+        page.add_init_script(
+            'document.addEventListener("svc:replay-ready", () => { window.recording = 1; });'
+        )
+        page.goto(f"{site.url}/?project={team.key}")
+        page.wait_for_function("() => window.recording === 1")
+        page.locator("#nickname").fill(TYPED[0])
+        page.locator("#notes").click()
+        page.keyboard.type(TYPED[3])
+        page.wait_for_timeout(300)
+        page.get_by_role("button", name="Report a bug").click()
+        form = page.get_by_role("dialog", name="Report a bug")
+        expect(form).to_contain_text("(its text; never what you typed)")
+        form.get_by_label("Title").fill("Unmasked page")
+        form.get_by_role("button", name="Send report").click()
+        expect(form.get_by_role("status")).to_contain_text("Thanks — WS-1", timeout=15000)
+    context.close()
+    report = team.get("/api/v1/reports/WS-1").get_json()
+    stored = gzip.decompress(team.get(report["replayUrl"]).data).decode()
+    assert "Two items in your cart" in stored and "Card ending 9876" in stored
+    # The page's greeting mirrors the nickname: page text, the owner's choice to show.
+    assert f"Hello, {TYPED[0]}!" in stored
+    for text in (f'"{TYPED[0]}"', TYPED[3], "csrf-hidden-0f1e2d", "4111 2222", "Notes: "):
+        assert text not in stored, text

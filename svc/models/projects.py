@@ -28,6 +28,8 @@ WIDGET_DEFAULTS = {
     # A DOM replay of the last seconds before a report (docs/replay.md): off until turned on.
     "enable_replay": False,
     "replay_seconds": 60,
+    # The replay masks every text of the page but [data-svc-unmask]'s (docs/replay.md).
+    "replay_mask_all_text": True,
 }
 
 OWNER = "owner"

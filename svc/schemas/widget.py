@@ -52,6 +52,7 @@ class WidgetSettingsIn(InSchema):
     capture_network_details = Flag()
     enable_replay = Flag()
     replay_seconds = fields.Integer(strict=True, validate=validate.Range(min=10, max=300))
+    replay_mask_all_text = Flag()
 
 
 class WidgetSettingsOut(OutSchema):
@@ -71,6 +72,7 @@ class WidgetSettingsOut(OutSchema):
     capture_network_details = fields.Boolean(required=True)
     enable_replay = fields.Boolean(required=True)
     replay_seconds = fields.Integer(required=True)
+    replay_mask_all_text = fields.Boolean(required=True)
 
 
 class WidgetConfigOut(WidgetSettingsOut):

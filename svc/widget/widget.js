@@ -31,7 +31,7 @@
     primaryColor: "#2563eb", buttonText: "Report a bug", modalTitle: "Report a bug", logoUrl: null,
     position: "bottom-right", enableScreenshot: true, enableSessionRecording: true,
     showWatermark: false, captureConsole: true, captureNetwork: true, captureActions: true,
-    captureNetworkDetails: false, enableReplay: false, replaySeconds: 60,
+    captureNetworkDetails: false, enableReplay: false, replaySeconds: 60, replayMaskAllText: true,
     maxScreenshotBytes: DEFAULT_MAX_SCREENSHOT,
   };
   const MESSAGES = {
@@ -1093,7 +1093,8 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
       ["console", capture.console, "Console messages", frozen.console.length, "entry", "entries"],
       ["network", capture.network, "Network requests", frozen.network.length, "request", "requests"],
       ["details", capture.details, "Request and response details (headers, bodies up to 10 KB)", null],
-      ["replay", capture.replay && !!replay, "Replay of the last " + run.config.replaySeconds + " seconds", null],
+      ["replay", capture.replay && !!replay, "Replay of the last " + run.config.replaySeconds + " seconds of this page ("
+        + (run.config.replayMaskAllText === false ? "its text; " : "its layout, text hidden; ") + "never what you typed)", null],
       ["actions", capture.actions, "Recent clicks and page changes", frozen.actions.length, "action", "actions"],
       ["metadata", true, "Page address, browser and screen size", null],
     ].filter(([, enabled]) => enabled);
@@ -1110,13 +1111,15 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
     };
   }
 
+  const replayOptions = (config) => ({ seconds: config.replaySeconds, maskAllText: config.replayMaskAllText !== false });
+
   function startReplay(run) {
-    if (replay) return replay.start({ seconds: run.config.replaySeconds });
+    if (replay) return replay.start(replayOptions(run.config));
     if (replayRequested) return;
     replayRequested = true;
     document.addEventListener("svc:replay-ready", (event) => {
       replay = event.detail;
-      if (state && state.capture.replay) replay.start({ seconds: state.config.replaySeconds });
+      if (state && state.capture.replay) replay.start(replayOptions(state.config));
     }, { once: true });
     const script = document.createElement("script");
     script.src = run.options.endpoint + "/widget-replay.js";

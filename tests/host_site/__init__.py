@@ -48,8 +48,12 @@ PAGE = """<!doctype html>
     <button id="show-secret" type="button">Show password</button>
     <p id="card" data-svc-mask>Card 4111 2222 3333 4444</p>
     <p data-svc-block>Blocked block of text</p>
+    <input type="hidden" name="csrf" value="csrf-hidden-0f1e2d">
+    <p id="greeting"></p>
+    <span id="last4" data-last4="4242" aria-label="Card ending 9876" title="Visa 5511"
+      >On file</span>
     <button id="add-line" type="button">Add a line</button>
-    <ul id="lines"></ul>
+    <ul id="lines" data-svc-unmask></ul>
     <img src="/nowhere.png" alt="" onerror="top.postMessage('pwned', '*'); top.pwned = 1">
     <script>top.postMessage('pwned', '*'); top.pwned = 1;</script>
   </section>

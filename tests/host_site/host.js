@@ -124,6 +124,10 @@ document.addEventListener("DOMContentLoaded", () => {
   document.getElementById("show-secret").addEventListener("click", () => {
     document.getElementById("secret").type = "text";
   });
+  // Text the page mirrors from a field: what was typed, shown as page text.
+  document.getElementById("nickname").addEventListener("input", (event) => {
+    document.getElementById("greeting").textContent = `Hello, ${event.target.value}!`;
+  });
   document.getElementById("add-line").addEventListener("click", () => {
     const lines = document.getElementById("lines");
     lines.append(Object.assign(document.createElement("li"), { textContent: `Line ${lines.children.length + 1} added` }));

@@ -146,6 +146,8 @@ function replayFields(widget, owner, replay) {
       disabled: off }), " Replay of the last seconds before a report (inputs and passwords always masked)"),
     field("Seconds kept", h("input", { name: "replay_seconds", type: "number", min: 10, max: 300,
       value: widget.replaySeconds, required: true, disabled: off })),
+    h("label", {}, h("input", { type: "checkbox", name: "replay_mask_all_text", checked: widget.replayMaskAllText,
+      disabled: off }), " Mask all of the page's text (elements with data-svc-unmask stay readable)"),
     replay.available ? null : h("p", { class: "hint" }, `Replay is unavailable: ${replay.reason}`));
 }
 
@@ -182,6 +184,7 @@ function widgetForm(project, owner, features) {
     if (features.replay.available) {
       settings.enable_replay = values.enable_replay === "on";
       settings.replay_seconds = Number(values.replay_seconds);
+      settings.replay_mask_all_text = values.replay_mask_all_text === "on";
     }
     Object.assign(project, await api.patch(`/projects/${project.id}`, { settings: { widget: settings } }));
     saved.textContent = "Widget saved. Pages that load it pick it up on their next visit.";
