@@ -83,11 +83,37 @@ def set_status(client, tracking_id, status, **more):
     assert answer.status_code == 200, answer.get_json()
 
 
+def test_an_address_gets_at_most_its_daily_share_of_reporter_mails(shop):
+    """Hardening 4, item 4: 25 reports naming a stranger's address with a phishing title sent
+    25 mails from the company's own sender. 3 a day per project, 10 per instance."""
+    phishing = "Your account is locked: https://evil.example/unlock"
+    for _ in range(25):
+        file(shop, reporter="victim@example.net", title=phishing)
+    received = mails_to(shop, "victim@example.net")
+    assert len(received) == 3
+    for message in received:
+        assert "evil.example" not in text_of(message) + message["Subject"]
+    for name in ("Blog", "Docs", "Store"):
+        other = create_project(shop.ada, name)
+        reporter_updates(shop.ada, other, enabled=True)
+        for _ in range(3):
+            file(shop, reporter="Victim@Example.net", project=other)
+    assert len(mails_to(shop, "victim@example.net")) == 7
+    assert mails_to(shop, "victim@example.net") == []
+    # Someone else's address is not held back by the victim's.
+    file(shop, reporter="rep@example.com")
+    assert len(mails_to(shop)) == 1
+    health = shop.ada.get("/api/v1/admin/health").get_json()
+    assert health["outbox"]["reporterMailsLimited"] == 22 + 2
+
+
 def test_the_reporter_hears_of_receipt_public_comments_and_resolution(shop):
     filed = file(shop)
     [receipt] = mails_to(shop)
     assert receipt["Subject"] == "[Web Shop] We received your report WS-1"
-    assert "Checkout button does nothing" in text_of(receipt)
+    # No word the reporter wrote: anyone can name anyone's address (hardening 4, item 4).
+    assert "We received it as WS-1." in text_of(receipt)
+    assert "Checkout button does nothing" not in text_of(receipt)
     token = token_in(receipt)
     # The widget's answer links the same page.
     assert filed["statusUrl"] == f"https://bugs.example.com/status/{token}"

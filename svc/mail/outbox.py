@@ -29,7 +29,7 @@ from svc.config import setting
 from svc.extensions import db
 from svc.mail import compose, smtp
 from svc.models.base import utcnow
-from svc.models.mail import FAILED, PENDING, SENT, OutgoingMail
+from svc.models.mail import FAILED, LIMITED, PENDING, SENT, OutgoingMail
 
 log = logging.getLogger(__name__)
 LEASE_MARGIN = timedelta(seconds=60)
@@ -37,7 +37,13 @@ LEASE_MARGIN = timedelta(seconds=60)
 _CLEARED = {"subject": "", "text_body": "", "html_body": "", "headers": {}}
 
 
-def queue(to: str, subject: str, text: str, headers: dict[str, str] | None = None) -> uuid.UUID:
+def queue(
+    to: str,
+    subject: str,
+    text: str,
+    headers: dict[str, str] | None = None,
+    reporter_project_id: uuid.UUID | None = None,
+) -> uuid.UUID:
     """Add a mail to the current transaction; the caller commits it with its change. Its id."""
     mail_id = uuid.uuid4()
     db.session.add(
@@ -51,6 +57,7 @@ def queue(to: str, subject: str, text: str, headers: dict[str, str] | None = Non
             status=PENDING,
             attempts=0,
             next_attempt_at=utcnow(),
+            reporter_project_id=reporter_project_id,
         )
     )
     return mail_id
@@ -181,7 +188,7 @@ def forget_done() -> int:
     cutoff = utcnow() - timedelta(days=setting("SVC_MAIL_LOG_DAYS"))
     gone = db.session.execute(
         delete(OutgoingMail)
-        .where(OutgoingMail.status.in_((SENT, FAILED)), OutgoingMail.created_at < cutoff)
+        .where(OutgoingMail.status.in_((SENT, FAILED, LIMITED)), OutgoingMail.created_at < cutoff)
         .execution_options(synchronize_session=False)
     ).rowcount
     db.session.commit()

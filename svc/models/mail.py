@@ -10,6 +10,8 @@ from svc.models.base import UTCDateTime, new_id, utcnow
 PENDING = "pending"
 SENT = "sent"
 FAILED = "failed"
+# A reporter mail over its daily limits: recorded (for /admin/health), never sent.
+LIMITED = "limited"
 
 
 class OutgoingMail(db.Model):
@@ -17,7 +19,10 @@ class OutgoingMail(db.Model):
     invitation), claimed and sent by the scheduler like a webhook delivery (svc.mail.outbox)."""
 
     __tablename__ = "mail_outbox"
-    __table_args__ = (Index("ix_mail_outbox_due", "status", "next_attempt_at"),)
+    __table_args__ = (
+        Index("ix_mail_outbox_due", "status", "next_attempt_at"),
+        Index("ix_mail_outbox_to_address_created_at", "to_address", "created_at"),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
     to_address: Mapped[str] = mapped_column(String(320))
@@ -31,4 +36,7 @@ class OutgoingMail(db.Model):
     next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_error: Mapped[str | None] = mapped_column(String(500))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The project a mail to a reporter is about (docs/reporter-updates.md): their daily limits
+    # count these rows. None for every other mail.
+    reporter_project_id: Mapped[uuid.UUID | None] = mapped_column()
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -61,6 +61,7 @@ class _OutboxHealth(OutSchema):
     webhooks_pending = fields.Integer(required=True)
     mails_pending = fields.Integer(required=True)
     oldest_pending_at = Timestamp(required=True, allow_none=True)
+    reporter_mails_limited = fields.Integer(required=True)
 
 
 class _PartHealth(OutSchema):

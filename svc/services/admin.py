@@ -3,6 +3,7 @@ administrators. Deactivating ends the account's sessions at once; its personal a
 are refused while it stays deactivated (svc.auth.guard) and work again if it is reactivated."""
 
 import uuid
+from datetime import timedelta
 
 from sqlalchemy import func, select
 
@@ -13,7 +14,8 @@ from svc.errors import Conflict, StorageUnavailable, not_found
 from svc.extensions import db
 from svc.mail import outbox
 from svc.models import OutgoingMail, User, WebhookDelivery
-from svc.models.mail import FAILED, PENDING
+from svc.models.base import utcnow
+from svc.models.mail import FAILED, LIMITED, PENDING
 from svc.services import leadership, password_resets, users
 
 LAST_ADMIN = "The instance needs an active administrator: make someone else one first"
@@ -112,6 +114,11 @@ def health() -> dict:
             select(func.count(), func.min(model.created_at)).where(model.status == PENDING)
         ).one()
     oldest = [first for _, first in outbox_rows.values() if first is not None]
+    limited = db.session.scalar(
+        select(func.count()).where(
+            OutgoingMail.status == LIMITED, OutgoingMail.created_at > utcnow() - timedelta(days=1)
+        )
+    )
     store = storage.current_store()
     try:
         store.check()
@@ -124,6 +131,8 @@ def health() -> dict:
             "webhooks_pending": outbox_rows["webhooks"][0],
             "mails_pending": outbox_rows["mails"][0],
             "oldest_pending_at": min(oldest, default=None),
+            # reporter mails not sent in the last 24 hours: over an address's daily limits
+            "reporter_mails_limited": limited,
         },
         "storage": {"kind": store.kind, "ok": store_ok},
         "database": {"kind": db.engine.dialect.name, "ok": True},

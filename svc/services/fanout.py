@@ -23,7 +23,6 @@ from sqlalchemy import delete, or_, select, update
 
 from svc import database
 from svc.extensions import db
-from svc.mail import outbox
 from svc.models import Project, Report, ReportEvent
 from svc.models.base import utcnow
 from svc.models.events import REPORT_CREATED
@@ -49,7 +48,7 @@ class Batch:
     audiences: dict[uuid.UUID, list] = field(default_factory=dict)  # project: who hears of it
     # project: [(integration id, its auto-create rule)]
     auto_create: dict[uuid.UUID, list] = field(default_factory=dict)
-    # the reporters' receipts: [(report id, to, subject, text, headers)]
+    # the reporters' receipts: [(report id, project id, to, subject, text, headers)]
     receipts: list[tuple] = field(default_factory=list)
 
 
@@ -109,9 +108,9 @@ def create_tracker_issues(events: list[ReportEvent], batch: Batch) -> None:
 def mail_reporters(events: list[ReportEvent], batch: Batch) -> None:
     """The receipt to the reporter, where the project mails reporters and the report is
     still there (docs/reporter-updates.md)."""
-    for report_id, to, subject, text, headers in batch.receipts:
+    for report_id, project_id, to, subject, text, headers in batch.receipts:
         if report_id in batch.reports:
-            outbox.queue(to, subject, text, headers)
+            reporter_mails.queue(project_id, to, subject, text, headers)
 
 
 EFFECTS: dict[str, tuple[Callable[[list[ReportEvent], Batch], None], ...]] = {

@@ -14,23 +14,37 @@ import hashlib
 import hmac
 import re
 import uuid
+from datetime import timedelta
 
 from flask import current_app
 from itsdangerous import BadSignature, URLSafeSerializer
-from sqlalchemy import select
+from sqlalchemy import func, select
+from sqlalchemy import text as sql
 from sqlalchemy.exc import IntegrityError
 
 from svc.errors import not_found
 from svc.extensions import db
 from svc.mail import outbox
-from svc.models import DEFAULT_REPORTER_UPDATES, Comment, Project, Report, ReporterOptOut
+from svc.models import (
+    DEFAULT_REPORTER_UPDATES,
+    Comment,
+    OutgoingMail,
+    Project,
+    Report,
+    ReporterOptOut,
+)
 from svc.models.base import utcnow
+from svc.models.mail import FAILED, LIMITED, PENDING, SENT
 from svc.services.notification_mails import one_click_unsubscribe, one_line
 from svc.services.notifications import INVALID_LINK as INVALID_UNSUBSCRIBE_LINK
 
 RECEIVED, RESOLVED, PUBLIC_COMMENT = "received", "resolved", "public_comment"
 DONE_STATUSES = ("resolved", "closed")
 INVALID_LINK = "This status page does not exist"
+# A reporter's address is anyone's to type: at most this many mails a day to one address about
+# one project, and about all projects of the instance, so that svc cannot be made a mail relay.
+MAILS_PER_PROJECT_A_DAY = 3
+MAILS_PER_ADDRESS_A_DAY = 10
 _ADDRESS = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _STATUS_WORDS = {
     "new": "received, not yet looked at",
@@ -105,9 +119,10 @@ def _wants(project: Project, event: str) -> bool:
     return bool(chosen.get("enabled")) and event in chosen.get("events", ())
 
 
-def receipts(report_ids: list[uuid.UUID]) -> list[tuple[uuid.UUID, str, str, str, dict]]:
-    """The receipts the fan-out mails for these new reports: (report id, to, subject, text,
-    headers), read before its write transaction."""
+def receipts(report_ids: list[uuid.UUID]) -> list[tuple[uuid.UUID, uuid.UUID, str, str, str, dict]]:
+    """The receipts the fan-out mails for these new reports (with `queue`): (report id, project
+    id, to, subject, text, headers), read before its write transaction. A receipt holds no word
+    the reporter wrote: anyone can file a report naming anyone's address."""
     rows = db.session.execute(
         select(Report, Project)
         .join(Project, Project.id == Report.project_id)
@@ -124,10 +139,44 @@ def receipts(report_ids: list[uuid.UUID]) -> list[tuple[uuid.UUID, str, str, str
             subject = f"[{project.name}] We received your report {report.tracking_id}"
             opening = (
                 f"Thank you for telling us about a problem with {project.name}. We received it "
-                f"as {report.tracking_id}: {one_line(report.title)}"
+                f"as {report.tracking_id}."
             )
-            made.append((report.id, address, *_mail(report, project, address, subject, opening)))
+            mail = _mail(report, project, address, subject, opening)
+            made.append((report.id, project.id, address, *mail))
     return made
+
+
+def queue(project_id: uuid.UUID, to: str, subject: str, text: str, headers: dict) -> bool:
+    """Queue a mail to a reporter in the caller's transaction, unless the address had its
+    day's share (MAILS_PER_PROJECT_A_DAY about this project, MAILS_PER_ADDRESS_A_DAY in all):
+    then only a row saying so is written (counted in /admin/health). Whether it goes."""
+    if db.engine.dialect.name == "postgresql":
+        # Two transactions mailing one address count one after the other (SQLite's writers
+        # already do: one at a time).
+        db.session.execute(sql("SELECT pg_advisory_xact_lock(hashtext(:to))"), {"to": to})
+    since = utcnow() - timedelta(days=1)
+    counted = (
+        select(OutgoingMail.reporter_project_id, func.count())
+        .where(
+            OutgoingMail.to_address == to,
+            OutgoingMail.created_at > since,
+            OutgoingMail.reporter_project_id.is_not(None),
+            OutgoingMail.status.in_((PENDING, SENT, FAILED)),
+        )
+        .group_by(OutgoingMail.reporter_project_id)
+    )
+    sent = dict(db.session.execute(counted).all())
+    if (
+        sent.get(project_id, 0) >= MAILS_PER_PROJECT_A_DAY
+        or sum(sent.values()) >= MAILS_PER_ADDRESS_A_DAY
+    ):
+        db.session.add(
+            OutgoingMail(to_address=to, subject="", text_body="", html_body="", headers={},
+                         status=LIMITED, attempts=0, reporter_project_id=project_id)
+        )  # fmt: skip
+        return False
+    outbox.queue(to, subject, text, headers, reporter_project_id=project_id)
+    return True
 
 
 def status_changed(report: Report, old: str, new: str) -> None:
@@ -160,7 +209,7 @@ def _queue_if_wanted(report: Report, event: str, subject: str, opening: str) -> 
     project = report.project
     address = address_of(report)
     if address and _wants(project, event) and not _opted_out(project, address):
-        outbox.queue(address, *_mail(report, project, address, subject, opening))
+        queue(project.id, address, *_mail(report, project, address, subject, opening))
 
 
 def _opted_out(project: Project, address: str) -> bool:
