@@ -43,6 +43,8 @@ log = logging.getLogger(__name__)
 HOURLY_JOBS_INTERVAL_HOURS = 1
 DELIVERY_POLL_SECONDS = 1
 CHECKPOINT_SECONDS = 1
+# A store that was down when objects were to go is asked again this often.
+DELETION_RETRY_SECONDS = 60
 DELIVERY_THREADS = 8
 MAIL_THREADS = 2
 TRACKER_THREADS = 2
@@ -191,6 +193,12 @@ def prune_audit_log() -> None:
 
 
 @fenced
+def delete_objects() -> None:
+    with _app.app_context():
+        screenshots.retry_deletions()
+
+
+@fenced
 def forget_mails() -> None:
     with _app.app_context():
         removed = outbox.forget_done()
@@ -237,6 +245,7 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
         (send_notifications, "send-notifications", DELIVERY_POLL_SECONDS),
         (send_mails, "send-mails", DELIVERY_POLL_SECONDS),
         (checkpoint_database, "checkpoint-database", CHECKPOINT_SECONDS),
+        (delete_objects, "delete-objects", DELETION_RETRY_SECONDS),
     ):
         scheduler.add_job(job, "interval", seconds=seconds, id=job_id, replace_existing=True)
     # Hourly, and also at every start: a process restarted more often still runs them.

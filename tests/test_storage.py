@@ -113,6 +113,47 @@ def test_a_store_that_is_down_is_a_503_and_comes_back_without_a_restart(
     assert team.get(f"/api/v1/screenshots/{kept}").data == png_bytes()
 
 
+def test_objects_erased_while_the_store_is_down_go_once_it_is_back(make_app, s3_settings, seaweed):
+    """Hardening 4, item 9: a deletion that failed left erased files in the store for ever."""
+    app = make_app(**s3_settings)
+    team = signed_in(app)
+    shop = create_project(team, "Web Shop")
+    image = png_bytes(7, 7)
+    key = upload(team, shop["apiKey"], image).get_json()["key"]
+    file_report(team, shop["apiKey"], screenshot_url=key, reporter_identifier="jo@example.com")
+    seaweed.stop()
+    try:
+        erased = team.post(
+            f"/api/v1/projects/{shop['id']}/reporter-data/erase",
+            json={"reporter_identifier": "jo@example.com"},
+            headers=csrf(team),
+        )
+        with app.app_context():
+            assert screenshots.retry_deletions() == 1  # still down: still recorded
+    finally:
+        seaweed.start()
+    assert erased.status_code == 200 and erased.get_json() == {"reports": 1}
+    assert stored(app, key) == len(image)  # the erased report's screenshot, left behind
+    with app.app_context():
+        assert screenshots.retry_deletions() == 1
+        assert screenshots.retry_deletions() == 0
+    assert stored(app, key) is None
+
+
+def test_a_crash_between_the_commit_and_the_deletion_leaves_nothing(make_app, store_settings):
+    app = make_app(**store_settings)
+    team = signed_in(app)
+    shop = create_project(team, "Web Shop")
+    key = upload(team, shop["apiKey"], png_bytes(8, 8)).get_json()["key"]
+    with app.app_context():
+        screenshots.forget([key])  # what a deletion commits, its process dying right after
+        db.session.commit()
+    assert stored(app, key) is not None
+    with app.app_context():
+        assert screenshots.retry_deletions() == 1
+    assert stored(app, key) is None
+
+
 def test_two_hosts_share_one_bucket(make_app, s3_settings):
     """Host A and host B: one database, one bucket, one secret key, nothing else shared."""
     shared = {**s3_settings, "SVC_SECRET_KEY": "one key for every host"}

@@ -30,6 +30,7 @@ from svc.models.reports import (
     SEVERITY_RANK,
     STATUSES,
     IdempotencyKey,
+    ObjectDeletion,
     Report,
     ReportDetail,
     Screenshot,

@@ -145,6 +145,17 @@ class Screenshot(db.Model):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+class ObjectDeletion(db.Model):
+    """An object of the store to delete: written in the transaction that deleted its row, gone
+    once the store confirmed (svc.services.screenshots.remove_files), so that a store that is
+    down, or a crash between the commit and the delete, leaves nothing erased in it."""
+
+    __tablename__ = "object_deletions"
+
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class IdempotencyKey(db.Model):
     """A report creation's Idempotency-Key, so that a retried request finds its first answer."""
 

@@ -227,6 +227,7 @@ def delete(user: User, project_id: uuid.UUID) -> None:
         project_id=project.id,
         name=project.name,
     )
+    screenshots.forget(keys)  # the rows, and the deletion of their objects, recorded here
     db.session.delete(project)
     db.session.commit()
     screenshots.remove_files(keys)

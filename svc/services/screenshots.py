@@ -1,20 +1,23 @@
 """Screenshots (docs/api.md §9): upload tied to a project, serving to its team, clean-up."""
 
+import logging
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import BinaryIO
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, insert, select
 
 from svc import storage
 from svc.config import setting
-from svc.errors import not_found
+from svc.errors import StorageUnavailable, not_found
 from svc.extensions import db
-from svc.models import IdempotencyKey, Membership, Project, Screenshot, User
+from svc.models import IdempotencyKey, Membership, ObjectDeletion, Project, Screenshot, User
 from svc.models.base import utcnow
 
+log = logging.getLogger(__name__)
 ORPHAN_AGE = timedelta(hours=24)
+DELETION_BATCH = 1000
 
 
 def upload(project: Project, stream: BinaryIO) -> Screenshot:
@@ -37,7 +40,10 @@ def record(project: Project, stored: storage.StoredImage) -> Screenshot:
         db.session.commit()
     except BaseException:
         db.session.rollback()
-        remove_files([stored.key])
+        try:
+            storage.current_store().delete([stored.key])
+        except StorageUnavailable:
+            log.warning("an upload whose row failed stays in the store: %s", stored.key)
         raise
     return screenshot
 
@@ -94,13 +100,42 @@ def keys_of_project(project_id) -> list[str]:
 
 
 def forget(keys: list[str]) -> None:
-    """Delete the rows of `keys` in the caller's transaction; files go after it commits."""
+    """Delete the rows of `keys` in the caller's transaction, and record their objects as to be
+    deleted there too: the files go after it commits (`remove_files`), or, should the store be
+    down or the process die first, when `retry_deletions` finds them."""
     if keys:
         db.session.execute(delete(Screenshot).where(Screenshot.key.in_(keys)))
+        now = utcnow()
+        db.session.execute(
+            insert(ObjectDeletion), [{"key": key, "created_at": now} for key in keys]
+        )
 
 
 def remove_files(keys: list[str]) -> None:
-    storage.current_store().delete(keys)
+    """Delete the objects `forget` recorded, once its transaction committed; each stays
+    recorded until the store confirms it."""
+    for start in range(0, len(keys), DELETION_BATCH):
+        batch = keys[start : start + DELETION_BATCH]
+        try:
+            storage.current_store().delete(batch)
+        except StorageUnavailable:
+            log.warning("store unavailable: %d object(s) left to delete later", len(keys) - start)
+            return
+        db.session.execute(delete(ObjectDeletion).where(ObjectDeletion.key.in_(batch)))
+        db.session.commit()
+
+
+def retry_deletions() -> int:
+    """The scheduler's: delete the objects still recorded (the store was down, or a process
+    died between a commit and its deletion), oldest first; how many were recorded."""
+    keys = list(
+        db.session.scalars(
+            select(ObjectDeletion.key).order_by(ObjectDeletion.created_at).limit(DELETION_BATCH)
+        )
+    )
+    db.session.rollback()  # nothing is held while the store answers
+    remove_files(keys)
+    return len(keys)
 
 
 def sweep(now=None) -> int:

@@ -100,7 +100,9 @@ class ObjectStore(Protocol):
     def download_url(self, key: str, content_type: str) -> str | None:
         """A presigned URL valid for 60 s, when the store is set to hand those out."""
 
-    def delete(self, keys: Iterable[str]) -> None: ...
+    def delete(self, keys: Iterable[str]) -> None:
+        """Delete the objects (a missing one counts as deleted); StorageUnavailable unless the
+        store confirmed every one."""
 
     def is_empty(self) -> bool: ...
 

@@ -64,7 +64,10 @@ class FolderStore:
     def delete(self, keys: Iterable[str]) -> None:
         for key in keys:
             if path := self.path(key):
-                storage.remove_file(path)
+                try:
+                    path.unlink(missing_ok=True)
+                except OSError as exc:
+                    raise storage.storage_unavailable("not writable") from exc
 
     def is_empty(self) -> bool:
         return not (self.folder.is_dir() and any(p.is_file() for p in self.folder.rglob("*")))

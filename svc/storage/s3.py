@@ -121,14 +121,15 @@ class S3Store:
         names = [self._name(key) for key in keys if storage.is_key(key)]
         for start in range(0, len(names), _DELETE_BATCH):
             batch = names[start : start + _DELETE_BATCH]
-            try:
-                self.client.delete_objects(
+            with _unavailable_on_failure():
+                answer = self.client.delete_objects(
                     Bucket=self.bucket,
                     Delete={"Objects": [{"Key": name} for name in batch], "Quiet": True},
                 )
-            except (BotoCoreError, ClientError):
-                # As on disk: the rows are gone already; an object left over costs space only.
-                storage.log.warning("could not delete %d objects", len(batch), exc_info=True)
+            # Quiet: only the objects it could not delete are listed (a missing one counts as
+            # deleted).
+            if answer.get("Errors"):
+                raise storage.storage_unavailable(f"{len(answer['Errors'])} objects not deleted")
 
     def is_empty(self) -> bool:
         with _unavailable_on_failure():
