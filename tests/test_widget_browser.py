@@ -139,6 +139,10 @@ def test_captures_annotates_and_files_a_report(page, host_site, team):
     save_screenshot(page, "widget-annotation")
     form.get_by_role("button", name="Send report").click()
     expect(form.get_by_role("status")).to_contain_text("Thanks — WS-1")
+    # Reporter updates are off: no link to follow, and no stray "null" in its place.
+    expect(form.get_by_role("status")).to_have_text(
+        re.compile(r"^Thanks — WS-1\. Your report has been filed\.\s*Close$")
+    )
 
     report = team.get("/api/v1/reports/WS-1").get_json()
     assert report["title"] == "Pay button charges twice"
@@ -500,8 +504,10 @@ def test_offline_the_reporter_is_told_the_stored_copy_has_no_screenshot(
     send_offline(
         context, page, host_site, team, "Filed offline with a large picture", tmp_path / "large.png"
     )
-    expect(dialog(page).get_by_role("status")).to_contain_text(
-        "will be sent automatically, but without the screenshot"
+    expect(dialog(page).get_by_role("status").locator("p").first).to_have_text(
+        "You seem to be offline. Your report is saved in this browser and will be sent"
+        " automatically. It goes without the screenshot: this browser's storage is too full to"
+        " keep it."
     )
     [stored] = stored_reports(page)
     assert stored["images"] == {}
@@ -512,8 +518,50 @@ def test_offline_the_reporter_is_told_the_stored_copy_has_no_screenshot(
     report = team.get(f"/api/v1/reports/{report['id']}").get_json()
     assert report["screenshotUrl"] is None
     assert (
-        report["metadata"]["widgetNote"] == "Screenshot left out: this browser's storage was full."
+        report["metadata"]["widgetNote"]
+        == "Left out (this browser's storage was full): the screenshot."
     )
+
+
+def test_a_report_told_it_is_saved_is_never_stripped_by_a_later_one(
+    page, host_site, team, tmp_path, live_server
+):
+    """What new users hit (issue 48, item 1): svc stopped, report A (small screenshot) told
+    "saved"; report B's large picture made the outbox strip A's. Only the new one may lose
+    parts, and it says which; "offline" only when the browser is."""
+    small, large = noise_png(tmp_path / "small.png", 0.1), tmp_path / "large.png"
+    noise_png(large, 4.5)  # its base64 outgrows localStorage's 5 MB
+    open_shop(page, host_site, team.key)
+    expect(launcher(page)).to_be_visible()
+    # svc stopped: every connection to it refused, the browser still online.
+    page.route(f"{live_server}/api/v1/**", lambda route: route.abort("connectionrefused"))
+    told = []
+    for title, picture in (("A: small picture", tmp_path / "small.png"), ("B: large", large)):
+        launcher(page).click()
+        dialog(page).get_by_label("Title").fill(title)
+        attach_image(page, picture)
+        dialog(page).get_by_role("button", name="Send report").click()
+        status = dialog(page).get_by_role("status")
+        expect(status).to_contain_text("Your report is saved in this browser", timeout=20_000)
+        told.append(status.locator("p").first.inner_text())
+        dialog(page).get_by_role("button", name="Close", exact=True).last.click()
+    assert told[0] == (
+        "svc could not be reached. Your report is saved in this browser and will be sent"
+        " automatically."
+    )
+    assert told[1].endswith(
+        "It goes without the screenshot: this browser's storage is too full to keep it."
+    )
+    first, second = stored_reports(page)
+    assert list(first["images"]) == ["screenshot_url"] and second["images"] == {}
+
+    page.unroute(f"{live_server}/api/v1/**")
+    page.reload()
+    arrived = {report["title"]: report for report in wait_for_reports(team, 2, seconds=30)}
+    a = team.get(f"/api/v1/reports/{arrived['A: small picture']['id']}").get_json()
+    assert_arrived(team, a, small)
+    b = team.get(f"/api/v1/reports/{arrived['B: large']['id']}").get_json()
+    assert b["screenshotUrl"] is None and "the screenshot" in b["metadata"]["widgetNote"]
 
 
 def test_offline_a_small_screenshot_is_kept_and_sent_later(

@@ -14,7 +14,10 @@
   const MAX_RETRY_SECONDS = 60;
   const DEFAULT_MAX_SCREENSHOT = 10 * 1024 * 1024;
   const MASK = "[REDACTED]";
-  const STORED_WITHOUT_SCREENSHOT = "Screenshot left out: this browser's storage was full.";
+  // What a stored copy lost, by the field that carried it.
+  const PARTS = { screenshot_url: "the screenshot", annotated_screenshot_url: "the screenshot", replay_key: "the replay" };
+  const partNames = (fields) => [...new Set(fields.map((field) => PARTS[field] || field))];
+  const partsNamed = (fields) => partNames(fields).join(" and ");
   // Query, fragment and form names whose values never leave the page (the service redacts
   // them again, and more: docs/security.md).
   const SECRET_NAME = /^(?:token|access_token|refresh_token|id_token|code|password|passwd|pwd|secret|client_secret|api_key|apikey|key|signature|sig|auth|authorization|session|sessionid|jwt)$/i;
@@ -39,11 +42,10 @@
     403: "This site is not allowed to send bug reports to this project.",
     413: "The report is too large to send.",
     429: "Too many reports were sent from here. Please try again in a minute.",
-    saved: "You seem to be offline. Your report is saved in this browser and will be sent automatically.",
-    savedWithoutScreenshot: "You seem to be offline. Your report is saved in this browser and will be sent " +
-      "automatically, but without the screenshot: this browser's storage is too full to keep it.",
-    notSaved: "You seem to be offline, and this browser's storage is full, so the report could not be " +
-      "kept. Please send it again when you are back online.",
+    offline: "You seem to be offline.",
+    unreachable: "svc could not be reached.",
+    saved: "Your report is saved in this browser and will be sent automatically.",
+    notSaved: "This browser's storage is full, so the report could not be kept. Please send it again later.",
     failed: "The report could not be sent.",
   };
 
@@ -479,7 +481,7 @@
         headers: { "X-API-Key": run.options.projectKey, ...(init && init.headers) },
       });
     } catch (_) {
-      throw new Problem(MESSAGES.saved, { retryable: true });
+      throw new Problem(navigator.onLine === false ? MESSAGES.offline : MESSAGES.unreachable, { retryable: true });
     }
     const body = await response.json().catch(() => ({}));
     if (response.ok) return body;
@@ -557,47 +559,50 @@
 
   // Reports not yet accepted live in localStorage, so that a flaky network or a closed tab loses
   // none; the Idempotency-Key they carry makes sure none is filed twice. What is stored is a copy:
-  // when storage is short the copy loses its screenshots (with a note), never the live send.
+  // when storage is short the copy of the report being added loses its images (with a note),
+  // then is not kept; a report the reporter was told is saved is never changed afterwards.
   function outbox(run) {
     const key = "svc-outbox:" + run.options.projectKey;
     const read = () => quietly(() => JSON.parse(localStorage.getItem(key) || "[]")) || [];
-    const write = (list) => {
-      list = list.map((item) => ({ ...item, images: { ...item.images } }));
-      for (;;) {
-        try {
-          if (list.length) localStorage.setItem(key, JSON.stringify(list));
-          else localStorage.removeItem(key);
-          return list;
-        } catch (_) {
-          // Storage is short: screenshots go first, with a note, then the oldest reports.
-          const heavy = list.find((item) => Object.keys(item.images).length);
-          if (heavy) {
-            heavy.images = {};
-            heavy.body = { ...heavy.body, metadata: { ...heavy.body.metadata, widgetNote: STORED_WITHOUT_SCREENSHOT } };
-          } else if (list.length) {
-            list.shift();
-          } else {
-            return list;
-          }
-        }
+    const store = (list) => {
+      try {
+        if (list.length) localStorage.setItem(key, JSON.stringify(list));
+        else localStorage.removeItem(key);
+        return true;
+      } catch (_) {
+        return false;
       }
     };
     return {
       all: read,
-      // How much of the submission the stored copy keeps: "whole", "text" (no screenshot) or "none".
+      // What the stored copy keeps: {kept: false}, or {kept: true, lost: [fields of the images
+      // it left out]}.
       add(submission) {
         const list = read().filter((item) => item.id !== submission.id);
-        list.push(submission);
-        const stored = write(list.slice(-MAX_STORED)).find((item) => item.id === submission.id);
-        if (!stored) return "none";
-        return Object.keys(stored.images).length < Object.keys(submission.images).length ? "text" : "whole";
+        if (list.length >= MAX_STORED) return { kept: false, lost: [] };
+        const copy = { ...submission, images: { ...submission.images } };
+        if (store([...list, copy])) return { kept: true, lost: [] };
+        const lost = Object.keys(copy.images);
+        if (!lost.length) return { kept: false, lost };
+        copy.images = {};
+        copy.body = { ...copy.body, metadata: { ...copy.body.metadata,
+          widgetNote: "Left out (this browser's storage was full): " + partsNamed(lost) + "." } };
+        return store([...list, copy]) ? { kept: true, lost } : { kept: false, lost };
       },
+      // After an upload: the stored copy takes the key of each image it still had.
       update(submission) {
         const list = read();
-        const index = list.findIndex((item) => item.id === submission.id);
-        if (index >= 0) { list[index] = submission; write(list); }
+        const stored = list.find((item) => item.id === submission.id);
+        if (!stored) return;
+        for (const field of Object.keys(stored.images)) {
+          if (!(field in submission.images)) {
+            delete stored.images[field];
+            stored.body[field] = submission.body[field];
+          }
+        }
+        store(list);
       },
-      remove(id) { write(read().filter((item) => item.id !== id)); },
+      remove(id) { store(read().filter((item) => item.id !== id)); },
     };
   }
 
@@ -991,10 +996,12 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
         const report = await send(run, fields, images, ATTEMPTS_IN_DIALOG);
         finish(done, form, close, report ? "Thanks — " + report.trackingId + ". Your report has been filed." : "Thanks — your report has been filed.", report && report.statusUrl);
       } catch (problem) {
-        if (problem instanceof Problem && problem.retryable && problem.stored === "none") {
-          showAlert(MESSAGES.notSaved);
+        if (problem instanceof Problem && problem.retryable && !problem.stored.kept) {
+          showAlert(problem.message + " " + MESSAGES.notSaved);
         } else if (problem instanceof Problem && problem.retryable) {
-          finish(done, form, close, problem.stored === "text" ? MESSAGES.savedWithoutScreenshot : MESSAGES.saved);
+          const lost = problem.stored.lost.length ? " It goes without " + partsNamed(problem.stored.lost)
+            + ": this browser's storage is too full to keep " + (partNames(problem.stored.lost).length > 1 ? "them." : "it.") : "";
+          finish(done, form, close, problem.message + " " + MESSAGES.saved + lost);
           flushWhenOnline(run);
         } else {
           showAlert(problem instanceof Problem ? problem.message : MESSAGES.failed);
@@ -1014,7 +1021,7 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
     const follow = /^https?:\/\//.test(statusUrl || "")
       ? el("p", {}, el("a", { href: statusUrl, target: "_blank", rel: "noopener noreferrer", text: "Follow your report: see its status, add to it" }))
       : null;
-    done.replaceChildren(el("p", { text }), follow, el("footer", {}, closeButton));
+    done.replaceChildren(...[el("p", { text }), follow, el("footer", {}, closeButton)].filter(Boolean));
     form.hidden = true;
     done.hidden = false;
     closeButton.focus();
