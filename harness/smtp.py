@@ -25,6 +25,7 @@ class _Keep:
 
     async def handle_DATA(self, _server, _session, envelope):
         message = email.message_from_bytes(envelope.original_content, policy=email.policy.default)
+        message.raw = envelope.original_content  # the bytes as sent, for what parsing hides
         with self._server.lock:
             self._server.messages.append(message)
         return "250 Message accepted"

@@ -119,6 +119,10 @@ def test_the_reporter_hears_of_receipt_public_comments_and_resolution(shop):
     assert filed["statusUrl"] == f"https://bugs.example.com/status/{token}"
     assert UNSUBSCRIBE.match(receipt["List-Unsubscribe"])
     assert receipt["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    # The literal <https://...> on one line, as mail programs look for it: never RFC 2047's
+    # encoded words, which Python's default folding made of the long link (issue 48, item 3).
+    [header] = re.findall(rb"^List-Unsubscribe: .*$", receipt.raw, re.MULTILINE)
+    assert UNSUBSCRIBE.fullmatch(header.decode().split(": ", 1)[1].strip()), header
 
     comment(shop.grace, "WS-1", "Internal: probably the payment provider", public=False)
     assert mails_to(shop) == []

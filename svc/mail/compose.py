@@ -3,8 +3,14 @@ escaped, with the service's own links made clickable, so what a mail says is wri
 
 import html
 import re
+from email import policy
 from email.message import EmailMessage
 from email.utils import formatdate
+
+# RFC 5322's own line limit, not Python's default 78: a header longer than 78 characters with
+# no space to fold at (List-Unsubscribe's <https://...> link) was written as RFC 2047 encoded
+# words, and mail programs then found no one-click link.
+_POLICY = policy.SMTP.clone(max_line_length=998)
 
 # An address ends before a sentence's own punctuation ("see https://x/y." links https://x/y).
 _LINK = re.compile(r"https?://[^\s<>\"]*[^\s<>\".,;:!?)']")
@@ -43,7 +49,7 @@ def message(
 ) -> EmailMessage:
     """`message_id` stays the same on every attempt of one mail, so that a receiver can tell a
     mail sent twice (a crash between the server's answer and our record of it) from two."""
-    mail = EmailMessage()
+    mail = EmailMessage(policy=_POLICY)
     mail["From"] = sender
     mail["To"] = to
     mail["Subject"] = subject
