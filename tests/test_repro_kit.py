@@ -355,6 +355,8 @@ def test_a_session_replays_with_playwright_its_har_loads_and_its_curls_run(
         page.locator("[name=coupon]").fill("SAVE10")
         page.get_by_test_id("apply-coupon").click()
         expect(page.locator("#out")).to_have_text("Coupon tried")
+        # A failed request whose answer the page never reads (issue 48, item 5).
+        page.evaluate("fetch('/api/missing').then(() => null)")
         page.get_by_role("button", name="Report a bug").click()
         form = page.get_by_role("dialog", name="Report a bug")
         expect(form).to_contain_text("Request and response details")
@@ -376,7 +378,9 @@ def test_a_session_replays_with_playwright_its_har_loads_and_its_curls_run(
         assert not any(set(entry) & {"requestHeaders", "requestBody", "responseBody"}
                        for entry in plain)  # fmt: skip
 
-        price, failing = report["networkLogs"]
+        price, failing, missing = report["networkLogs"]
+        assert missing["status"] == 404
+        assert json.loads(missing["responseBody"]) == {"detail": "no such thing"}
         assert price["url"] == f"{site.url}/api/price" and price["status"] == 200
         assert {"content-type", "x-shop-client"} <= set(price["requestHeaders"])
         assert "authorization" not in {name.lower() for name in price["requestHeaders"]}
@@ -423,14 +427,14 @@ def test_a_session_replays_with_playwright_its_har_loads_and_its_curls_run(
         }])  # fmt: skip
         [command] = copied_curls(context, team, live_server, redacted)
     context.close()
-    assert len(curls) == 2 and not any("Bearer" in command for command in curls)
+    assert len(curls) == 3 and not any("Bearer" in command for command in curls)
     assert curls[0].startswith("# the body holds values redacted in the report")
     seen = run_curls(curls)
     for entry, request in zip(report["networkLogs"], seen, strict=True):
         assert (request["method"], request["url"]) == (entry["method"], entry["url"])
         for name, value in entry["requestHeaders"].items():
             assert request["headers"][name] == value
-        assert request["body"] == entry["requestBody"]
+        assert request["body"] == entry.get("requestBody", "")
     # Left out with a comment, never pasted as if real.
     assert command.splitlines()[:2] == [
         "# query parameter token left out: redacted in the report",

@@ -252,11 +252,17 @@
   }
 
   // The answer's body as the page reads it (text() or json()): no copy of the stream, which
-  // cost Chromium about a millisecond per response; a body the page never reads stays unknown.
+  // cost Chromium about a millisecond per response. A failed request's body (status 400 and
+  // up) is read from a copy, whether the page reads it or not: that cost is paid on failures
+  // only, and those are what a report is about.
   function keepResponseBody(response, entry) {
     if (!TEXTUAL.test(response.headers.get("content-type") || "")) return;
-    const text = Response.prototype.text;
     const keep = (body) => { entry.responseBody = cut(body, LIMIT.body); return body; };
+    if (response.status >= 400) {
+      response.clone().text().then(keep, () => null);
+      return;
+    }
+    const text = Response.prototype.text;
     Object.defineProperties(response, {
       text: { configurable: true, writable: true, value() { return text.call(this).then(keep); } },
       json: { configurable: true, writable: true, value() { return text.call(this).then((body) => JSON.parse(keep(body))); } },
