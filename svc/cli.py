@@ -14,13 +14,14 @@ from svc.operations import backup, moving, objects
 from svc.operations.tables import OperationFailed
 from svc.schemas.users import PASSWORD as PASSWORD_RULE
 from svc.schemas.users import RegisterIn
-from svc.services import admin, password_resets, screenshots, users
+from svc.services import admin, password_resets, screenshots, second_factors, users
 
 
 def register_commands(app: Flask) -> None:
     app.cli.add_command(create_user)
     app.cli.add_command(set_password)
     app.cli.add_command(make_admin)
+    app.cli.add_command(reset_factors)
     app.cli.add_command(sweep)
     app.cli.add_command(run_scheduler)
     app.cli.add_command(backup_command)
@@ -73,6 +74,20 @@ def make_admin(email: str) -> None:
     except APIError as exc:
         raise click.ClickException(exc.detail) from None
     click.echo(f"{user.email} is an administrator")
+
+
+@click.command("reset-factors")
+@click.argument("email")
+@with_appcontext
+def reset_factors(email: str) -> None:
+    """Remove an account's second factors and recovery codes (a lost phone, or an install
+    restored without its secret key): its next password sign-in needs none."""
+    try:
+        user = admin.by_email(email)
+    except APIError as exc:
+        raise click.ClickException(exc.detail) from None
+    second_factors.reset_factors(None, user.id)
+    click.echo(f"second factors of {user.email} removed")
 
 
 @click.command("sweep")

@@ -238,3 +238,25 @@ def test_svc_require_2fa_makes_a_password_user_enrol_at_sign_in(make_app):
     assert waiting["enrol"] is False and waiting["methods"] == ["totp", "recovery_code"]
     assert client.post(f"{ANSWER}/enrolment").status_code == 409
     ok(client.post(ANSWER, json={"recovery_code": signed_in["recoveryCodes"][0]}))
+
+
+def test_a_factor_no_key_opens_is_a_409_with_words_and_the_operator_resets_it(make_app):
+    """Issue 48, item 6: after a restore without the old secret key, signing in with an
+    authenticator app was a 500."""
+    before = make_app(SVC_SECRET_KEY="the key the install had")
+    ada = before.test_client()
+    register(ada)
+    enrol_totp(ada)
+    restored = make_app(SVC_SECRET_KEY="a new key: the old one was not kept")
+    client, _ = waiting_sign_in(restored)
+    refused = client.post(ANSWER, json={"code": "123456"})
+    assert refused.status_code == 409
+    assert "restored without the key" in refused.get_json()["detail"]
+    assert "reset-factors" in refused.get_json()["detail"]
+
+    done = restored.test_cli_runner().invoke(args=["reset-factors", "ADA@example.com"])
+    assert done.exit_code == 0, done.output
+    assert "second factors of ada@example.com removed" in done.output
+    ok(restored.test_client().post("/api/v1/auth/login", json=LOGIN))
+    unknown = restored.test_cli_runner().invoke(args=["reset-factors", "nobody@example.com"])
+    assert unknown.exit_code != 0 and "nobody@example.com" in unknown.output

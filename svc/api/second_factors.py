@@ -36,7 +36,7 @@ bp = Blueprint("second_factors", __name__, url_prefix="/api/v1/auth")
 @pending_sign_in_required
 @rate_limited("SVC_RATE_LIMIT_AUTH")
 @body(SecondFactorAnswerIn())
-@response(SignedInOut(), errors=(401,))
+@response(SignedInOut(), errors=(401, 409))
 def answer_second_factor(data):
     """Finish a password sign-in with a TOTP code, a recovery code or a passkey: the session
     starts now."""

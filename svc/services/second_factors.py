@@ -110,6 +110,22 @@ def start_totp(user: User) -> dict:
     return {"id": factor.id, **_totp_setup(user, secret)}
 
 
+UNREADABLE = (
+    "Your authenticator app cannot be checked: this svc was restored without the key its secret "
+    "was stored with. Sign in with a recovery code, or ask your administrator to reset your "
+    "second factor (flask --app svc reset-factors EMAIL)."
+)
+
+
+def _totp_secret(stored: str) -> str:
+    """A stored TOTP secret, readable; a 409 with words when no key opens it (an install
+    restored without its secret key: docs/operations.md)."""
+    try:
+        return secrets.decrypt(stored)
+    except secrets.Undecryptable:
+        raise Conflict(UNREADABLE) from None
+
+
 def _matching_step(secret: str, code: str) -> int | None:
     """The time step whose code this is: this one, or one step either side (clock drift)."""
     code = code.strip().replace(" ", "")
@@ -137,7 +153,7 @@ def _spend_step(factor: SecondFactor, step: int) -> bool:
 
 
 def _totp_accepts(factor: SecondFactor, code: str) -> bool:
-    step = _matching_step(secrets.decrypt(factor.totp_secret), code)
+    step = _matching_step(_totp_secret(factor.totp_secret), code)
     return step is not None and _spend_step(factor, step)
 
 
@@ -302,7 +318,7 @@ def _code_answer(
 ) -> tuple[str | None, list[str] | None]:
     """A TOTP code: of the secret being enrolled (SVC_REQUIRE_2FA), else of an enrolled app."""
     if waiting.enrolling_secret:
-        step = _matching_step(secrets.decrypt(waiting.enrolling_secret), code)
+        step = _matching_step(_totp_secret(waiting.enrolling_secret), code)
         if step is None:
             return None, None
         factor = SecondFactor(
