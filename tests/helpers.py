@@ -45,7 +45,8 @@ def capture_network_details(owner, project_id: str) -> None:
 def furnish(owner, project: dict) -> dict:
     """Give a project something of each kind the access tests reach for: a webhook, a report
     with a screenshot and the report's delivery, a comment, a pending invitation, an
-    integration (with a tracker that cannot be reached), the report's status page, an
+    integration (with a tracker that cannot be reached) and a call to it that failed for good,
+    the report's status page, an
     authenticator app the owner began to enrol (unconfirmed: signing in stays as it was). The
     path values naming them."""
     owner.patch(
@@ -75,6 +76,7 @@ def furnish(owner, project: dict) -> dict:
     status_link = owner.post(
         f"/api/v1/reports/{report['trackingId']}/status-link", headers=csrf(owner)
     ).get_json()
+    call_id = failed_call(owner.application, integration["id"], report["id"])
     factor = owner.post("/api/v1/auth/factors/totp", headers=csrf(owner)).get_json()
     return {
         "factor_id": factor["id"],
@@ -85,9 +87,28 @@ def furnish(owner, project: dict) -> dict:
         "project_id": project["id"],
         "report_ref": report["trackingId"],
         "delivery_id": deliveries["items"][0]["id"],
+        "call_id": call_id,
         "key": key,
         "name": "player.js",  # /replay/<name>: a file of the replay player
     }
+
+
+def failed_call(app, integration_id: str, report_id: str) -> str:
+    """A call to a tracker that failed for good (what the scheduler leaves after a 401)."""
+    import uuid
+
+    from svc.extensions import db
+    from svc.models import IntegrationCall
+
+    call_id = uuid.uuid4()
+    with app.app_context():
+        db.session.add(
+            IntegrationCall(id=call_id, integration_id=uuid.UUID(integration_id),
+                            report_id=uuid.UUID(report_id), action="create", status="failed",
+                            attempts=1, last_status_code=401, last_error="refused the token")
+        )  # fmt: skip
+        db.session.commit()
+    return str(call_id)
 
 
 def team_with_project(app):

@@ -452,6 +452,19 @@ def test_auto_create_stops_at_a_refusal_that_retrying_cannot_help(team, trackers
     make_due(app)
     assert run_calls(app) == 0  # never tried again
 
+    # Until a member asks (issue 48, item 7): a new cycle, due now; the tracker takes it.
+    [failed] = log["items"]
+    retry = f"/api/v1/integrations/{integration['id']}/calls/{failed['id']}/retry"
+    retried = ada.post(retry, headers=csrf(ada))
+    assert retried.status_code == 202, retried.get_json()
+    assert (retried.get_json()["status"], retried.get_json()["attempts"]) == ("pending", 0)
+    assert run_calls(app) == 1
+    assert calls(app)[0][1] == "succeeded" and len(trackers.issues) == 1
+    assert ada.post(retry, headers=csrf(ada)).status_code == 409  # it did not fail
+    other = f"/api/v1/integrations/{integration['id']}/calls/{uuid.uuid4()}/retry"
+    assert ada.post(other, headers=csrf(ada)).status_code == 404
+    assert ada.get(f"/api/v1/integrations/{integration['id']}").get_json()["lastError"] is None
+
 
 def test_auto_create_waits_what_a_429_asks_then_tries_again(team, trackers):
     app, ada, project = team

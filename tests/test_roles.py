@@ -186,6 +186,7 @@ def test_the_routes_that_need_a_role_are_the_expected_ones():
         ("/api/v1/integrations/<uuid:integration_id>", "PATCH"): "owner",
         ("/api/v1/integrations/<uuid:integration_id>", "DELETE"): "owner",
         ("/api/v1/integrations/<uuid:integration_id>/test", "POST"): "member",
+        ("/api/v1/integrations/<uuid:integration_id>/calls/<uuid:call_id>/retry", "POST"): "member",
         ("/api/v1/reports/<report_ref>/issues", "POST"): "member",
         ("/api/v1/reports", "PATCH"): "member",
         ("/api/v1/reports", "DELETE"): "member",

@@ -10,6 +10,7 @@ from svc.auth.guard import current_user, login_required, session_required
 from svc.models import MEMBER, OWNER
 from svc.schemas.integrations import (
     CallListQuery,
+    CallOut,
     CallPageOut,
     EventAcceptedOut,
     ExternalIssueOut,
@@ -90,6 +91,15 @@ def list_calls(params, integration_id: uuid.UUID):
     return integrations.calls_page(
         current_user(), integration_id, params["page"], params["page_size"]
     )
+
+
+@bp.post("/integrations/<uuid:integration_id>/calls/<uuid:call_id>/retry")
+@login_required
+@needs_role(MEMBER)
+@response(CallOut(), 202, errors=(404, 409))
+def retry_call(integration_id: uuid.UUID, call_id: uuid.UUID):
+    """Make a call that failed for good again: a new cycle of attempts, due now."""
+    return integrations.retry_call(current_user(), integration_id, call_id)
 
 
 @bp.get("/integrations/<uuid:integration_id>/events")

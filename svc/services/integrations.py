@@ -198,6 +198,23 @@ def calls_page(user: User, integration_id: uuid.UUID, page: int, page_size: int)
     return Page(items=list(items), total=total, page=page, page_size=page_size)
 
 
+def retry_call(user: User, integration_id: uuid.UUID, call_id: uuid.UUID) -> IntegrationCall:
+    """A call that failed for good, made again: a new cycle of attempts, due now (members and
+    owners), as a webhook delivery is redelivered."""
+    get_for(user, integration_id, MEMBER)
+    call = db.session.get(IntegrationCall, call_id)
+    if call is None or call.integration_id != integration_id:
+        raise not_found("Call not found")
+    if call.status != FAILED:
+        raise Conflict(
+            "Only a call that failed for good can be retried: this one is " + call.status
+        )
+    now = utcnow()
+    call.status, call.attempts, call.next_attempt_at, call.updated_at = PENDING, 0, now, now
+    db.session.commit()
+    return call
+
+
 def _connection(integration: Integration) -> Connection:
     """How to reach the tracker; TrackerError (final) when no key opens the token any more."""
     try:

@@ -32,6 +32,7 @@ const LISTS = new Set(["labels", "label_ids"]);
 export function integrationsPanel(project) {
   const panel = h("section", { class: "panel", "aria-label": "Integrations" });
   const owner = project.role === "owner";
+  const member = project.role !== "viewer";
   const load = async () => {
     const integrations = await api.get(`/projects/${project.id}/integrations`);
     replaceContent(panel,
@@ -39,7 +40,7 @@ export function integrationsPanel(project) {
       h("p", {}, "Reports become issues in your team's tracker, and their states follow each other both ways. ",
         h("a", { href: "/docs/integrations.md", target: "_blank", rel: "noopener" }, "What each tracker needs"), "."),
       integrations.length
-        ? integrations.map((integration) => integrationCard(integration, owner, load))
+        ? integrations.map((integration) => integrationCard(integration, owner, member, load))
         : h("p", { class: "empty" }, "No tracker is connected yet."),
       owner ? newIntegrationForm(project, load) : null);
   };
@@ -121,13 +122,15 @@ function secretNotice(integration) {
       copyButton(() => integration.webhookSecret, "webhook secret")));
 }
 
-function integrationCard(integration, owner, reload) {
+function integrationCard(integration, owner, member, reload) {
   const details = h("div", {});
   const status = notice("");
   status.hidden = true;
   const test = actionButton("Test connection", async () => {
     try {
       const answer = await api.post(`/integrations/${integration.id}/test`);
+      // The server cleared lastError: the card is drawn again without the stale one.
+      if (integration.lastError) return reload();
       status.textContent = answer.detail;
     } catch (error) {
       status.textContent = error.message;
@@ -142,7 +145,7 @@ function integrationCard(integration, owner, reload) {
     h("div", { class: "secret-row" }, h("code", { class: "webhook-url" }, integration.webhookUrl),
       copyButton(() => integration.webhookUrl, "webhook URL")),
     h("div", { class: "button-row" }, test,
-      actionButton("Events and calls", () => showActivity(integration, details), { class: "secondary" }),
+      actionButton("Events and calls", () => showActivity(integration, details, member), { class: "secondary" }),
       owner ? actionButton("Remove", async () => {
         if (!await confirmDialog(`Disconnect ${integration.name}? Its issues stay in the tracker.`, "Remove")) return;
         await api.delete(`/integrations/${integration.id}`);
@@ -185,7 +188,7 @@ function editForm(integration, reload) {
     }));
 }
 
-async function showActivity(integration, place) {
+async function showActivity(integration, place, member) {
   let page = 1;
   const load = async () => {
     const [events, calls] = await Promise.all([
@@ -199,7 +202,7 @@ async function showActivity(integration, place) {
         : h("p", { class: "empty" }, "None yet: add the webhook in the tracker."),
       h("h4", {}, "Calls to the tracker"),
       calls.items.length ? h("div", { class: "table-wrap" }, h("table", { class: "deliveries" },
-        h("thead", {}, h("tr", {}, ["Action", "Report", "Status", "Attempts", "Last answer", "Next attempt"].map(
+        h("thead", {}, h("tr", {}, ["Action", "Report", "Status", "Attempts", "Last answer", "Next attempt", ""].map(
           (text) => h("th", { scope: "col" }, text)))),
         h("tbody", {}, calls.items.map((call) => h("tr", {},
           h("td", { "data-label": "Action" }, call.action),
@@ -207,7 +210,11 @@ async function showActivity(integration, place) {
           h("td", { "data-label": "Status" }, badge("delivery", call.status)),
           h("td", { "data-label": "Attempts" }, String(call.attempts)),
           h("td", { "data-label": "Last answer" }, call.lastError || (call.lastStatusCode ? `HTTP ${call.lastStatusCode}` : "")),
-          h("td", { "data-label": "Next attempt" }, call.status === "pending" ? formatTime(call.nextAttemptAt) : ""))))))
+          h("td", { "data-label": "Next attempt" }, call.status === "pending" ? formatTime(call.nextAttemptAt) : ""),
+          h("td", {}, member && call.status === "failed" ? actionButton("Retry", async () => {
+            await api.post(`/integrations/${integration.id}/calls/${call.id}/retry`);
+            await load();
+          }, { class: "secondary" }) : null))))))
         : h("p", { class: "empty" }, "No calls in the background yet."),
       pageButtons("Call pages", calls, page, (wanted) => { page = wanted; load(); }));
   };
