@@ -7,24 +7,23 @@ import click
 
 _WIDEST = 60  # a cell longer than this is cut (tables only; --json has everything)
 # What a terminal acts on rather than shows: C0 controls but tab and newline, DEL, the C1
-# controls. A report's text is anyone's who has the publishable key: an OSC sequence in a title
-# could write the clipboard, retitle the window or overwrite lines.
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-# JSON escapes the C0 controls itself; with ensure_ascii=False it leaves DEL and C1 raw.
-_RAW_IN_JSON = re.compile("[\x7f-\x9f]")
+# controls, and the bidirectional controls that reorder a line (it can read as another). A
+# report's text is anyone's who has the publishable key: an OSC sequence in a title could write
+# the clipboard, retitle the window or overwrite lines.
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
+# JSON escapes the C0 controls itself; with ensure_ascii=False it leaves the others raw.
+_RAW_IN_JSON = re.compile(f"[\x7f-\x9f{_BIDI}]")
 
 
-# Bidirectional controls reorder what a terminal shows: a line can read as another.
-_TERMINAL_ESCAPED = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
-)
+def _escaped(found: re.Match) -> str:
+    return f"\\u{ord(found[0]):04x}"
 
 
 def for_terminal(data: bytes) -> bytes:
     """A downloaded file as a terminal may show it: every control character but tab and
     newline written as `\\uXXXX` text (a file written with -o keeps the server's bytes)."""
-    text = data.decode("utf-8", "replace")
-    return _TERMINAL_ESCAPED.sub(lambda found: f"\\u{ord(found[0]):04x}", text).encode()
+    return _CONTROLS.sub(_escaped, data.decode("utf-8", "replace")).encode()
 
 
 def printable(text: str) -> str:
@@ -39,7 +38,7 @@ def say(text: str, err: bool = False) -> None:
 def as_json(data, indent: int | None = 2) -> str:
     """JSON as the API answered it, with every control character escaped."""
     text = json.dumps(data, indent=indent, ensure_ascii=False)
-    return _RAW_IN_JSON.sub(lambda found: f"\\u{ord(found[0]):04x}", text)
+    return _RAW_IN_JSON.sub(_escaped, text)
 
 
 def emit(json_wanted: bool, data, text) -> None:
