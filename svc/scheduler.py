@@ -272,10 +272,15 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
 def _wait_for_lease(app: Flask, holder: str, stopping: threading.Event):
     """Stand by until this process holds the lease (or is stopped: None)."""
     seconds = app.config["SVC_SCHEDULER_LEASE_SECONDS"]
+    active = None  # who this standby last said holds the lease
     while not stopping.is_set():
         try:
             with app.app_context():
                 lease = leadership.try_acquire(holder, seconds)
+                if lease is None and (now := leadership.current()["holder"]) != active:
+                    # Said once per holder: a standby is seen in the log, not once a second.
+                    active = now
+                    log.info("scheduler: standing by; %s is active", now or "no one")
         except OperationalError as exc:
             log.warning("scheduler: could not read the lease (%s)", exc)
             lease = None

@@ -154,6 +154,10 @@ def test_a_standby_takes_over_a_killed_scheduler_and_a_paused_one_is_fenced(
     first = schedulers()
     wait_until(lambda: first.holds_the_lease(app), message="the first scheduler active")
     standby = schedulers()
+    # A standby says so, once, naming the active one (issue 48, item 8).
+    with app.app_context():
+        active = f"scheduler: standing by; {leadership.current()['holder']} is active"
+    wait_until(lambda: active in standby.output, message="the standby's line")
     wait_until(lambda: len(receiver.received) >= 40, seconds=60, message="40 deliveries")
     first.signal(signal.SIGKILL)
     killed_at = time.monotonic()
