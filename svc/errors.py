@@ -8,7 +8,7 @@ Flask/Werkzeug/SQLAlchemy raise, into a response.
 import logging
 from typing import Any
 
-from flask import Flask, jsonify, request
+from flask import Flask, g, has_request_context, jsonify, request
 from limits.errors import StorageError
 from marshmallow import ValidationError
 from sqlalchemy.exc import OperationalError
@@ -173,10 +173,14 @@ def size_in_words(size: int) -> str:
 
 
 def only_where_waiting_helps(response):
-    """Retry-After on a 429 or a 503 alone. Flask-Limiter adds it to every answer of a limited
-    endpoint (a 413 said "Retry-After: 50"); registered before the limiter, this runs after it."""
+    """Retry-After on a 429 or a 503 alone, and a 503's the service's own. Flask-Limiter adds
+    its window's to every answer of a limited endpoint (a 413 said "Retry-After: 50", an upload
+    refused while the store was down 0 to 60 s); registered before the limiter, this runs
+    after it."""
     if response.status_code not in (429, 503):
         response.headers.pop("Retry-After", None)
+    elif response.status_code == 503 and "svc_retry_after" in g:
+        response.headers["Retry-After"] = g.svc_retry_after
     return response
 
 
@@ -189,6 +193,8 @@ def error_response(
     response = jsonify(body)
     response.status_code = status
     response.headers.update(headers or {})
+    if status == 503 and "Retry-After" in response.headers and has_request_context():
+        g.svc_retry_after = response.headers["Retry-After"]  # for only_where_waiting_helps
     return response
 
 
