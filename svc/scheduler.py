@@ -23,7 +23,7 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 from flask import Flask
 from sqlalchemy.exc import OperationalError
 
-from svc import database, rate_limits
+from svc import database, rate_limits, sso
 from svc.extensions import db
 from svc.mail import outbox
 from svc.models import JOBSTORE_TABLE
@@ -269,6 +269,14 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
     return scheduler
 
 
+def _check_configuration(app: Flask) -> None:
+    """What only a network call can tell of the settings, said once at start (in a thread: a
+    provider that does not answer must not hold the scheduler up)."""
+    problem = sso.configuration_problem(app)
+    if problem:
+        log.error("configuration error: SVC_OIDC_ISSUER: %s", problem)
+
+
 def _wait_for_lease(app: Flask, holder: str, stopping: threading.Event):
     """Stand by until this process holds the lease (or is stopped: None)."""
     seconds = app.config["SVC_SCHEDULER_LEASE_SECONDS"]
@@ -334,6 +342,7 @@ def run(app: Flask) -> None:
     signal.signal(signal.SIGINT, stop)
     holder = leadership.new_holder()
     log.info("scheduler: started as %s", holder)
+    threading.Thread(target=_check_configuration, args=(app,), daemon=True).start()
     held = None
     while not stopping.is_set():
         held = _wait_for_lease(app, holder, stopping)

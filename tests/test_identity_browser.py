@@ -65,15 +65,15 @@ def sso_app(make_app, providers, certificate_authority, svc_port):
     """`make_app` with single sign-on through the first provider; `overrides` on top."""
 
     def build(**overrides):
-        return make_app(
-            SVC_PUBLIC_URL=f"http://localhost:{svc_port}",
-            SVC_OIDC_ISSUER=providers[0].issuer,
-            SVC_OIDC_CLIENT_ID="svc",
-            SVC_OIDC_CLIENT_SECRET="a client secret for the tests",
-            SVC_OIDC_NAME=PROVIDER_NAME,
-            SVC_OIDC_CA_BUNDLE=certificate_authority[1],
-            **overrides,
-        )
+        settings = {
+            "SVC_PUBLIC_URL": f"http://localhost:{svc_port}",
+            "SVC_OIDC_ISSUER": providers[0].issuer,
+            "SVC_OIDC_CLIENT_ID": "svc",
+            "SVC_OIDC_CLIENT_SECRET": "a client secret for the tests",
+            "SVC_OIDC_NAME": PROVIDER_NAME,
+            "SVC_OIDC_CA_BUNDLE": certificate_authority[1],
+        }
+        return make_app(**{**settings, **overrides})
 
     return build
 
@@ -214,6 +214,25 @@ def signing_keys(kid: str) -> dict:
         2048, parameters={"kid": kid, "use": "sig", "alg": "RS256"}, private=True
     )
     return {"keys": [key.as_dict(private=True)]}
+
+
+@pytest.mark.parametrize("wrong", ["/realms/other", ""])
+def test_a_wrong_issuer_is_a_configuration_error_said_at_start_and_to_users(
+    sso_app, providers, wrong
+):
+    """Issue 48, item 11: users were told "cannot reach ... Try again"; nothing said why."""
+    issuer = providers[0].issuer + wrong if wrong else providers[1].issuer
+    app = sso_app(SVC_OIDC_ISSUER=issuer)
+    if not wrong:  # another provider's document, claiming its own issuer: as if mistyped
+        app.extensions["svc.oidc"].issuer = providers[0].issuer
+    problem = sso.configuration_problem(app)
+    assert problem and ("answered 404" in problem or "names issuer" in problem), problem
+    refused = app.test_client().get("/sso/login")
+    assert refused.status_code == 502
+    page = refused.get_data(as_text=True)
+    assert "not set up correctly" in page and "administrator" in page
+    assert "Try again" not in page
+    assert sso.configuration_problem(sso_app()) is None  # the right issuer: nothing to say
 
 
 def test_a_provider_that_rotated_its_keys_is_followed(make_app, certificate_authority, svc_port):

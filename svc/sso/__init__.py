@@ -30,10 +30,27 @@ NEXT = "svc_sso_next"
 class ProviderError(Exception):
     """The provider's answer did not check out, or the provider could not be reached."""
 
-    def __init__(self, words: str, unreachable: bool = False):
+    def __init__(self, words: str, unreachable: bool = False, misconfigured: bool = False):
         super().__init__(words)
         self.words = words
         self.unreachable = unreachable
+        # SVC_OIDC_ISSUER names no provider (its discovery is missing, or names another
+        # issuer): trying again cannot help, the administrator must change it.
+        self.misconfigured = misconfigured
+
+
+def configuration_problem(app: Flask) -> str | None:
+    """What is wrong with SVC_OIDC_ISSUER as its discovery document says (None: nothing, or
+    no single sign-on): said once at start-up, so an administrator sees it in the log."""
+    provider = app.extensions.get("svc.oidc")
+    if provider is None:
+        return None
+    with app.app_context():
+        try:
+            provider.check_discovery()
+        except ProviderError as error:
+            return error.words
+    return None
 
 
 def init_app(app: Flask) -> None:
@@ -89,6 +106,13 @@ def login():
     try:
         return provider.authorization_redirect(_redirect_uri())
     except ProviderError as error:
+        if error.misconfigured:
+            log.error("single sign-on: configuration error: SVC_OIDC_ISSUER: %s", error.words)
+            return _refused(
+                "Single sign-on is not set up correctly on this svc. Please tell your "
+                "administrator; signing in with a password may still work.",
+                502,
+            )
         log.warning("single sign-on: the provider cannot be reached: %s", error.words)
         return _refused(f"svc cannot reach the sign-in provider ({error.words}). Try again.", 502)
 

@@ -48,12 +48,30 @@ class Provider:
         )
 
     def _checked_client(self) -> FlaskOAuth2App:
-        metadata = self._client.load_server_metadata()
+        try:
+            metadata = self._client.load_server_metadata()
+        except requests.HTTPError as error:
+            status = error.response.status_code if error.response is not None else 0
+            if 400 <= status < 500:  # no discovery document there: not a provider's issuer
+                raise ProviderError(
+                    f"{self.issuer}/.well-known/openid-configuration answered {status}",
+                    misconfigured=True,
+                ) from error
+            raise
         if metadata.get("issuer", "").rstrip("/") != self.issuer:
             # OpenID Connect Discovery §4.3: a document for another issuer is not this one's.
             named = metadata.get("issuer")
-            raise OAuthError(description=f"the provider's discovery names issuer {named!r}")
+            raise ProviderError(
+                f"the provider's discovery names issuer {named!r}", misconfigured=True
+            )
         return self._client
+
+    def check_discovery(self) -> None:
+        """Read the discovery document as a sign-in would; ProviderError says what is wrong."""
+        try:
+            self._checked_client()
+        except (OAuthError, requests.RequestException, ValueError) as error:
+            raise ProviderError(_words(error), unreachable=True) from error
 
     def _claims_options(self) -> dict:
         """What the ID token must say: issued by SVC_OIDC_ISSUER (the audience, expiry and
