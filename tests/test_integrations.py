@@ -438,7 +438,7 @@ def integration_kind(kind: str) -> str:
 def test_auto_create_stops_at_a_refusal_that_retrying_cannot_help(team, trackers, status, words):
     app, ada, project = team
     integration = connect(ada, project, "linear", trackers, auto_create={"severities": []})
-    file_detailed(ada, project)
+    report = file_detailed(ada, project)
     trackers.refuse(status, {"errors": [{"message": "Linear's own words"}]})
     run_calls(app)
     ((_, call_status, attempts, error, _),) = calls(app)
@@ -454,6 +454,7 @@ def test_auto_create_stops_at_a_refusal_that_retrying_cannot_help(team, trackers
 
     # Until a member asks (issue 48, item 7): a new cycle, due now; the tracker takes it.
     [failed] = log["items"]
+    assert failed["trackingId"] == report["trackingId"]  # the log names it (issue 48, item 12)
     retry = f"/api/v1/integrations/{integration['id']}/calls/{failed['id']}/retry"
     retried = ada.post(retry, headers=csrf(ada))
     assert retried.status_code == 202, retried.get_json()
@@ -742,7 +743,9 @@ def test_an_owner_connects_github_and_a_report_gets_its_issue_in_the_browser(
     connect_form.get_by_role("button", name="Connect").click()
     section = page.get_by_role("region", name="Integrations")
     expect(section.get_by_role("article", name="Shop repository")).to_be_visible()
-    secret = section.locator("code.webhook-secret").inner_text()
+    # Shown once, beside its card under the section's heading (not above the heading).
+    shown = section.locator("article[aria-label='Shop repository'] + .notice code.webhook-secret")
+    secret = shown.inner_text()
     assert len(secret) == 48
     assert section.locator("code.webhook-url").first.inner_text().endswith("/events")
     assert TOKEN not in page.content()

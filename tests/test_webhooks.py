@@ -123,6 +123,7 @@ def test_report_created_is_delivered_signed(team, receiver):
         logged["lastError"],
         logged["nextAttemptAt"],
     ) == ("report.created", report["id"], "succeeded", 1, 200, None, None)
+    assert logged["trackingId"] == report["trackingId"]  # what the log's link says
 
 
 def test_signature_uses_the_api_key_of_the_attempt(team, receiver):
@@ -608,6 +609,7 @@ def test_delivery_log_pages_newest_first(team):
         "id",
         "event",
         "reportId",
+        "trackingId",
         "status",
         "attempts",
         "lastStatusCode",

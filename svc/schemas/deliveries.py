@@ -13,6 +13,8 @@ class AttemptsOut(OutSchema):
 
     id = fields.UUID(required=True)
     report_id = fields.UUID(required=True, allow_none=True)
+    # The report's tracking id (WS-12); null once the report is deleted.
+    tracking_id = fields.String(required=True, allow_none=True)
     status = fields.String(required=True, validate=validate.OneOf((PENDING, SUCCEEDED, FAILED)))
     attempts = fields.Integer(required=True)
     last_status_code = fields.Integer(required=True, allow_none=True)

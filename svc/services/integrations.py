@@ -52,7 +52,7 @@ from svc.models.base import utcnow
 from svc.models.integrations import CLOSE, CLOSED, CREATE, OPEN, REOPEN
 from svc.models.webhooks import FAILED, PENDING, SUCCEEDED
 from svc.services import activity, projects, reporter_mails, stats
-from svc.services.listing import Page
+from svc.services.listing import Page, with_tracking_ids
 from svc.webhooks import delivery, payloads
 
 log = logging.getLogger(__name__)
@@ -195,7 +195,7 @@ def calls_page(user: User, integration_id: uuid.UUID, page: int, page_size: int)
         .limit(page_size)
         .offset((page - 1) * page_size)
     ).all()
-    return Page(items=list(items), total=total, page=page, page_size=page_size)
+    return Page(items=with_tracking_ids(items), total=total, page=page, page_size=page_size)
 
 
 def retry_call(user: User, integration_id: uuid.UUID, call_id: uuid.UUID) -> IntegrationCall:
@@ -212,7 +212,7 @@ def retry_call(user: User, integration_id: uuid.UUID, call_id: uuid.UUID) -> Int
     now = utcnow()
     call.status, call.attempts, call.next_attempt_at, call.updated_at = PENDING, 0, now, now
     db.session.commit()
-    return call
+    return with_tracking_ids([call])[0]
 
 
 def _connection(integration: Integration) -> Connection:

@@ -30,6 +30,35 @@ class Page:
     page_size: int
 
 
+@dataclass(frozen=True)
+class OfReport:
+    """An outbox row (a webhook delivery, a call to a tracker) with its report's tracking id,
+    for the logs that link each row to its report by name: its own fields read through."""
+
+    row: object
+    tracking_id: str | None
+
+    def __getattr__(self, name):
+        return getattr(self.row, name)
+
+
+def with_tracking_ids(rows: list) -> list[OfReport]:
+    """`rows` (each with a `report_id`) with their reports' tracking ids: one query; None for a
+    report deleted since."""
+    ids = {row.report_id for row in rows if row.report_id is not None}
+    found = (
+        db.session.execute(
+            select(Report.id, Project.tracking_prefix, Report.number)
+            .join(Project, Project.id == Report.project_id)
+            .where(Report.id.in_(ids))
+        ).all()
+        if ids
+        else []
+    )
+    names = {report_id: f"{prefix}-{number}" for report_id, prefix, number in found}
+    return [OfReport(row, names.get(row.report_id)) for row in rows]
+
+
 def visible_to(user: User):
     """The condition that a report is in one of the user's projects."""
     return Report.project_id.in_(projects_of(user, None))

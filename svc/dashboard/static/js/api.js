@@ -15,6 +15,8 @@ function describe(status, body) {
   if (status === 0) return "The service cannot be reached. Check your connection and try again.";
   if (status === 429) return "Too many attempts. Wait a moment and try again.";
   if (status === 422 && body?.errors) return "Please correct the highlighted fields.";
+  // A 502 is a tracker's (or provider's) refusal in its own words: trying again rarely helps.
+  if (status === 502 && body?.detail) return body.detail;
   if (status >= 500) return `${body?.detail || "The service failed"}. Try again shortly.`;
   return body?.detail || `The request failed (HTTP ${status}).`;
 }

@@ -97,8 +97,9 @@ function newIntegrationForm(project, reload) {
       auto_create: autoCreateOf(values), sync_status: Boolean(values.sync_status),
     });
     await reload();
-    // The secret is shown this once: the tracker's webhook needs it.
-    document.querySelector("[aria-label=Integrations]")?.prepend(secretNotice(integration));
+    // The secret is shown this once, under the heading, on the new integration's card.
+    const card = document.querySelector(`[aria-label=Integrations] article[aria-label="${CSS.escape(integration.name)}"]`);
+    card?.after(secretNotice(integration));
   }));
 }
 
@@ -206,7 +207,7 @@ async function showActivity(integration, place, member) {
           (text) => h("th", { scope: "col" }, text)))),
         h("tbody", {}, calls.items.map((call) => h("tr", {},
           h("td", { "data-label": "Action" }, call.action),
-          h("td", { "data-label": "Report" }, h("a", { href: `/reports/${call.reportId}` }, "open")),
+          h("td", { "data-label": "Report" }, call.trackingId ? h("a", { href: `/reports/${call.reportId}` }, call.trackingId) : "deleted"),
           h("td", { "data-label": "Status" }, badge("delivery", call.status)),
           h("td", { "data-label": "Attempts" }, String(call.attempts)),
           h("td", { "data-label": "Last answer" }, call.lastError || (call.lastStatusCode ? `HTTP ${call.lastStatusCode}` : "")),

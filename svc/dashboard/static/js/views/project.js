@@ -362,7 +362,7 @@ function deliveryTable(project, items, reload) {
       (text) => h("th", { scope: "col" }, text)))),
     h("tbody", {}, items.map((delivery) => h("tr", {},
       h("td", { "data-label": "Event" }, delivery.event),
-      h("td", { "data-label": "Report" }, h("a", { href: `/reports/${delivery.reportId}` }, "open")),
+      h("td", { "data-label": "Report" }, delivery.trackingId ? h("a", { href: `/reports/${delivery.reportId}` }, delivery.trackingId) : "deleted"),
       h("td", { "data-label": "Status" }, badge("delivery", delivery.status)),
       h("td", { "data-label": "Attempts" }, String(delivery.attempts)),
       h("td", { "data-label": "Last answer" },
