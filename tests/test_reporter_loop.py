@@ -107,6 +107,13 @@ def test_an_address_gets_at_most_its_daily_share_of_reporter_mails(shop):
     assert health["outbox"]["reporterMailsLimited"] == 22 + 2
 
 
+def test_the_widget_says_receipts_go_to_the_address_it_asks_for(shop):
+    config = shop.app.test_client().get(
+        "/api/v1/projects/widget-config", headers={"X-API-Key": shop.project["apiKey"]}
+    )
+    assert config.get_json()["mailsReporters"] is True
+
+
 def test_the_reporter_hears_of_receipt_public_comments_and_resolution(shop):
     filed = file(shop)
     [receipt] = mails_to(shop)
@@ -146,7 +153,8 @@ def test_the_reporter_hears_of_receipt_public_comments_and_resolution(shop):
     assert [c["body"] for c in shown["comments"]] == ["Thanks, we can see it too. Which browser?"]
     assert shown["comments"][0]["author"] == "Grace Hopper"
     assert set(shown) == {
-        "trackingId", "projectName", "title", "status", "createdAt", "updatedAt", "comments"
+        "trackingId", "projectName", "title", "status", "reopened", "createdAt", "updatedAt",
+        "comments",
     }  # fmt: skip
 
 
@@ -194,10 +202,17 @@ def test_unsubscribing_stops_the_mails_of_that_project_only(shop):
 def test_a_reply_is_the_reporters_and_still_happening_reopens_and_tells_the_assignee(shop):
     file(shop)
     token = token_in(mails_to(shop)[0])
+    visitor = shop.app.test_client()
+    assert "received, not yet looked at" in visitor.get(f"/status/{token}").get_data(as_text=True)
+    assert visitor.get(f"/api/v1/status/{token}").get_json()["reopened"] is False
     grace_id = shop.grace.user["id"]
     set_status(shop.ada, "WS-1", "resolved", assignee_id=grace_id)
     mails_to(shop, "grace@example.com")  # her assignment
     assert shop.app.test_client().post(f"/api/v1/status/{token}/reopen").status_code == 200
+    # Open again, not "not yet looked at" (issue 48, item 13).
+    page = visitor.get(f"/status/{token}").get_data(as_text=True)
+    assert "open again, waiting to be looked at" in page and "not yet looked at" not in page
+    assert visitor.get(f"/api/v1/status/{token}").get_json()["reopened"] is True
 
     replied = shop.app.test_client().post(
         f"/api/v1/status/{token}/replies", json={"body": "It happens on Firefox too"}
@@ -332,7 +347,7 @@ def test_the_mailed_link_opens_a_page_that_shows_only_what_the_reporter_may_see(
     expect(tab.locator(".comments li.yours")).to_contain_text("Still broken on Firefox")
     expect(tab.locator(".comments li.yours")).to_contain_text("You")
     tab.get_by_role("button", name="It still happens").click()
-    expect(tab.locator("#status")).to_have_text("received, not yet looked at")
+    expect(tab.locator("#status")).to_have_text("open again, waiting to be looked at")
     expect(tab.get_by_role("button", name="It still happens")).to_have_count(0)
     context.close()
     assert errors == []

@@ -59,7 +59,11 @@ def test_the_script_stays_within_its_size_budget():
 def test_config_has_the_defaults_and_the_upload_limit(client, project):
     response = config(client, project["apiKey"], ORIGIN)
     assert response.status_code == 200
-    assert response.get_json() == {**DEFAULTS, "maxScreenshotBytes": 10 * 1024 * 1024}
+    assert response.get_json() == {
+        **DEFAULTS,
+        "maxScreenshotBytes": 10 * 1024 * 1024,
+        "mailsReporters": False,
+    }
     assert response.headers["Access-Control-Allow-Origin"] == "*"
 
 
@@ -93,6 +97,7 @@ def test_config_follows_the_owners_settings_merged(user_client, client, project)
         "captureConsole": False,
         "logoUrl": "https://cdn.example.com/l.png",
         "maxScreenshotBytes": 10 * 1024 * 1024,
+        "mailsReporters": False,
     }
     set_widget(user_client, project, logo_url=None)
     assert config(client, project["apiKey"]).get_json()["logoUrl"] is None
@@ -123,6 +128,7 @@ def test_bad_widget_settings_are_refused_and_change_nothing(
     assert config(client, project["apiKey"]).get_json() == {
         **DEFAULTS,
         "maxScreenshotBytes": 10 * 1024 * 1024,
+        "mailsReporters": False,
     }
 
 

@@ -76,7 +76,8 @@ def status(token: str) -> Response:
     except ReportNotFound:
         report, code = None, 404
     done = report is not None and report["status"] in reporter_mails.DONE_STATUSES
-    words = reporter_mails.status_in_words(report["status"]) if report else None
+    shown = report and ("reopened" if report["reopened"] else report["status"])
+    words = reporter_mails.status_in_words(shown) if report else None
     html = render_template("status.html", report=report, done=done, status_words=words)
     response = current_app.make_response((html, code))
     response.headers["Content-Security-Policy"] = STATUS_PAGE_POLICY

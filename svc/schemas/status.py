@@ -18,6 +18,8 @@ class StatusPageOut(OutSchema):
     project_name = fields.String(required=True)
     title = fields.String(required=True)
     status = fields.String(required=True)
+    # new again after it was resolved or closed (the page says "open again")
+    reopened = fields.Boolean(required=True)
     created_at = Timestamp(required=True)
     updated_at = Timestamp(required=True)
     comments = fields.List(fields.Nested(StatusCommentOut), required=True)

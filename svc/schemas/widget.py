@@ -80,6 +80,9 @@ class WidgetConfigOut(WidgetSettingsOut):
     that the widget scales a screenshot down before it uploads rather than after a 413."""
 
     max_screenshot_bytes = fields.Integer(required=True)
+    # The project mails reporters a receipt and its news (docs/reporter-updates.md): the
+    # dialog's e-mail field says so.
+    mails_reporters = fields.Boolean(required=True)
 
 
 class ConsoleLogQuotaOut(Schema):

@@ -48,6 +48,8 @@ MAILS_PER_ADDRESS_A_DAY = 10
 _ADDRESS = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _STATUS_WORDS = {
     "new": "received, not yet looked at",
+    # new again, after it was resolved or closed
+    "reopened": "open again, waiting to be looked at",
     "in_progress": "being worked on",
     "resolved": "resolved",
     "closed": "closed",

@@ -7,8 +7,8 @@ from sqlalchemy import select
 
 from svc.errors import Conflict
 from svc.extensions import db
-from svc.models import Comment, Report
-from svc.models.activity import COMMENTED, REOPENED, REPORTER
+from svc.models import ActivityEntry, Comment, Report
+from svc.models.activity import CHANGED, COMMENTED, REOPENED, REPORTER
 from svc.models.base import utcnow
 from svc.services import activity, integrations, notifications, reporter_mails, stats
 from svc.webhooks import delivery, payloads
@@ -31,10 +31,25 @@ def _page_of(report: Report) -> dict:
         "project_name": report.project.name,
         "title": report.title,
         "status": report.status,
+        "reopened": report.status == "new" and _was_done(report),
         "created_at": report.created_at,
         "updated_at": report.updated_at,
         "comments": [_shown(comment, report) for comment in comments],
     }
+
+
+def _was_done(report: Report) -> bool:
+    """Whether the report was resolved or closed once (it is open again now)."""
+    changes = db.session.scalars(
+        select(ActivityEntry.changes).where(
+            ActivityEntry.report_id == report.id,
+            ActivityEntry.kind.in_((CHANGED, REOPENED)),
+        )
+    )
+    return any(
+        (change or {}).get("status", {}).get("from") in reporter_mails.DONE_STATUSES
+        for change in changes
+    )
 
 
 def _shown(comment: Comment, report: Report) -> dict:

@@ -169,7 +169,7 @@ export function unsubscribeView(main, context) {
   });
   appendTo(main, h("section", { class: "panel narrow" },
     h("h1", {}, "Unsubscribe"),
-    h("p", {}, "Stop the notification mails this link came with? You can turn them on again on your account page."),
+    h("p", {}, "Stop the mails this link came with? (A member of a team can turn them on again on their account page.)"),
     confirm,
     done,
     context.user ? h("p", {}, h("a", { href: "/account" }, "Your notification settings")) : null));
