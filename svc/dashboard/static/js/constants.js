@@ -33,7 +33,7 @@ export const WIDGET_SWITCHES = [
   ["capture_network", "captureNetwork", "Network requests (method, address, status)"],
   ["capture_network_details", "captureNetworkDetails", "Request and response details: headers (never secret ones) and bodies up to 10 KB"],
   ["capture_actions", "captureActions", "Clicks, typing (never what was typed) and page changes"],
-  ["enable_session_recording", "enableSessionRecording", "Session recording (off: no clicks or page changes either)"],
+  ["enable_session_recording", "enableSessionRecording", "Session recording: the list of clicks and page changes (not a replay; off: none at all, whatever the switch above)"],
   ["show_watermark", "showWatermark", "Show \u201cBug reports by svc\u201d in the dialog"],
 ];
 // What the audit log records (docs/api.md §14), alphabetically as svc/audit.py has them.
