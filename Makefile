@@ -80,10 +80,13 @@ $(NODE_STAMP): package.json package-lock.json | $(NPM)
 
 # What the service serves of npm (rrweb, for replay: docs/replay.md). Without npm, and not root
 # to install it, svc still sets up and runs, with replay unavailable; the service says so.
-# A full install (make test's) serves as it is.
+# A full install (make test's, or an `npm ci` by hand) serves as it is: `npm ls` says whether
+# what is installed is what the lockfile asks for, and a reinstall would drop the test tools.
 $(NODE_RUN_STAMP): package.json package-lock.json
 	@if [ -f $(NODE_STAMP) ] && [ $(NODE_STAMP) -nt package.json ] \
 	    && [ $(NODE_STAMP) -nt package-lock.json ]; then touch $@; \
+	elif [ -x $(NPM) ] && [ -d node_modules ] \
+	    && $(NPM) ls --omit=dev --depth=0 >/dev/null 2>&1; then touch $@; \
 	elif [ -x $(NPM) ] || { [ "$$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive \
 	    apt-get install -y -q nodejs npm >/dev/null 2>&1; }; then \
 	  $(NPM) ci --omit=dev --no-audit --no-fund --loglevel=error && touch $@ \
