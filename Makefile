@@ -12,17 +12,20 @@ NODE_STAMP := node_modules/.installed
 NODE_RUN_STAMP := node_modules/.run-installed
 WRK := /usr/bin/wrk
 BENCH_STAMP := $(VENV)/.bench-installed
+# setuptools warns at every editable install that a folder named like the package may shadow
+# it: that folder is the package itself here. Its warnings are UserWarnings.
+PIP := PYTHONWARNINGS=ignore::UserWarning $(BIN)/python -m pip install --quiet
 
 .PHONY: run test screenshots lint migrate clean load bench
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e .
+	$(PIP) -e .
 	touch $(STAMP)
 
 $(TEST_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(PIP) -e '.[dev]'
 	touch $(TEST_STAMP)
 
 migrate: $(STAMP)
@@ -34,7 +37,9 @@ migrate: $(STAMP)
 ## oldest release the suite ran on.
 run: migrate $(NODE_RUN_STAMP)
 	@$(BIN)/python -c "$$PYTHON_CHECK" "$(PYTHON_TESTED)"
-	exec $(BIN)/honcho --no-colour --env /dev/null --procfile Procfile start $(ROLE_PROCESSES)
+	@# honcho exits 143 when a SIGTERM stopped it cleanly: not an error for make to report.
+	$(BIN)/honcho --no-colour --env /dev/null --procfile Procfile start $(ROLE_PROCESSES) \
+	    || { code=$$?; [ $$code -eq 143 ] || exit $$code; }
 
 # SVC_ROLE (docs/deployment.md): the Procfile's entry of that name, or both for `all`.
 ROLE_PROCESSES = $(filter web scheduler,$(SVC_ROLE))
@@ -113,7 +118,7 @@ bench: $(STAMP) $(BENCH_STAMP) $(WRK) $(CHROMIUM) $(NODE_RUN_STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 $(BENCH_STAMP): $(TEST_STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	$(PIP) -e '.[dev,bench]'
 	touch $(BENCH_STAMP)
 
 $(WRK):

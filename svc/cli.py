@@ -108,6 +108,8 @@ def run_scheduler() -> None:
     # APScheduler logs two lines per run of each job, several jobs a second: a job says what it
     # did itself, and APScheduler still logs a job that failed or missed its time (WARNING+).
     logging.getLogger("apscheduler.executors").setLevel(logging.WARNING)
+    # "Adding job tentatively" a line a job at every start: svc says "scheduler: active".
+    logging.getLogger("apscheduler.scheduler").setLevel(logging.WARNING)
     scheduler.run(current_app._get_current_object())
 
 

@@ -13,11 +13,18 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+import click
 from flask import current_app, request
 
 
-class ConfigError(ValueError):
-    """A setting has a value the service cannot use; raised at start-up, never at request time."""
+class ConfigError(click.ClickException, ValueError):
+    """A setting has a value the service cannot use; raised at start-up, never at request time.
+    A ClickException, so that `flask --app svc ...` (and so `make run`) says it in one line,
+    "Error: SVC_ROLE='wbe': ...", rather than as a traceback."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        ValueError.__init__(self, message)
 
 
 def _boolean(raw: str) -> bool:

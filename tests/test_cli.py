@@ -8,11 +8,17 @@ import os
 import stat
 import subprocess
 import sys
+import uuid
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import update
 
 from harness.service import ROOT, kill_service, set_up_project, start_service
+from svc.extensions import db
+from svc.models import PersonalAccessToken
+from svc.models.base import utcnow
 from tests.helpers import REPORT
 
 # A client over HTTP: the database cannot change its answer, SQLite alone (tests/conftest.py).
@@ -94,6 +100,19 @@ def signed_in(served):
     assert code == 0, out
 
 
+def test_an_unreachable_service_is_said_in_a_few_words(tmp_path):
+    """Issue 48, item 23: urllib3's chain of wrapped errors was the CLI's one line."""
+    process = subprocess.run(
+        [SVC, "login", "--url", "http://127.0.0.1:9", "--token", "svc_pat_x"],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert process.returncode != 0
+    [line] = process.stderr.strip().splitlines()
+    assert "connection refused (is svc running there?)" in line, line
+    assert "Caused by" not in line and "HTTPConnectionPool" not in line
+
+
 def test_login_whoami_and_a_refused_token(served):
     code, _, err = svc(served, "whoami")
     assert code == 3 and "svc login" in err
@@ -118,7 +137,7 @@ def test_login_whoami_and_a_refused_token(served):
     assert svc(served, "whoami")[0] == 3
 
 
-def test_projects_and_tokens(served):
+def test_projects_and_tokens(served, app):
     signed_in(served)
     code, out, _ = svc(served, "projects", "list", "--json")
     assert code == 0 and [p["name"] for p in json.loads(out)] == ["Web Shop"]
@@ -132,6 +151,20 @@ def test_projects_and_tokens(served):
     code, out, _ = svc(served, "tokens", "list", "--json")
     assert [t["id"] for t in json.loads(out)] == [served["token"]["id"]]
     assert "value" not in out and served["token"]["token"] not in out
+    # An expired token is marked so in the table (issue 48, item 23).
+    old = served["browser"].post(f"{served['url']}/api/v1/tokens", json={"name": "old"},
+                                 headers=served["csrf"]).json()  # fmt: skip
+    with app.app_context():
+        db.session.execute(
+            update(PersonalAccessToken)
+            .where(PersonalAccessToken.id == uuid.UUID(old["id"]))
+            .values(expires_at=utcnow() - timedelta(days=1))
+        )
+        db.session.commit()
+    code, out, _ = svc(served, "tokens", "list")
+    [old_line] = [line for line in out.splitlines() if line.startswith(old["id"])]
+    [cli_line] = [line for line in out.splitlines() if line.startswith(served["token"]["id"])]
+    assert old_line.endswith("(expired)") and "(expired)" not in cli_line
     code, _, err = svc(served, "tokens", "revoke", "00000000-0000-4000-8000-000000000000")
     assert code == 4 and err
     code, out, _ = svc(served, "tokens", "revoke", served["token"]["id"])

@@ -67,6 +67,21 @@ def test_bad_values_fail_at_start_up_with_the_name(name, value):
         load_settings(environ={name: value})
 
 
+@pytest.mark.any_database
+def test_a_mistyped_setting_is_one_line_from_the_command_line(tmp_path):
+    """Issue 48, item 23: a mistyped SVC_ROLE was a 33-line traceback from `make run`."""
+    import os
+    import subprocess
+    import sys
+
+    flask = str(Path(sys.executable).with_name("flask"))
+    env = {**os.environ, "SVC_ROLE": "wbe", "SVC_INSTANCE_PATH": str(tmp_path)}
+    done = subprocess.run([flask, "--app", "svc", "db", "upgrade"], env=env,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode != 0
+    assert done.stderr.strip() == "Error: SVC_ROLE='wbe': expected one of all, web, scheduler"
+
+
 def test_secret_key_is_generated_once_and_kept(tmp_path, database_url):
     config = {"SVC_INSTANCE_PATH": str(tmp_path), "SVC_DATABASE_URL": database_url}
     first = create_app(config).config["SECRET_KEY"]

@@ -53,7 +53,7 @@ class Api:
         try:
             response = self.session.request(method, self.base + path, timeout=TIMEOUT, **kwargs)
         except requests.RequestException as error:
-            raise Failure(f"Cannot reach {self.base}: {error}") from None
+            raise Failure(f"Cannot reach {self.base}: {_why(error)}") from None
         if response.status_code >= 400:
             raise Failure(_detail(response), _exit_code(response.status_code))
         return response
@@ -88,3 +88,20 @@ def _exit_code(status: int) -> int:
     if status == 404:
         return NOT_FOUND
     return ERROR
+
+
+def _why(error: requests.RequestException) -> str:
+    """What went wrong in a few words, not urllib3's chain of wrapped errors ("Max retries
+    exceeded with url: ... (Caused by NewConnectionError(...))")."""
+    if isinstance(error, requests.exceptions.SSLError):
+        return "its TLS certificate was refused"
+    if isinstance(error, requests.exceptions.Timeout):
+        return "it did not answer in time"
+    if isinstance(error, requests.exceptions.ConnectionError):
+        text = str(error)
+        if "Name or service not known" in text or "nodename nor servname" in text:
+            return "no such host"
+        if "Connection refused" in text:
+            return "connection refused (is svc running there?)"
+        return "the connection failed"
+    return type(error).__name__

@@ -7,6 +7,7 @@ in or the token refused, 4 not found. `--json` prints what the API answered, for
 import sys
 import time
 import uuid
+from datetime import UTC, datetime
 
 import click
 
@@ -148,9 +149,17 @@ def list_tokens(as_json):
         ("name", "NAME"),
         ("tokenHint", "STARTS WITH"),
         ("lastUsedAt", "LAST USED"),
-        ("expiresAt", "EXPIRES"),
+        ("expires", "EXPIRES"),
     )
-    emit(as_json, found, lambda: table(found, columns))
+    now = datetime.now(UTC)
+    # An expired token says so: it opens nothing any more.
+    shown = [
+        {**token, "expires": (token["expiresAt"] or "never")
+         + (" (expired)" if token["expiresAt"]
+            and datetime.fromisoformat(token["expiresAt"]) < now else "")}
+        for token in found
+    ]  # fmt: skip
+    emit(as_json, found, lambda: table(shown, columns))
 
 
 @tokens.command("revoke")
