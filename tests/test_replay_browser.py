@@ -13,7 +13,7 @@ from PIL import Image, ImageChops
 from playwright.sync_api import expect
 
 from harness.client import csrf
-from tests.browser import OPEN_SHADOW_ROOTS
+from tests.browser import OPEN_SHADOW_ROOTS, save_screenshot
 from tests.helpers import team_with_project
 from tests.host_site import HostSite
 
@@ -167,3 +167,67 @@ def test_without_masking_all_text_fields_and_editable_text_stay_masked(browser, 
     assert f"Hello, {TYPED[0]}!" in stored
     for text in (f'"{TYPED[0]}"', TYPED[3], "csrf-hidden-0f1e2d", "4111 2222", "Notes: "):
         assert text not in stored, text
+
+
+def recording(width: int, height: int, start: int = 1_767_225_600_000) -> list[dict]:
+    """rrweb's events of a page `width` x `height` with a red box in its bottom-right corner
+    (where the bug is), and a mouse move two seconds later."""
+    box = (f"position:absolute;left:{width - 110}px;top:{height - 110}px;width:100px;"
+           "height:100px;background:#dc2626")  # fmt: skip
+    page = {"type": 0, "id": 1, "childNodes": [
+        {"type": 1, "name": "html", "publicId": "", "systemId": "", "id": 2},
+        {"type": 2, "tagName": "html", "attributes": {}, "id": 3, "childNodes": [
+            {"type": 2, "tagName": "head", "attributes": {}, "childNodes": [], "id": 4},
+            {"type": 2, "tagName": "body", "attributes": {"style": "margin:0"}, "id": 5,
+             "childNodes": [{"type": 2, "tagName": "div", "attributes": {"id": "bug",
+                                                                        "style": box},
+                             "childNodes": [], "id": 6}]}]}]}  # fmt: skip
+    return [
+        {"type": 4, "data": {"href": "https://shop.test/", "width": width, "height": height},
+         "timestamp": start},
+        {"type": 2, "data": {"node": page, "initialOffset": {"left": 0, "top": 0}},
+         "timestamp": start + 1},
+        {"type": 3, "data": {"source": 1, "positions": [{"x": 5, "y": 5, "id": 5,
+                                                          "timeOffset": 0}]},
+         "timestamp": start + 2000},
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("viewport", [390, 1100, 1280])
+def test_the_player_fits_the_recording_and_keeps_its_controls_in_view(
+    browser, team, live_server, viewport
+):
+    """Issue 48, item 2: a 1024x720 recording showed at 100 % in a 400 px box (the bug's
+    corner never visible), the controls fell below the frame at 1280 px, and on a phone the
+    timeline was 4 px wide."""
+    body = gzip.compress(json.dumps(recording(1024, 720)).encode())
+    gzipped = {"X-API-Key": team.key, "Content-Type": "application/gzip"}
+    key = team.post("/api/v1/upload/replay", data=body, headers=gzipped)
+    filed = team.post("/api/v1/reports", headers={"X-API-Key": team.key}, json={
+        "title": "Corner", "description": "", "severity": "low", "category": "bug",
+        "replay_key": key.get_json()["key"]})  # fmt: skip
+    assert filed.status_code == 201, filed.get_json()
+    context = browser.new_context(viewport={"width": viewport, "height": 900})
+    context.add_cookies([
+        {"name": name, "value": team.get_cookie(name).value, "url": live_server}
+        for name in ("svc_access_token", "svc_csrf_token")
+    ])  # fmt: skip
+    page = context.new_page()
+    page.goto(f"{live_server}/reports/{filed.get_json()['id']}")
+    outer = page.locator("iframe.replay-frame")
+    player = page.frame_locator("iframe.replay-frame")
+    expect(player.locator("body")).to_have_attribute("data-loaded", "true")
+    corner = player.frame_locator("iframe").locator("#bug")
+    expect(corner).to_be_attached()
+    page.wait_for_timeout(300)  # the frame takes the height the player asked for
+    outer.scroll_into_view_if_needed()
+    frame_box, bug_box = outer.bounding_box(), corner.bounding_box()
+    play = player.get_by_role("button", name="Play").bounding_box()
+    timeline = player.get_by_role("slider", name="Time").bounding_box()
+    save_screenshot(page, f"replay-player-{viewport}")
+    context.close()
+    # The whole recording is in view, its bottom-right corner too, and so are the controls.
+    assert bug_box["x"] + bug_box["width"] <= frame_box["x"] + frame_box["width"] + 1
+    assert bug_box["y"] + bug_box["height"] <= frame_box["y"] + frame_box["height"] + 1
+    assert play["y"] + play["height"] <= frame_box["y"] + frame_box["height"] + 1
+    assert timeline["width"] >= min(300, frame_box["width"] * 0.6), timeline

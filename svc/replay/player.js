@@ -11,6 +11,7 @@
   let start = 0;
   let total = 0;
   let playing = false;
+  let recorded = { width: 0, height: 0 }; // the recorded page's viewport (rrweb's meta event)
 
   const el = (tag, attributes = {}, ...children) => {
     const element = document.createElement(tag);
@@ -56,14 +57,23 @@
   }
   const tick = () => { if (playing) show(); requestAnimationFrame(tick); };
 
+  // The recording scaled to the stage's width (never above 100 %), the stage as tall as the
+  // scaled recording, and the page that frames the player told how tall the whole player is
+  // (stage and controls), so that it frames all of it at any width. Sized from the recording's
+  // own viewport, not from rrweb's frame, which rrweb sizes only once it has drawn.
   function fit() {
-    const frame = replayer && replayer.iframe;
     const wrapper = stage.querySelector(".replayer-wrapper");
-    if (!frame || !wrapper) return;
-    const scale = Math.min(1, stage.clientWidth / (Number(frame.width) || stage.clientWidth));
-    wrapper.style.transform = "scale(" + scale + ")";
-    wrapper.style.transformOrigin = "top left";
-    stage.style.height = (Number(frame.height) || 400) * scale + "px";
+    const frame = replayer && replayer.iframe;
+    const width = recorded.width || Number(frame && frame.width) || stage.clientWidth;
+    const height = recorded.height || Number(frame && frame.height) || 400;
+    const scale = Math.min(1, stage.clientWidth / width);
+    if (wrapper) {
+      wrapper.style.transform = "scale(" + scale + ")";
+      wrapper.style.transformOrigin = "top left";
+    }
+    stage.style.height = Math.round(height * scale) + "px";
+    document.body.dataset.scale = scale.toFixed(3);
+    window.parent.postMessage({ type: "svc-replay:size", height: Math.ceil(root.scrollHeight) }, location.origin);
   }
 
   function load(events, given) {
@@ -72,6 +82,9 @@
       root: stage, skipInactive: skip.checked, showWarning: false, mouseTail: false,
       speed: Number(speed.value), UNSAFE_replayCanvas: false,
     });
+    const viewport = events.find((event) => event && event.type === 4 && event.data);
+    recorded = viewport ? { width: Number(viewport.data.width) || 0, height: Number(viewport.data.height) || 0 } : { width: 0, height: 0 };
+    replayer.on("resize", fit);
     const meta = replayer.getMetaData();
     start = meta.startTime;
     total = meta.totalTime;
@@ -93,6 +106,7 @@
   speed.addEventListener("change", () => replayer && replayer.setConfig({ speed: Number(speed.value) }));
   skip.addEventListener("change", () => replayer && replayer.setConfig({ skipInactive: skip.checked }));
   window.addEventListener("resize", fit);
+  new ResizeObserver(fit).observe(root);
   window.addEventListener("message", (event) => {
     if (event.source !== window.parent || event.origin !== location.origin) return;
     if (!event.data || typeof event.data !== "object") return;

@@ -199,7 +199,13 @@ function replayPanel(report) {
   ].filter((mark) => typeof mark.timestamp === "number");
   const listen = async (event) => {
     if (!frame.isConnected) return window.removeEventListener("message", listen);
-    if (event.source !== frame.contentWindow || event.data?.type !== "svc-replay:ready") return;
+    if (event.source !== frame.contentWindow) return;
+    // The player says how tall it is at this width: the frame shows all of it, controls too.
+    if (event.data?.type === "svc-replay:size" && Number.isFinite(event.data.height)) {
+      frame.style.height = `${Math.min(Math.max(event.data.height, 160), 2000)}px`;
+      return;
+    }
+    if (event.data?.type !== "svc-replay:ready") return;
     try {
       const events = await api.get(report.replayUrl.replace(/^\/api\/v1/, ""));
       frame.contentWindow.postMessage({ type: "svc-replay:load", events, marks }, location.origin);
