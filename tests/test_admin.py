@@ -150,13 +150,22 @@ def test_an_admin_sends_a_reset_link_and_a_deactivated_user_gets_no_mail(mail_ap
     assert len(smtp_server.messages) == 1
 
 
-def test_the_status_says_whether_mail_is_on(app, mail_app):
+def test_the_status_says_whether_mail_is_on(app, mail_app, smtp_server):
     register(app.test_client())  # both apps share the test database
     for application, enabled in ((app, False), (mail_app, True)):
         admin, _ = login(application, "ada@example.com")
         status = admin.get("/api/v1/admin/status").get_json()
         assert status["mailEnabled"] is enabled
         assert status["mailsPending"] == 0 and status["registration"] == "open"
+        assert status["lastMailError"] is None
+    # A mail the server would not take: the admin page says why (issue 48, item 9).
+    smtp_server.stop()
+    forgot = mail_app.test_client().post(
+        "/api/v1/auth/forgot-password", json={"email": "ada@example.com"}
+    )
+    assert forgot.status_code == 202 and send_due(mail_app)[0]
+    status = admin.get("/api/v1/admin/status").get_json()
+    assert "Connection refused" in status["lastMailError"] and status["mailsPending"] == 1
 
 
 def test_operators_set_a_password_and_make_an_admin(app, people):

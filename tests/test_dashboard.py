@@ -540,6 +540,11 @@ def test_an_admin_deactivates_a_user_who_is_signed_out_at_once(page, browser, ba
 
     go_to(page, "Admin")
     expect(page.get_by_role("region", name="Mail")).to_contain_text("Mail is off")
+    # What /admin/health knows, in words (issue 48, item 9); no scheduler runs beside this app.
+    health = page.get_by_role("region", name="Health")
+    expect(health).to_contain_text("Schedulernone is active")
+    expect(health).to_contain_text("Waiting0 webhook deliveries, 0 mails")
+    expect(health).to_contain_text("Object storefolder: answering")
     accounts = page.locator("table.users tbody tr")
     expect(accounts).to_have_count(2)
     expect(accounts.nth(0)).to_contain_text("active · admin")

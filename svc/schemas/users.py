@@ -83,6 +83,7 @@ class InstanceStatusOut(OutSchema):
     registration = fields.String(required=True)
     mails_pending = fields.Integer(required=True)
     mails_failed = fields.Integer(required=True)
+    last_mail_error = fields.String(required=True, allow_none=True)
 
 
 # Second factors (docs/identity.md) ---------------------------------------------------------

@@ -102,6 +102,14 @@ def status() -> dict:
         "registration": setting("SVC_REGISTRATION"),
         "mails_pending": counts.get(PENDING, 0),
         "mails_failed": counts.get(FAILED, 0),
+        # The newest mail that went wrong says why (the server refused STARTTLS, a password):
+        # shown on the admin page, not only in the scheduler's log.
+        "last_mail_error": db.session.scalar(
+            select(OutgoingMail.last_error)
+            .where(OutgoingMail.last_error.is_not(None))
+            .order_by(OutgoingMail.created_at.desc())
+            .limit(1)
+        ),
     }
 
 

@@ -13,8 +13,8 @@ export async function adminView(main, context) {
       h("p", { role: "alert" }, "Only administrators of this svc see this page.")));
     return;
   }
-  const [status, users, usage] = await Promise.all([
-    api.get("/admin/status"), api.get("/admin/users"), api.get("/admin/usage")]);
+  const [status, users, usage, health] = await Promise.all([
+    api.get("/admin/status"), api.get("/admin/users"), api.get("/admin/usage"), api.get("/admin/health")]);
   if (!context.isCurrent()) return;
   const table = h("table", { class: "users" });
   const show = () => replaceContent(table,
@@ -60,6 +60,7 @@ export async function adminView(main, context) {
   show();
   appendTo(main, 
     h("div", { class: "page-heading" }, h("h1", {}, "Administration")),
+    healthPanel(health),
     mailPanel(status),
     instanceUsagePanel(usage),
     h("section", { class: "panel", "aria-label": "Accounts" }, h("h2", {}, "Accounts"), sent,
@@ -68,11 +69,30 @@ export async function adminView(main, context) {
 }
 
 function mailPanel(status) {
-  const failures = status.mailsFailed
-    ? ` ${status.mailsFailed} mail(s) failed after every retry; the scheduler's log says why.` : "";
+  const failures = status.mailsFailed ? ` ${status.mailsFailed} failed after every retry.` : "";
   return h("section", { class: "panel", "aria-label": "Mail" }, h("h2", {}, "Mail"),
     status.mailEnabled
       ? h("p", {}, `Mail is on, sent as ${status.mailFrom}. ${status.mailsPending} waiting.${failures}`)
       : h("p", { class: "caution" }, "Mail is off: no SVC_SMTP_URL is set. Invitations, reset links and notifications are written to the scheduler's log instead; set SVC_SMTP_URL and SVC_PUBLIC_URL to send them."),
+    status.mailEnabled && status.lastMailError
+      ? h("p", { class: "caution" }, `The last mail that went wrong: ${status.lastMailError}`) : null,
     h("p", {}, `Registration is ${status.registration}.`));
+}
+
+// What /admin/health knows, in words (docs/deployment.md): the active scheduler, what waits in
+// the outboxes, the store and the database.
+function healthPanel(health) {
+  const { scheduler, outbox, storage, database } = health;
+  const rows = [
+    ["Scheduler", scheduler.holder
+      ? `${scheduler.holder} is active since ${formatTime(scheduler.since)} (lease renewed ${formatTime(scheduler.renewedAt)})`
+      : "none is active: webhooks, mails and tracker calls wait (is a scheduler process running?)"],
+    ["Waiting", `${outbox.webhooksPending} webhook deliveries, ${outbox.mailsPending} mails`
+      + (outbox.oldestPendingAt ? `, the oldest since ${formatTime(outbox.oldestPendingAt)}` : "")],
+    ["Reporter mails held back", `${outbox.reporterMailsLimited} in the last 24 hours (over an address's daily limits)`],
+    ["Object store", `${storage.kind}: ${storage.ok ? "answering" : "not answering"}`],
+    ["Database", `${database.kind}: ${database.ok ? "answering" : "not answering"}`],
+  ];
+  return h("section", { class: "panel", "aria-label": "Health" }, h("h2", {}, "Health"),
+    h("dl", { class: "facts" }, rows.flatMap(([term, said]) => [h("dt", {}, term), h("dd", {}, said)])));
 }
