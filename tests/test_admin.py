@@ -57,7 +57,8 @@ def test_admins_see_every_account_with_its_last_sign_in(app, people):
     before = ada.get("/api/v1/admin/users").get_json()
     assert [u["email"] for u in before] == ["ada@example.com", "grace@example.com"]
     assert set(before[0]) == {
-        "id", "name", "email", "isAdmin", "active", "createdAt", "lastSignInAt"
+        "id", "name", "email", "isAdmin", "active", "createdAt", "lastSignInAt", "secondFactors",
+        "singleSignOn",
     }  # fmt: skip
     assert [(u["isAdmin"], u["active"]) for u in before] == [(True, True), (False, True)]
     login(app, "grace@example.com")

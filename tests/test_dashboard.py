@@ -548,6 +548,11 @@ def test_an_admin_deactivates_a_user_who_is_signed_out_at_once(page, browser, ba
     accounts = page.locator("table.users tbody tr")
     expect(accounts).to_have_count(2)
     expect(accounts.nth(0)).to_contain_text("active · admin")
+    # No second factor: nothing to reset is offered (issue 48, item 18).
+    expect(accounts.nth(1)).to_contain_text("password")
+    expect(
+        page.get_by_role("button", name="Reset the second factors of Grace Hopper")
+    ).to_have_count(0)
     page.get_by_role("button", name="Deactivate Grace Hopper").click()
     page.get_by_role("dialog").get_by_role("button", name="Deactivate").click()
     expect(accounts.nth(1)).to_contain_text("deactivated")

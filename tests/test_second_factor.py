@@ -210,8 +210,15 @@ def test_an_admin_resets_a_users_factors(app, ada):
         grace.delete(f"/api/v1/admin/users/{grace_id}/factors", headers=csrf(grace)).status_code
         == 403
     )
+    # The accounts list says who has a factor (issue 48, item 18).
+    listed = {user["email"]: user for user in ok(ada.get("/api/v1/admin/users"))}
+    assert listed["grace@example.com"]["secondFactors"] == ["totp"]
+    assert listed["ada@example.com"]["secondFactors"] == []
+    assert listed["grace@example.com"]["singleSignOn"] is False
     ok(ada.delete(f"/api/v1/admin/users/{grace_id}/factors", headers=csrf(ada)), 204)
     ok(app.test_client().post("/api/v1/auth/login", json=grace_login))
+    listed = {user["email"]: user for user in ok(ada.get("/api/v1/admin/users"))}
+    assert listed["grace@example.com"]["secondFactors"] == []
 
 
 def test_enrolling_and_removing_need_a_browser_session(app, ada):

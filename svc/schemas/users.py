@@ -44,6 +44,8 @@ class AdminUserOut(UserOut):
 
     active = fields.Boolean(required=True)
     last_sign_in_at = Timestamp(required=True, allow_none=True)
+    second_factors = fields.List(fields.String(), required=True)  # the kinds: passkey, totp
+    single_sign_on = fields.Boolean(required=True)
 
 
 class AdminUserIn(InSchema):
@@ -84,6 +86,7 @@ class InstanceStatusOut(OutSchema):
     mails_pending = fields.Integer(required=True)
     mails_failed = fields.Integer(required=True)
     last_mail_error = fields.String(required=True, allow_none=True)
+    second_factor_required = fields.Boolean(required=True)
 
 
 # Second factors (docs/identity.md) ---------------------------------------------------------

@@ -3,6 +3,7 @@ administrators. Deactivating ends the account's sessions at once; its personal a
 are refused while it stays deactivated (svc.auth.guard) and work again if it is reactivated."""
 
 import uuid
+from collections import defaultdict
 from datetime import timedelta
 
 from sqlalchemy import func, select
@@ -13,16 +14,35 @@ from svc.config import setting
 from svc.errors import Conflict, StorageUnavailable, not_found
 from svc.extensions import db
 from svc.mail import outbox
-from svc.models import OutgoingMail, User, WebhookDelivery
+from svc.models import OutgoingMail, SecondFactor, User, WebhookDelivery
 from svc.models.base import utcnow
 from svc.models.mail import FAILED, LIMITED, PENDING
 from svc.services import leadership, password_resets, users
+from svc.services.listing import Shown
 
 LAST_ADMIN = "The instance needs an active administrator: make someone else one first"
 
 
-def list_users() -> list[User]:
-    return list(db.session.scalars(select(User).order_by(User.created_at, User.id)))
+def list_users() -> list[Shown]:
+    """Every account, with the kinds of second factor it has and whether it signs in with single
+    sign-on (the admin page says so beside "Reset second factors")."""
+    users = list(db.session.scalars(select(User).order_by(User.created_at, User.id)))
+    return _listed(users, None)
+
+
+def _listed(users: list[User], of_user: uuid.UUID | None) -> list[Shown]:
+    confirmed = select(SecondFactor.user_id, SecondFactor.kind).where(
+        SecondFactor.confirmed_at.is_not(None)
+    )
+    if of_user is not None:
+        confirmed = confirmed.where(SecondFactor.user_id == of_user)
+    kinds = defaultdict(set)
+    for user_id, kind in db.session.execute(confirmed):
+        kinds[user_id].add(kind)
+    return [
+        Shown(user, second_factors=sorted(kinds[user.id]), single_sign_on=bool(user.oidc_subject))
+        for user in users
+    ]
 
 
 _CHANGE_ACTIONS = {
@@ -33,7 +53,7 @@ _CHANGE_ACTIONS = {
 }
 
 
-def update_user(admin: User, user_id: uuid.UUID, changes: dict) -> User:
+def update_user(admin: User, user_id: uuid.UUID, changes: dict) -> Shown:
     """Set `active` and/or `is_admin`; the last active administrator keeps both (409)."""
     user = _user(user_id)
     losing_admin = (
@@ -51,7 +71,7 @@ def update_user(admin: User, user_id: uuid.UUID, changes: dict) -> User:
     db.session.commit()
     if changes.get("active") is False:
         sessions.end_sessions_of(user.id)
-    return user
+    return _listed([user], user.id)[0]
 
 
 def _other_active_admins(user_id: uuid.UUID) -> int:
@@ -102,6 +122,7 @@ def status() -> dict:
         "registration": setting("SVC_REGISTRATION"),
         "mails_pending": counts.get(PENDING, 0),
         "mails_failed": counts.get(FAILED, 0),
+        "second_factor_required": setting("SVC_REQUIRE_2FA"),
         # The newest mail that went wrong says why (the server refused STARTTLS, a password):
         # shown on the admin page, not only in the scheduler's log.
         "last_mail_error": db.session.scalar(

@@ -5,7 +5,7 @@ import uuid
 
 from svc.models import MEMBER, User
 from svc.services import projects
-from svc.services.listing import OfReport, Page, with_tracking_ids
+from svc.services.listing import Page, Shown, with_tracking_ids
 from svc.webhooks import delivery
 
 
@@ -16,7 +16,7 @@ def page_for(user: User, project_id: uuid.UUID, page: int, page_size: int) -> Pa
     return Page(items=with_tracking_ids(items), total=total, page=page, page_size=page_size)
 
 
-def redeliver(user: User, project_id: uuid.UUID, delivery_id: uuid.UUID) -> OfReport:
+def redeliver(user: User, project_id: uuid.UUID, delivery_id: uuid.UUID) -> Shown:
     """A new cycle of attempts for the same delivery id, due now (members and owners)."""
     projects.access(user, project_id, at_least=MEMBER)
     return with_tracking_ids([delivery.redeliver(project_id, delivery_id)])[0]

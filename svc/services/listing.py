@@ -30,19 +30,19 @@ class Page:
     page_size: int
 
 
-@dataclass(frozen=True)
-class OfReport:
-    """An outbox row (a webhook delivery, a call to a tracker) with its report's tracking id,
-    for the logs that link each row to its report by name: its own fields read through."""
+class Shown:
+    """A row with fields only an answer needs beside it (a delivery's tracking id, an
+    account's factors), its own fields read through: nothing is set on the row itself."""
 
-    row: object
-    tracking_id: str | None
+    def __init__(self, row, **extra):
+        self._row = row
+        self.__dict__.update(extra)
 
     def __getattr__(self, name):
-        return getattr(self.row, name)
+        return getattr(self._row, name)
 
 
-def with_tracking_ids(rows: list) -> list[OfReport]:
+def with_tracking_ids(rows: list) -> list[Shown]:
     """`rows` (each with a `report_id`) with their reports' tracking ids: one query; None for a
     report deleted since."""
     ids = {row.report_id for row in rows if row.report_id is not None}
@@ -56,7 +56,7 @@ def with_tracking_ids(rows: list) -> list[OfReport]:
         else []
     )
     names = {report_id: f"{prefix}-{number}" for report_id, prefix, number in found}
-    return [OfReport(row, names.get(row.report_id)) for row in rows]
+    return [Shown(row, tracking_id=names.get(row.report_id)) for row in rows]
 
 
 def visible_to(user: User):

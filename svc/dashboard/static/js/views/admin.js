@@ -18,11 +18,12 @@ export async function adminView(main, context) {
   if (!context.isCurrent()) return;
   const table = h("table", { class: "users" });
   const show = () => replaceContent(table,
-    h("thead", {}, h("tr", {}, ...["Name", "E-mail", "Status", "Last sign-in", ""].map((text) => h("th", {}, text)))),
+    h("thead", {}, h("tr", {}, ...["Name", "E-mail", "Status", "Signs in with", "Last sign-in", ""].map((text) => h("th", {}, text)))),
     h("tbody", {}, users.map((user) => h("tr", {},
       h("td", { "data-label": "Name" }, user.name),
       h("td", { "data-label": "E-mail" }, user.email),
       h("td", { "data-label": "Status" }, [user.active ? "active" : "deactivated", user.isAdmin ? " · admin" : ""].join("")),
+      h("td", { "data-label": "Signs in with" }, signsInWith(user)),
       h("td", { "data-label": "Last sign-in" }, user.lastSignInAt ? formatTime(user.lastSignInAt) : "never"),
       h("td", { "data-label": "" },
         actionButton(user.active ? "Deactivate" : "Reactivate", () => toggleActive(user),
@@ -31,14 +32,19 @@ export async function adminView(main, context) {
           { "aria-label": `${user.isAdmin ? "Remove admin from" : "Make admin"} ${user.name}` }),
         user.active ? actionButton("Send reset link", () => sendReset(user),
           { "aria-label": `Send a reset link to ${user.name}` }) : null,
-        actionButton("Reset second factors", () => resetFactors(user),
-          { "aria-label": `Reset the second factors of ${user.name}` }))))));
+        user.secondFactors.length ? actionButton("Reset second factors", () => resetFactors(user),
+          { "aria-label": `Reset the second factors of ${user.name}` }) : null)))));
   const resetFactors = async (user) => {
-    if (!await confirmDialog(
-      `Remove every second factor and recovery code of ${user.name}? Their next sign-in needs the password alone.`, "Reset")) return;
+    const next = status.secondFactorRequired
+      ? "Their next password sign-in asks them to enrol an authenticator app again (this svc requires one)."
+      : "Their next sign-in needs the password alone.";
+    if (!await confirmDialog(`Remove every second factor and recovery code of ${user.name}? ${next}`, "Reset")) return;
     await api.delete(`/admin/users/${user.id}/factors`);
+    user.secondFactors = [];
+    show();
     sent.textContent = `${user.name}'s second factors are removed.`;
     sent.hidden = false;
+    sent.focus?.();
   };
   const change = async (user, changes) => {
     Object.assign(user, await api.patch(`/admin/users/${user.id}`, changes));
@@ -66,6 +72,13 @@ export async function adminView(main, context) {
     h("section", { class: "panel", "aria-label": "Accounts" }, h("h2", {}, "Accounts"), sent,
       h("div", { class: "table-wrap" }, table)),
     auditPanel("/admin/audit", users));
+}
+
+function signsInWith(user) {
+  const ways = [user.singleSignOn ? "single sign-on" : "password"];
+  const names = { totp: "authenticator app", passkey: "passkey" };
+  if (user.secondFactors.length) ways.push(`+ ${user.secondFactors.map((kind) => names[kind] || kind).join(", ")}`);
+  return ways.join(" ");
 }
 
 function mailPanel(status) {

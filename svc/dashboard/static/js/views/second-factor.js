@@ -88,7 +88,7 @@ export function securityPanel(security) {
       + (current.secondFactorRequired ? " This svc requires a second factor for password sign-ins." : "")),
     current.factors.length
       ? h("ul", { class: "factors" }, current.factors.map((factor) => h("li", {},
-        h("span", {}, `${factor.name} (${factor.kind === "totp" ? "authenticator app" : "passkey"})`),
+        h("span", {}, factorName(factor)),
         h("small", {}, factor.lastUsedAt ? `last used ${formatTime(factor.lastUsedAt)}` : `added ${formatTime(factor.createdAt)}`),
         actionButton("Remove", async () => {
           if (!await confirmDialog(`Remove ${factor.name}?`, "Remove")) return;
@@ -108,7 +108,19 @@ export function securityPanel(security) {
   return panel;
 }
 
+// A factor's name, with its kind where the name does not say it ("Work laptop (passkey)").
+function factorName(factor) {
+  const kind = factor.kind === "totp" ? "authenticator app" : "passkey";
+  return factor.name.toLowerCase().includes(kind) ? factor.name : `${factor.name} (${kind})`;
+}
+
 async function addApp(panel, reload) {
+  // One setup at a time: a second click shows the QR code already there, not a second one.
+  const shown = panel.querySelector("form[aria-label='Confirm authenticator app']");
+  if (shown) {
+    shown.querySelector("input[name=code]").focus();
+    return;
+  }
   const setup = await api.post("/auth/factors/totp");
   const confirm = form({ "aria-label": "Confirm authenticator app" }, [
     totpSetup(setup),
