@@ -238,6 +238,8 @@ def test_reports_are_filtered_searched_opened_and_triaged(page, base_url):
     page.get_by_label("Status").select_option("in_progress")
     page.get_by_role("button", name="Save changes").click()
     expect(page.get_by_text("Changes saved.")).to_be_visible()
+    # The activity shows the change without a reload (issue 48, item 22).
+    expect(page.get_by_role("region", name="Activity")).to_contain_text("in progress")
     page.reload()
     expect(page.get_by_label("Status")).to_have_value("in_progress")
     expect(page.locator(".badges")).to_contain_text("in progress")
@@ -966,12 +968,14 @@ def test_usage_retention_and_one_reporters_data_on_the_project_page(page, base_u
     ]
     data.get_by_role("button", name="Erase their reports").click()
     page.get_by_role("dialog").get_by_role("button", name="Erase").click()
-    expect(data).to_contain_text("2 report(s) of jo@example.com erased")
+    expect(data).to_contain_text("2 reports of jo@example.com erased")
+    # Counted again at once, without a reload (issue 48, item 22).
+    expect(data.locator("dl.usage")).to_contain_text("Reports1")
     page.reload()
     expect(data.locator("dl.usage")).to_contain_text("Reports1")
     save_screenshot(page, "project-data")
 
     go_to(page, "Admin")
     usage = page.get_by_role("region", name="Usage")
-    expect(usage).to_contain_text("1 reports, 0 files")
+    expect(usage).to_contain_text("1 report, 0 files")  # "1 report", never "1 reports"
     expect(usage.locator("table.usage tbody tr")).to_have_count(1)

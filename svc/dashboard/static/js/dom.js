@@ -43,6 +43,12 @@ export function formatEpochMillis(value) {
     "." + String(date.getMilliseconds()).padStart(3, "0");
 }
 
+// "1 report", "2 reports": English's plural rule, by Intl's (the dashboard speaks English).
+const PLURAL = new Intl.PluralRules("en");
+export function plural(count, one, other = `${one}s`) {
+  return `${count.toLocaleString()} ${PLURAL.select(count) === "one" ? one : other}`;
+}
+
 export function label(value) {
   return String(value ?? "").replace(/_/g, " ");
 }
@@ -77,6 +83,7 @@ export function showError(error, form, fallback) {
   const place = form?.querySelector(".form-error") || fallback;
   clearErrors(form);
   let unplaced = [];
+  let placed = 0;
   for (const [name, messages] of Object.entries(error.errors || {})) {
     const input = inputFor(form, name);
     const slot = input && form.querySelector(`#${CSS.escape(input.id)}-error`);
@@ -84,12 +91,15 @@ export function showError(error, form, fallback) {
       slot.textContent = messages.join(" ");
       slot.hidden = false;
       input.setAttribute("aria-invalid", "true");
+      placed += 1;
     } else {
       unplaced.push(`${name}: ${messages.join(" ")}`);
     }
   }
   if (place) {
-    const text = [error.message, ...unplaced].join(" ");
+    // "Correct the highlighted fields" only when some field is highlighted.
+    const lead = error.errors && !placed ? "The service did not accept this:" : error.message;
+    const text = [lead, ...unplaced].join(" ");
     place.textContent = text;
     place.hidden = false;
   }

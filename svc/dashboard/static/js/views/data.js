@@ -3,7 +3,7 @@
 // the administration page.
 
 import { api, query } from "../api.js";
-import { confirmDialog, field, form, formatTime, h, label, notice, replaceContent } from "../dom.js";
+import { confirmDialog, field, form, formatTime, h, label, notice, plural, replaceContent } from "../dom.js";
 import { STATUSES } from "../constants.js";
 
 export function bytesInWords(bytes) {
@@ -15,15 +15,19 @@ export function bytesInWords(bytes) {
 
 export function dataPanel(project, owner) {
   const usage = h("dl", { class: "usage" });
-  api.get(`/projects/${project.id}/usage`).then((found) => replaceContent(usage,
-    h("dt", {}, "Reports"), h("dd", {}, String(found.reports)),
-    h("dt", {}, "Comments"), h("dd", {}, String(found.comments)),
-    h("dt", {}, "Files"), h("dd", {}, `${found.objects.count} (${bytesInWords(found.objects.bytes)})`),
-    h("dt", {}, "Oldest report"), h("dd", {}, found.oldestReportAt ? formatTime(found.oldestReportAt) : "none")));
+  const count = async () => {
+    const found = await api.get(`/projects/${project.id}/usage`);
+    replaceContent(usage,
+      h("dt", {}, "Reports"), h("dd", {}, String(found.reports)),
+      h("dt", {}, "Comments"), h("dd", {}, String(found.comments)),
+      h("dt", {}, "Files"), h("dd", {}, `${found.objects.count} (${bytesInWords(found.objects.bytes)})`),
+      h("dt", {}, "Oldest report"), h("dd", {}, found.oldestReportAt ? formatTime(found.oldestReportAt) : "none"));
+  };
+  count();
   return h("section", { class: "panel", "aria-label": "Data and retention" },
     h("h2", {}, "Data and retention"), usage,
     retentionForm(project, owner),
-    owner ? reporterForm(project) : null);
+    owner ? reporterForm(project, count) : null);
 }
 
 function retentionForm(project, owner) {
@@ -47,12 +51,13 @@ function retentionForm(project, owner) {
     } } });
     Object.assign(project, updated);
     const kept = project.settings.retention;
-    saved.textContent = kept.days ? `Reports ${kept.statuses.map(label).join(", ")} for ${kept.days} days are deleted.` : "Every report is kept.";
+    saved.textContent = kept.days ? `Reports ${kept.statuses.map(label).join(", ")} for ${plural(kept.days, "day")} are deleted.` : "Every report is kept.";
     saved.hidden = false;
   });
 }
 
-function reporterForm(project) {
+// `erased()` after an erasure: the usage above is counted again.
+function reporterForm(project, erased) {
   const done = notice("");
   done.hidden = true;
   const input = h("input", { name: "reporter_identifier", required: true, maxlength: 320, placeholder: "jo@example.com" });
@@ -70,15 +75,16 @@ function reporterForm(project) {
   ], async (values) => {
     const who = values.reporter_identifier.trim();
     if (!await confirmDialog(`Erase every report of ${who} in this project? This cannot be undone.`, "Erase")) return;
-    const erased = await api.post(`/projects/${project.id}/reporter-data/erase`, { reporter_identifier: who });
-    done.textContent = `${erased.reports} report(s) of ${who} erased, and the address removed from what waits to be sent.`;
+    const gone = await api.post(`/projects/${project.id}/reporter-data/erase`, { reporter_identifier: who });
+    done.textContent = `${plural(gone.reports, "report")} of ${who} erased, and the address removed from what waits to be sent.`;
     done.hidden = false;
+    await erased();
   });
 }
 
 export function instanceUsagePanel(found) {
   return h("section", { class: "panel", "aria-label": "Usage" }, h("h2", {}, "Usage"),
-    h("p", {}, `${found.totals.reports} reports, ${found.totals.objects.count} files (${bytesInWords(found.totals.objects.bytes)})`,
+    h("p", {}, `${plural(found.totals.reports, "report")}, ${plural(found.totals.objects.count, "file")} (${bytesInWords(found.totals.objects.bytes)})`,
       found.database.bytes === null ? "." : `; the database takes ${bytesInWords(found.database.bytes)}.`),
     h("div", { class: "table-wrap" }, h("table", { class: "usage" },
       h("thead", {}, h("tr", {}, ...["Project", "Reports", "Files", "Size"].map((text) => h("th", {}, text)))),

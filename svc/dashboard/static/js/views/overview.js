@@ -3,7 +3,7 @@
 // paired columns for the days; every figure is also written as text, for screen readers.
 
 import { api, query } from "../api.js";
-import { appendTo, h, label, select } from "../dom.js";
+import { appendTo, h, label, plural, select } from "../dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const PERIODS = [["7", "Last 7 days"], ["30", "Last 30 days"], ["90", "Last 90 days"], ["365", "Last year"]];
@@ -54,7 +54,7 @@ function figure(title, value, note) {
 }
 
 function hoursText(hours) {
-  return hours < 48 ? `${hours} h` : `${Math.round((hours / 24) * 10) / 10} days`;
+  return hours < 48 ? `${hours} h` : plural(Math.round((hours / 24) * 10) / 10, "day");
 }
 
 function chartPanel(title, chart) {

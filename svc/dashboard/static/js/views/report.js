@@ -28,13 +28,18 @@ export async function reportView(main, context) {
   const badges = h("p", { class: "badges" });
   const details = facts(report, project, members);
   const replay = replayPanel(report);
-  // After any save, everything drawn from the report shows the answer's values.
-  const changed = () => {
+  // After any save, everything drawn from the report shows the answer's values, and the
+  // activity the change added.
+  const draw = () => {
     badges.replaceChildren(badge("status", report.status), " ",
       badge("severity", report.severity), " ", h("span", { class: "badge" }, label(report.category)));
     details.show();
   };
-  changed();
+  const changed = () => {
+    draw();
+    timeline.reload();
+  };
+  draw();
   appendTo(main,
     h("p", { class: "breadcrumb" }, h("a", { href: "/reports" }, "Reports"), " / ",
       h("a", { href: `/reports?project_id=${project.id}` }, project.name)),

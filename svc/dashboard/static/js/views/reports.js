@@ -2,7 +2,7 @@
 // shared, bookmarked or reloaded.
 
 import { api, query } from "../api.js";
-import { appendTo, badge, confirmDialog, formatTime, h, label, select } from "../dom.js";
+import { appendTo, badge, confirmDialog, formatTime, h, label, plural, select } from "../dom.js";
 import { CATEGORIES, SEVERITIES, SORTS, STATUSES } from "../constants.js";
 import { snippetBlock } from "./snippet.js";
 
@@ -113,7 +113,7 @@ function bulkBar(selection, reload) {
     run(() => api.patch("/reports", { ids: [...selection], set: changes }));
   } }, "Apply to selected");
   const remove = h("button", { type: "button", class: "danger", onclick: async () => {
-    if (!await confirmDialog(`Delete ${selection.size} report(s) and their screenshots? This cannot be undone.`, "Delete reports")) return;
+    if (!await confirmDialog(`Delete ${plural(selection.size, "report")} and their screenshots? This cannot be undone.`, "Delete reports")) return;
     run(() => api.delete("/reports", { ids: [...selection] }));
   } }, "Delete selected");
   const element = h("div", { class: "bulk-bar", role: "region", "aria-label": "Selected reports", hidden: true },

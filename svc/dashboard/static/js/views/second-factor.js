@@ -3,7 +3,7 @@
 // WebAuthn JSON helpers; svc's API speaks WebAuthn's JSON as it is.
 
 import { api } from "../api.js";
-import { actionButton, confirmDialog, copyButton, field, form, formatTime, h, replaceContent } from "../dom.js";
+import { actionButton, confirmDialog, copyButton, field, form, formatTime, h, plural, replaceContent } from "../dom.js";
 
 function codeInput(name = "code") {
   return h("input", {
@@ -96,7 +96,7 @@ export function securityPanel(security) {
           await reload();
         }, { "aria-label": `Remove ${factor.name}` }))))
       : h("p", { class: "empty" }, "No second factor yet: a password alone signs in."),
-    current.factors.length ? h("p", {}, `${current.recoveryCodesLeft} recovery code(s) left.`) : null,
+    current.factors.length ? h("p", {}, `${plural(current.recoveryCodesLeft, "recovery code")} left.`) : null,
     h("div", { class: "actions" },
       actionButton("Add an authenticator app", () => addApp(panel, reload)),
       actionButton("Add a passkey", () => addPasskey(panel, reload)),
