@@ -1,6 +1,7 @@
 """Retention, erasure of one reporter's data, usage (docs/api.md §7.4): deleting in batches
 is SQL, so these run on each database."""
 
+import base64
 import json
 from datetime import timedelta
 
@@ -119,8 +120,9 @@ def test_one_reporters_data_is_handed_over_then_erased_from_queues_too(app, team
     shop = create_project(team, "Web Shop")
     hook = {"settings": {"webhook_url": "https://hooks.example.com/svc"}}
     team.patch(f"/api/v1/projects/{shop['id']}", json=hook, headers=csrf(team))
+    shot = upload(team, shop["apiKey"], png_bytes(3, 3)).get_json()["key"]
     theirs = [
-        file(team, shop, reporter_identifier="Jo@Example.com"),
+        file(team, shop, reporter_identifier="Jo@Example.com", screenshot_url=shot),
         file(team, shop, reporter_identifier="jo@example.com", console_logs=[
             {"level": "error", "message": "boom", "timestamp": 1}
         ]),
@@ -143,11 +145,27 @@ def test_one_reporters_data_is_handed_over_then_erased_from_queues_too(app, team
         )  # fmt: skip
         db.session.commit()
     base = f"/api/v1/projects/{shop['id']}/reporter-data"
+    # The reporter replied on the report's status page.
+    updates = {"settings": {"reporter_updates": {"enabled": True}}}
+    team.patch(f"/api/v1/projects/{shop['id']}", json=updates, headers=csrf(team))
+    link = team.post(f"/api/v1/reports/{theirs[0]['id']}/status-link", headers=csrf(team))
+    token = link.get_json()["url"].rsplit("/", 1)[1]
+    reply = {"body": "It happens every Monday"}
+    assert app.test_client().post(f"/api/v1/status/{token}/replies", json=reply).status_code == 201
 
     exported = team.get(f"{base}?reporter_identifier=JO@EXAMPLE.COM")
     assert exported.status_code == 200 and exported.mimetype == "application/x-ndjson"
     lines = [json.loads(line) for line in exported.data.decode().splitlines()]
     assert [line["id"] for line in lines] == [report["id"] for report in theirs]
+    # Everything that is theirs (issue 48, item 17): their replies, the report's files, and a
+    # file name that says whose it is.
+    assert [r["body"] for r in lines[0]["reporterReplies"]] == ["It happens every Monday"]
+    [picture] = lines[0]["files"]
+    assert picture["key"] == shot and base64.b64decode(picture["base64"]) == png_bytes(3, 3)
+    assert lines[1]["reporterReplies"] == [] and lines[1]["files"] == []
+    disposition = exported.headers["Content-Disposition"]
+    assert disposition == 'attachment; filename="svc-reporter-data-JO@EXAMPLE.COM.ndjson"'
+
     assert lines[1]["consoleLogs"][0]["message"] == "boom"
 
     erased = team.post(

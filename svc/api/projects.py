@@ -136,19 +136,27 @@ def erase_reporter_data(data, project_id: uuid.UUID):
 @described(
     responses={
         "200": {
-            "description": "One report per line, whole, as GET /reports/{id} has it",
+            "description": "One report per line, whole, as GET /reports/{id} has it, with the "
+            "reporter's status-page replies and the report's files (base64)",
             "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
         }
     }
 )
 def export_reporter_data(params, project_id: uuid.UUID):
     """Download every report of one reporter: a subject-access request."""
-    found = retention.reports_of_reporter(current_user(), project_id, params["reporter_identifier"])
-    lines = "".join(json_codec.dumps(report) + "\n" for report in ReportOut(many=True).dump(found))
+    who = params["reporter_identifier"]
+    found = retention.reports_of_reporter(current_user(), project_id, who)
+    extra = retention.what_else_is_theirs(found)
+    lines = "".join(
+        json_codec.dumps({**shown, "reporterReplies": extra[report.id]["replies"],
+                          "files": extra[report.id]["files"]}) + "\n"
+        for report, shown in zip(found, ReportOut(many=True).dump(found), strict=True)
+    )  # fmt: skip
+    name = retention.export_file_name(who)
     return Response(
         lines,
         mimetype="application/x-ndjson",
-        headers={"Content-Disposition": 'attachment; filename="svc-reporter-data.ndjson"'},
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )
 
 

@@ -1,6 +1,7 @@
 """How long reports are kept, one reporter's data erased or handed over, and what a project
 and the instance take up (docs/api.md §7.4)."""
 
+import base64
 import os
 import re
 import time
@@ -9,7 +10,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import delete, func, select, text, true, update
 
-from svc import audit, database
+from svc import audit, database, storage
 from svc.extensions import db
 from svc.models import (
     OWNER,
@@ -97,6 +98,40 @@ def reports_of_reporter(user: User, project_id: uuid.UUID, identifier: str) -> l
             select(Report).where(*_of_reporter(project_id, identifier)).order_by(Report.created_at)
         )
     )
+
+
+def what_else_is_theirs(reports: list[Report]) -> dict[uuid.UUID, dict]:
+    """Beside each report of a subject-access export: the reporter's own replies from the status
+    page, and the report's files (screenshots, replay) as base64, content type and key."""
+    ids = [report.id for report in reports]
+    extra = {report_id: {"replies": [], "files": []} for report_id in ids}
+    replies = db.session.scalars(
+        select(Comment)
+        .where(Comment.report_id.in_(ids), Comment.from_reporter)
+        .order_by(Comment.created_at, Comment.id)
+    )
+    for reply in replies:
+        written = reply.created_at.isoformat(timespec="milliseconds") + "Z"
+        extra[reply.report_id]["replies"].append({"body": reply.body, "createdAt": written})
+    store = storage.current_store()
+    for shot in db.session.scalars(select(Screenshot).where(Screenshot.report_id.in_(ids))):
+        stream = store.open(shot.key)
+        if stream is None:
+            continue
+        try:
+            data = base64.b64encode(stream.read()).decode()
+        finally:
+            stream.close()
+        extra[shot.report_id]["files"].append(
+            {"key": shot.key, "contentType": shot.content_type, "base64": data}
+        )
+    return extra
+
+
+def export_file_name(identifier: str) -> str:
+    """Named for whose data it is: an operator answering several requests keeps them apart."""
+    name = re.sub(r"[^A-Za-z0-9@._-]+", "_", identifier.strip())[:64] or "reporter"
+    return f"svc-reporter-data-{name}.ndjson"
 
 
 def project_usage(user: User, project_id: uuid.UUID) -> dict:

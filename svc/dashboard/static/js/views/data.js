@@ -74,7 +74,8 @@ function reporterForm(project, erased) {
     done,
   ], async (values) => {
     const who = values.reporter_identifier.trim();
-    if (!await confirmDialog(`Erase every report of ${who} in this project? This cannot be undone.`, "Erase")) return;
+    if (!await confirmDialog(`Erase every report of ${who} in this project? This cannot be undone. `
+      + "Issues created in a tracker from these reports are not reached: remove them in the tracker.", "Erase")) return;
     const gone = await api.post(`/projects/${project.id}/reporter-data/erase`, { reporter_identifier: who });
     done.textContent = `${plural(gone.reports, "report")} of ${who} erased, and the address removed from what waits to be sent.`;
     done.hidden = false;
