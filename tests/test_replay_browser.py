@@ -213,7 +213,9 @@ def test_the_player_fits_the_recording_and_keeps_its_controls_in_view(
         "user_actions": [{"type": "click", "target": "button#pay", "timestamp": moment}],
     })  # fmt: skip
     assert filed.status_code == 201, filed.get_json()
-    context = browser.new_context(viewport={"width": viewport, "height": 900})
+    # The phone in dark mode: the player follows the dashboard (issue 48, item 20).
+    scheme = "dark" if viewport == 390 else "light"
+    context = browser.new_context(viewport={"width": viewport, "height": 900}, color_scheme=scheme)
     context.add_cookies([
         {"name": name, "value": team.get_cookie(name).value, "url": live_server}
         for name in ("svc_access_token", "svc_csrf_token")
@@ -229,6 +231,8 @@ def test_the_player_fits_the_recording_and_keeps_its_controls_in_view(
     outer.scroll_into_view_if_needed()
     frame_box, bug_box = outer.bounding_box(), corner.bounding_box()
     play = player.get_by_role("button", name="Play").bounding_box()
+    background = player.locator("body").evaluate("(body) => getComputedStyle(body).backgroundColor")
+    assert (background == "rgb(17, 24, 39)") == (scheme == "dark"), background
     # The error's mark is not covered by the click's (issue 48, item 19).
     on_top = [
         player.locator(f".mark-{kind}").evaluate(

@@ -816,10 +816,11 @@
 
   const STYLE = `
 :host { all: initial !important; --svc-primary: #2563eb; --svc-on-primary: #fff; --svc-bg: #fff; --svc-fg: #111827;
-  --svc-muted: #4b5563; --svc-line: #d1d5db; --svc-field: #fff; --svc-danger: #b91c1c; }
+  --svc-muted: #4b5563; --svc-line: #d1d5db; --svc-field: #fff; --svc-danger: #b91c1c; --svc-link: #1d4ed8; }
 .svc { all: initial; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--svc-fg); }
 @media (prefers-color-scheme: dark) { :host { --svc-bg: #111827; --svc-fg: #f3f4f6; --svc-muted: #9ca3af;
-  --svc-line: #374151; --svc-field: #1f2937; --svc-danger: #f87171; } }
+  --svc-line: #374151; --svc-field: #1f2937; --svc-danger: #f87171; --svc-link: #93c5fd; } }
+a { color: var(--svc-link); }
 * { box-sizing: border-box; font: inherit; letter-spacing: normal; }
 [hidden] { display: none !important; }
 .launcher { position: fixed; z-index: 2147483000; display: flex; align-items: center; gap: 8px; border: 0;
