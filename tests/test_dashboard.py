@@ -979,3 +979,40 @@ def test_usage_retention_and_one_reporters_data_on_the_project_page(page, base_u
     usage = page.get_by_role("region", name="Usage")
     expect(usage).to_contain_text("1 report, 0 files")  # "1 report", never "1 reports"
     expect(usage.locator("table.usage tbody tr")).to_have_count(1)
+
+
+def test_on_a_phone_every_table_is_cards_and_a_long_network_log_is_folded(page, base_url):
+    """Issue 48, item 21, at 390 px: the audit logs stayed wide tables, account actions sat in
+    the label column, "failed" went under the label, the time broke, 100 requests were one
+    23,600 px list."""
+    page.set_viewport_size({"width": 390, "height": 800})
+    sign_up(page)
+    api_key = create_project(page)
+    requests_made = [
+        {"method": "GET", "url": f"https://shop.test/api/item/{number}",
+         "status": 500 if number in (3, 45, 99) else 200, "timestamp": 1_767_225_600_000 + number}
+        for number in range(100)
+    ]  # fmt: skip
+    report = file_report(base_url, api_key, title="Slow", severity="low",
+                         network_logs=requests_made,
+                         console_logs=[{"level": "error", "message": "x",
+                                        "timestamp": 1_767_225_653_001}])  # fmt: skip
+    page.goto(f"/reports/{report['id']}")
+    rows = page.locator("table.network tbody tr")
+    expect(rows).to_have_count(22)  # the first 20, and the two failures past them
+    failed_cell = rows.nth(3).locator("td[data-label=Status] .failed-mark")
+    assert failed_cell.evaluate("(mark) => getComputedStyle(mark).gridColumnStart") == "2"
+    time = page.locator(".console-entry time").first
+    assert time.evaluate("(t) => t.getBoundingClientRect().height") < 30  # one line
+    page.get_by_role("button", name="Show all 100 requests (78 more)").click()
+    expect(rows).to_have_count(100)
+
+    go_to(page, "Admin")
+    actions = page.locator("table.users tbody tr").first.locator('td[data-label=""]')
+    assert actions.evaluate("(cell) => getComputedStyle(cell).display") == "flex"
+    audit_rows = page.locator("table.audit tbody tr")
+    expect(audit_rows.first).to_be_visible()
+    assert audit_rows.first.evaluate("(row) => getComputedStyle(row).display") == "block"
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, width
+    save_screenshot(page, "admin-phone")

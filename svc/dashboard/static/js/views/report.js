@@ -4,7 +4,7 @@
 import { api, screenshotSource } from "../api.js";
 import {
   actionButton, appendTo, badge, confirmDialog, field, form, formatEpochMillis, formatTime, h,
-  label, notice, select, zoomableImage,
+  label, notice, replaceContent, select, zoomableImage,
 } from "../dom.js";
 import { CATEGORIES, SEVERITIES, STATUSES } from "../constants.js";
 import { curlCommand } from "../curl.js";
@@ -248,12 +248,32 @@ function failed(entry) {
   return !status || status >= 400;
 }
 
+// A long log shows its first rows and the failed ones; the rest on request (100 requests were
+// one 23,600 px list on a phone).
+const NETWORK_ROWS_SHOWN = 20;
+
 function networkLog(entries, seek) {
   if (!entries.length) return empty("No network requests were captured.");
-  return h("div", { class: "table-wrap" }, h("table", { class: "network" },
+  const body = h("tbody", {});
+  const wrap = h("div", { class: "table-wrap" }, h("table", { class: "network" },
     h("thead", {}, h("tr", {}, ["Method", "URL", "Status", "Duration", "Time", "cURL"].map(
-      (text) => h("th", { scope: "col" }, text)))),
-    h("tbody", {}, entries.map((entry) => h("tr", { ...seekable(entry, seek),
+      (text) => h("th", { scope: "col" }, text)))), body));
+  const draw = (all) => {
+    const shown = all ? entries : entries.filter((entry, index) => index < NETWORK_ROWS_SHOWN || failed(entry));
+    replaceContent(body, ...shown.map((entry) => networkRow(entry, seek)));
+    if (shown.length < entries.length) {
+      wrap.append(h("button", { type: "button", class: "secondary more", onclick: (event) => {
+        event.currentTarget.remove();
+        draw(true);
+      } }, `Show all ${entries.length} requests (${entries.length - shown.length} more)`));
+    }
+  };
+  draw(false);
+  return wrap;
+}
+
+function networkRow(entry, seek) {
+  return h("tr", { ...seekable(entry, seek),
       class: [failed(entry) ? "failed" : "", seek ? "seekable" : ""].join(" ").trim() || null },
       h("td", { "data-label": "Method" }, String(entry.method ?? "")),
       h("td", { "data-label": "URL", class: "url" }, String(entry.url ?? "")),
@@ -261,7 +281,7 @@ function networkLog(entries, seek) {
         failed(entry) ? h("span", { class: "failed-mark" }, " failed") : null),
       h("td", { "data-label": "Duration" }, entry.duration != null ? `${entry.duration} ms` : ""),
       h("td", { "data-label": "Time" }, formatEpochMillis(entry.timestamp)),
-      copyAsCurl(entry))))));
+      copyAsCurl(entry));
 }
 
 // Copies the request as a cURL command; says so, or shows the command when the browser refuses.
