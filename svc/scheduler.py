@@ -281,20 +281,26 @@ def _wait_for_lease(app: Flask, holder: str, stopping: threading.Event):
     """Stand by until this process holds the lease (or is stopped: None)."""
     seconds = app.config["SVC_SCHEDULER_LEASE_SECONDS"]
     active = None  # who this standby last said holds the lease
+    said_at = 0.0  # when this standby last renewed its own row
     while not stopping.is_set():
         try:
             with app.app_context():
                 lease = leadership.try_acquire(holder, seconds)
-                if lease is None and (now := leadership.current()["holder"]) != active:
+                if lease is not None:
+                    leadership.stop_standing_by(holder)
+                    return lease
+                if (now := leadership.current()["holder"]) != active:
                     # Said once per holder: a standby is seen in the log, not once a second.
                     active = now
                     log.info("scheduler: standing by; %s is active", now or "no one")
+                if time.monotonic() - said_at >= seconds / 3:
+                    leadership.stand_by(holder, seconds)
+                    said_at = time.monotonic()
         except OperationalError as exc:
             log.warning("scheduler: could not read the lease (%s)", exc)
-            lease = None
-        if lease is not None:
-            return lease
         stopping.wait(LEASE_POLL_SECONDS)
+    with app.app_context(), contextlib.suppress(OperationalError):
+        leadership.stop_standing_by(holder)
     return None
 
 

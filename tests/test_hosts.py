@@ -158,6 +158,9 @@ def test_a_standby_takes_over_a_killed_scheduler_and_a_paused_one_is_fenced(
     with app.app_context():
         active = f"scheduler: standing by; {leadership.current()['holder']} is active"
     wait_until(lambda: active in standby.output, message="the standby's line")
+    # ... and /admin/health names it (issue 48, item 8).
+    standing = owner.get("/api/v1/admin/health").get_json()["scheduler"]["standbys"]
+    assert [row["holder"].split(":")[1] for row in standing] == [str(standby.process.pid)]
     wait_until(lambda: len(receiver.received) >= 40, seconds=60, message="40 deliveries")
     first.signal(signal.SIGKILL)
     killed_at = time.monotonic()

@@ -53,10 +53,17 @@ class AdminUserIn(InSchema):
     is_admin = fields.Boolean()
 
 
+class _StandbyHealth(OutSchema):
+    holder = fields.String(required=True)
+    since = Timestamp(required=True)
+    renewed_at = Timestamp(required=True)
+
+
 class _SchedulerHealth(OutSchema):
     holder = fields.String(required=True, allow_none=True)
     since = Timestamp(required=True, allow_none=True)
     renewed_at = Timestamp(required=True, allow_none=True)
+    standbys = fields.List(fields.Nested(_StandbyHealth), required=True)
 
 
 class _OutboxHealth(OutSchema):

@@ -155,7 +155,7 @@ def health() -> dict:
     except StorageUnavailable:
         store_ok = False
     return {
-        "scheduler": leadership.current(),
+        "scheduler": {**leadership.current(), "standbys": leadership.standbys()},
         "outbox": {
             "webhooks_pending": outbox_rows["webhooks"][0],
             "mails_pending": outbox_rows["mails"][0],

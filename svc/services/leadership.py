@@ -15,7 +15,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import delete, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -24,6 +24,8 @@ from svc.models import SchedulerLease
 from svc.models.base import utcnow
 
 NAME = "scheduler"
+# A standby's row of its own, beside the lease: it says the process is there (/admin/health).
+STANDBY = "standby:"
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,50 @@ def release(lease: Lease) -> None:
         update(SchedulerLease).where(*_held_by(lease)).values(expires_at=None, holder=None)
     )
     db.session.commit()
+
+
+def _standby_name(holder: str) -> str:
+    return STANDBY + holder.rsplit(":", 2)[-2] + ":" + holder.rsplit(":", 1)[-1]
+
+
+def stand_by(holder: str, seconds: float) -> None:
+    """Say that this process stands by, in a row renewed as the lease is (every third of it),
+    so that /admin/health can name it; rows of standbys gone quiet are deleted on the way."""
+    now = utcnow()
+    until = now + timedelta(seconds=seconds)
+    make = sqlite_insert if db.engine.dialect.name == "sqlite" else postgresql_insert
+    row = make(SchedulerLease).values(
+        name=_standby_name(holder), holder=holder, epoch=0, since=now, renewed_at=now,
+        expires_at=until,
+    )  # fmt: skip
+    db.session.execute(
+        row.on_conflict_do_update(
+            index_elements=["name"], set_={"renewed_at": now, "expires_at": until}
+        )
+    )
+    db.session.execute(
+        delete(SchedulerLease).where(
+            SchedulerLease.name.startswith(STANDBY), SchedulerLease.expires_at < now
+        )
+    )
+    db.session.commit()
+
+
+def stop_standing_by(holder: str) -> None:
+    db.session.execute(delete(SchedulerLease).where(SchedulerLease.name == _standby_name(holder)))
+    db.session.commit()
+
+
+def standbys() -> list[dict]:
+    """The scheduler processes standing by, oldest first."""
+    rows = db.session.scalars(
+        select(SchedulerLease)
+        .where(SchedulerLease.name.startswith(STANDBY), SchedulerLease.expires_at >= utcnow())
+        .order_by(SchedulerLease.since)
+    )
+    return [
+        {"holder": row.holder, "since": row.since, "renewed_at": row.renewed_at} for row in rows
+    ]
 
 
 def current() -> dict[str, str | datetime | None]:

@@ -100,6 +100,9 @@ function healthPanel(health) {
     ["Scheduler", scheduler.holder
       ? `${scheduler.holder} is active since ${formatTime(scheduler.since)} (lease renewed ${formatTime(scheduler.renewedAt)})`
       : "none is active: webhooks, mails and tracker calls wait (is a scheduler process running?)"],
+    ["Standing by", scheduler.standbys.length
+      ? scheduler.standbys.map((standby) => `${standby.holder} (since ${formatTime(standby.since)})`).join("; ")
+      : "none: if the active scheduler stops, nothing takes over until one starts"],
     ["Waiting", `${outbox.webhooksPending} webhook deliveries, ${outbox.mailsPending} mails`
       + (outbox.oldestPendingAt ? `, the oldest since ${formatTime(outbox.oldestPendingAt)}` : "")],
     ["Reporter mails held back", `${outbox.reporterMailsLimited} in the last 24 hours (over an address's daily limits)`],
