@@ -131,12 +131,16 @@ def backup_command(destination: str) -> None:
 
 
 @click.command("restore")
-@click.argument("archive", type=click.Path(exists=True, dir_okay=False, path_type=str))
+@click.argument("archive", type=click.Path(path_type=str))
 @with_appcontext
 def restore_command(archive: str) -> None:
     """Restore ARCHIVE (made by `backup`) into this installation, which must be empty. Stop
     the service first."""
     try:
+        # Checked here, not by click: click's check comes after the app (and its new instance
+        # folder) was made, and its refusal would leave that folder behind.
+        if not os.path.isfile(archive):
+            raise OperationFailed(f"{archive}: no such file")
         restored = backup.restore(archive)
     except OperationFailed as exc:
         _take_back_new_paths()
