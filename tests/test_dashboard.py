@@ -981,6 +981,23 @@ def test_usage_retention_and_one_reporters_data_on_the_project_page(page, base_u
     expect(usage.locator("table.usage tbody tr")).to_have_count(1)
 
 
+def test_a_field_error_not_on_the_form_is_not_called_highlighted(page, base_url):
+    """Issue 48, item 22: "correct the highlighted fields" with none highlighted."""
+    sign_up(page)
+    said = page.evaluate("""async () => {
+      const { showError, formError } = await import("/assets/js/dom.js");
+      const { ApiError } = await import("/assets/js/api.js");
+      const form = document.createElement("form");
+      form.append(formError());
+      document.body.append(form);
+      showError(new ApiError(422, { detail: "Validation failed",
+        errors: { "settings.widget.locale": ["Unknown field."] } }), form);
+      return form.querySelector(".form-error").textContent;
+    }""")
+    assert "highlighted" not in said
+    assert said == "The service did not accept this: settings.widget.locale: Unknown field."
+
+
 def test_on_a_phone_every_table_is_cards_and_a_long_network_log_is_folded(page, base_url):
     """Issue 48, item 21, at 390 px: the audit logs stayed wide tables, account actions sat in
     the label column, "failed" went under the label, the time broke, 100 requests were one
