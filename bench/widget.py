@@ -16,6 +16,10 @@
   widget then keeps the headers, masks the request body and reads (a copy of) the answer: its
   asynchronous read is inside the timed block, which waits for the page to be idle at its end.
 
+- per failed fetch with network details: the same, the stub answering 500 with the 10 KB JSON,
+  which the page never reads: the widget reads a copy of a failed answer (docs/repro-kit.md), a
+  cost paid on failures only.
+
 No svc is needed: the page and the script are served by Playwright's routing, and the widget's
 configuration request goes to the stubbed fetch.
 """
@@ -45,7 +49,9 @@ window.answer = JSON.stringify({ total: 41.5, token: "t-1", lines });
 window.sent = JSON.stringify({ coupon: "SAVE10", password: "p", lines });
 window.fetch = function stubFetch(input) {
   const body = String(input).includes("widget-config") ? '{"captureNetworkDetails": true}' : answer;
-  return Promise.resolve(new Response(body, { headers: { "content-type": "application/json" } }));
+  const status = String(input).includes("/api/fail") ? 500 : 200;
+  const headers = { "content-type": "application/json" };
+  return Promise.resolve(new Response(body, { status, headers }));
 };
 </script></head><body><h1>A page</h1></body></html>"""
 
@@ -76,6 +82,30 @@ PER_DETAILED_FETCH = """async ([calls, blocks, options]) => {
   return { detailed_fetch_added_us: ((on - off) / (calls * blocks)) * 1000,
            detailed_fetch_bare_us: (off / (calls * blocks)) * 1000,
            body_bytes: answer.length };
+}"""
+
+# A failed request whose answer the page ignores: the widget reads a copy of it.
+PER_FAILED_FETCH = """async ([calls, blocks, options]) => {
+  const idle = () => new Promise((resolve) => setTimeout(resolve));
+  const configured = async () => {
+    while (!document.querySelector("[data-svc-widget]")) await idle();
+  };
+  const timeFetch = async () => {
+    const started = performance.now();
+    for (let i = 0; i < calls; i += 1) await fetch("/api/fail?i=" + i);
+    await idle();
+    return performance.now() - started;
+  };
+  let on = 0, off = 0;
+  for (let block = 0; block < blocks; block += 1) {
+    Svc.destroy();
+    off += await timeFetch();
+    Svc.init(options);
+    await configured();
+    on += await timeFetch();
+  }
+  return { failed_fetch_added_us: ((on - off) / (calls * blocks)) * 1000,
+           failed_fetch_bare_us: (off / (calls * blocks)) * 1000 };
 }"""
 
 INIT = """([source, options]) => {
@@ -165,6 +195,7 @@ def main() -> int:
             page.evaluate(INIT, [source, OPTIONS])
             calls = max(1, options.calls // 10)  # each call moves 20 KB
             per_call[-1].update(page.evaluate(PER_DETAILED_FETCH, [calls, options.blocks, OPTIONS]))
+            per_call[-1].update(page.evaluate(PER_FAILED_FETCH, [calls, options.blocks, OPTIONS]))
             page.close()
         browser.close()
 
@@ -183,6 +214,8 @@ def main() -> int:
         "detailed_fetch_added_us": median_of("detailed_fetch_added_us"),
         "detailed_fetch_bare_us": median_of("detailed_fetch_bare_us"),
         "detailed_body_bytes": per_call[0]["body_bytes"],
+        "failed_fetch_added_us": median_of("failed_fetch_added_us"),
+        "failed_fetch_bare_us": median_of("failed_fetch_bare_us"),
         "rounds": options.rounds,
         "calls": options.calls * options.blocks,
         "script_bytes": len(source.encode()),
@@ -196,7 +229,9 @@ def main() -> int:
         f"(stub alone {result['console_bare_us']} µs); per fetch with details, "
         f"{result['detailed_body_bytes']} bytes of JSON each way, "
         f"+{result['detailed_fetch_added_us']} µs "
-        f"(page alone {result['detailed_fetch_bare_us']} µs) -> {path}"
+        f"(page alone {result['detailed_fetch_bare_us']} µs); per failed fetch whose answer the "
+        f"page ignores +{result['failed_fetch_added_us']} µs "
+        f"(page alone {result['failed_fetch_bare_us']} µs) -> {path}"
     )
     return 0
 
