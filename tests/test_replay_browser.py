@@ -13,7 +13,7 @@ from PIL import Image, ImageChops
 from playwright.sync_api import expect
 
 from harness.client import csrf
-from tests.browser import OPEN_SHADOW_ROOTS, save_screenshot
+from tests.browser import OPEN_SHADOW_ROOTS
 from tests.helpers import team_with_project
 from tests.host_site import HostSite
 
@@ -44,7 +44,9 @@ def team(app):
 
 
 def test_a_recorded_session_is_masked_filed_and_played_back(browser, team, live_server):
-    context = browser.new_context(viewport={"width": 1024, "height": 720})
+    # A page narrower than the player's stage at 1800 px, so that it plays at 100 %: the
+    # pixels below are compared one for one.
+    context = browser.new_context(viewport={"width": 720, "height": 720})
     dialogs = []
     with HostSite(live_server) as site:
         page = context.new_page()
@@ -95,7 +97,7 @@ def test_a_recorded_session_is_masked_filed_and_played_back(browser, team, live_
         for name in ("svc_access_token", "svc_csrf_token")
     ])  # fmt: skip
     dashboard = context.new_page()
-    dashboard.set_viewport_size({"width": 1800, "height": 1000})  # the player at full scale
+    dashboard.set_viewport_size({"width": 1800, "height": 1000})
     dashboard.add_init_script(LISTEN_FOR_PAYLOADS)
     dashboard.on("dialog", lambda dialog: dialogs.append(dialog.message))
     dashboard.goto(f"{live_server}/reports/{report['id']}")
@@ -112,6 +114,7 @@ def test_a_recorded_session_is_masked_filed_and_played_back(browser, team, live_
     expect(replayed.locator("#lines")).to_have_text("Line 1 added")
     # What the player shows is what the page showed at that moment, pixel for pixel (the
     # line's left part: the player's frame is narrower than the recorded page).
+    assert player.locator("body").get_attribute("data-scale") == "1.000"
     shown = Image.open(io.BytesIO(replayed.locator("#lines").screenshot()))
     assert shown.size == host_lines.size
     box = (0, 0, 400, shown.height)
@@ -244,7 +247,6 @@ def test_the_player_fits_the_recording_and_keeps_its_controls_in_view(
     ]
     assert on_top == ["mark mark-error", "mark mark-request", "mark mark-click"], on_top
     timeline = player.get_by_role("slider", name="Time").bounding_box()
-    save_screenshot(page, f"replay-player-{viewport}")
     context.close()
     # The whole recording is in view, its bottom-right corner too, and so are the controls.
     assert bug_box["x"] + bug_box["width"] <= frame_box["x"] + frame_box["width"] + 1
