@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import click
-from flask import current_app, request
+from flask import current_app, has_request_context, request
 
 
 class ConfigError(click.ClickException, ValueError):
@@ -485,7 +485,16 @@ def setting(name: str) -> Any:
     return current_app.config[name]
 
 
-def public_base_url() -> str:
-    """Where users reach the service, without a trailing slash: SVC_PUBLIC_URL, else the
-    address this request came to (inside a request)."""
-    return (setting("SVC_PUBLIC_URL") or request.host_url).rstrip("/")
+def public_url(path: str = "") -> str:
+    """An address of the service for its users, `path` on it: the one builder of public links
+    (mails, the status page's link in an answer, single sign-on's and passkeys' origin, a
+    tracker's webhook address). SVC_PUBLIC_URL; else, inside a request, the address the request
+    came to (a report filed to https://bugs.example.org links there, not to the bound address);
+    else (a scheduler's mail with mail off, development) the address `make run` binds."""
+    if setting("SVC_PUBLIC_URL"):
+        base = setting("SVC_PUBLIC_URL")
+    elif has_request_context():
+        base = request.host_url
+    else:
+        base = f"http://{setting('SVC_BIND')}"
+    return base.rstrip("/") + path

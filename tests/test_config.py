@@ -1,6 +1,7 @@
 """Settings: parsing, the generated secret key, and the README's table staying complete."""
 
 import re
+import uuid
 from pathlib import Path
 
 import pytest
@@ -8,7 +9,7 @@ from flask_migrate import upgrade
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
 
-from harness.client import create_project, register, sqlite_app
+from harness.client import create_project, csrf, register, sqlite_app
 from svc import create_app
 from svc.config import SETTINGS, ConfigError, load_settings
 from svc.database import (
@@ -201,3 +202,38 @@ def test_the_readme_names_the_oldest_python_make_run_accepts_without_a_warning()
     makefile = (README.parent / "Makefile").read_text()
     (tested,) = re.findall(r"^PYTHON_TESTED \?= ([\d.]+)$", makefile, re.MULTILINE)
     assert f"oldest Python svc is tested on is **{tested}**" in README.read_text()
+
+
+def test_public_links_name_the_address_users_came_to(app):
+    """One builder of public links (issue 55, item 3). Without SVC_PUBLIC_URL a report filed to
+    https://bugs.example.org answered statusUrl http://127.0.0.1:8000/status/..., which the
+    widget showed the reporter."""
+    from svc.config import public_url
+    from svc.models import Report
+    from svc.services import reporter_mails
+
+    owner = app.test_client()
+    register(owner)
+    project = create_project(owner)
+    updates = {"settings": {"reporter_updates": {"enabled": True}}}
+    owner.patch(f"/api/v1/projects/{project['id']}", json=updates, headers=csrf(owner))
+    filed = app.test_client().post(
+        "/api/v1/reports", json=REPORT, headers={"X-API-Key": project["apiKey"]},
+        base_url="https://bugs.example.org",
+    )  # fmt: skip
+    assert filed.status_code == 201, filed.get_json()
+    assert filed.get_json()["statusUrl"].startswith("https://bugs.example.org/status/")
+    # Outside a request (the scheduler's mails, mail off): the address make run binds.
+    with app.app_context():
+        report = db.session.get(Report, uuid.UUID(filed.get_json()["id"]))
+        assert reporter_mails.status_url(report).startswith(
+            f"http://{app.config['SVC_BIND']}/status/"
+        )
+        assert public_url("/x") == f"http://{app.config['SVC_BIND']}/x"
+    with app.test_request_context("/", base_url="https://bugs.example.org"):
+        assert public_url("/x") == "https://bugs.example.org/x"
+        app.config["SVC_PUBLIC_URL"] = "https://svc.example.com/"
+        try:
+            assert public_url("/x") == "https://svc.example.com/x"
+        finally:
+            app.config["SVC_PUBLIC_URL"] = None

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 from sqlalchemy import delete, select, update
 
-from svc.config import setting
+from svc.config import public_url, setting
 from svc.extensions import db
 from svc.mail import compose, smtp
 from svc.models.base import utcnow
@@ -92,13 +92,6 @@ def claim_due(limit: int, running=(), now: datetime | None = None) -> list[tuple
             claimed.append((mail_id, attempts + 1, None))
     db.session.commit()
     return claimed
-
-
-def public_url(path: str) -> str:
-    """A link into the dashboard; without SVC_PUBLIC_URL (mail off, development) the address
-    `make run` serves on."""
-    base = setting("SVC_PUBLIC_URL") or f"http://{setting('SVC_BIND')}"
-    return f"{base.rstrip('/')}{path}"
 
 
 def sender_address() -> str:

@@ -5,7 +5,7 @@ import re
 
 from marshmallow import ValidationError, fields, validate, validates_schema
 
-from svc.config import public_base_url
+from svc.config import public_url
 from svc.models import CATEGORIES, SEVERITIES
 from svc.models.integrations import CLOSE, CREATE, KINDS, REOPEN
 from svc.schemas.base import InSchema, OneLine, OutSchema, PageQuery, Timestamp, page_of
@@ -144,7 +144,7 @@ class IntegrationOut(OutSchema):
     last_error = fields.String(required=True, allow_none=True)
 
     def _webhook_url(self, integration) -> str:
-        return f"{public_base_url()}/api/v1/integrations/{integration.id}/events"
+        return f"{public_url()}/api/v1/integrations/{integration.id}/events"
 
 
 class IssueCreateIn(InSchema):

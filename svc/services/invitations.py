@@ -15,6 +15,7 @@ from sqlalchemy.exc import IntegrityError
 
 from svc import audit
 from svc.auth import tokens
+from svc.config import public_url
 from svc.errors import Conflict, Forbidden, not_found
 from svc.extensions import db
 from svc.mail import outbox
@@ -117,7 +118,7 @@ def _renew_and_mail(invitation: Invitation, inviter: User) -> str:
     value = tokens.random_base62(TOKEN_LENGTH)
     invitation.token_hash = tokens.sha256_hex(value)
     invitation.expires_at = utcnow() + LIFETIME
-    url = outbox.public_url(f"/invite/{value}")
+    url = public_url(f"/invite/{value}")
     project_name = invitation.project.name
     outbox.queue(
         invitation.email,

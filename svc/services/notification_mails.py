@@ -7,15 +7,15 @@ import uuid
 from flask import current_app
 from itsdangerous import URLSafeSerializer
 
+from svc.config import public_url
 from svc.extensions import db
-from svc.mail import outbox
 from svc.models import Notification, Project, Report, User
 from svc.models.notifications import ASSIGNED, MENTIONED, NEW_REPORT, REOPENED
 
 
 def single(user: User, item: Notification) -> tuple[str, str, dict]:
     report, project = _report_and_project(item)
-    link = outbox.public_url(f"/reports/{report.tracking_id}")
+    link = public_url(f"/reports/{report.tracking_id}")
     title = one_line(report.title)
     if item.kind == NEW_REPORT:
         subject = f"[{report.tracking_id}] New {report.severity} report: {title}"
@@ -43,7 +43,7 @@ def summary(user: User, items: list[Notification]) -> tuple[str, str, dict]:
             MENTIONED: f"{item.actor_name} mentioned you",
             REOPENED: "reopened by its reporter",
         }[item.kind]
-        link = outbox.public_url(f"/reports/{report.tracking_id}")
+        link = public_url(f"/reports/{report.tracking_id}")
         lines.append(f"{report.tracking_id} ({what}): {one_line(report.title)}\n{link}")
     subject = f"{len(items)} updates from svc"
     text = (
@@ -65,11 +65,11 @@ def one_line(text: str, limit: int = 120) -> str:
 
 
 def _with_footer(user: User, subject: str, text: str, project: Project | None):
-    link = outbox.public_url(f"/unsubscribe/{unsubscribe_token(user.id, project)}")
+    link = public_url(f"/unsubscribe/{unsubscribe_token(user.id, project)}")
     about = f"about {project.name}" if project else "about any project"
     text += (
         f"\n\n--\nYou get this mail because of your notification settings: "
-        f"{outbox.public_url('/account')}\nNo more mails {about}: {link}"
+        f"{public_url('/account')}\nNo more mails {about}: {link}"
     )
     return subject, text, one_click_unsubscribe(link)
 

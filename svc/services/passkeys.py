@@ -20,7 +20,7 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
-from svc.config import public_base_url
+from svc.config import public_url
 from svc.errors import Conflict, field_error
 from svc.extensions import db
 from svc.models import PendingSignIn, SecondFactor, User
@@ -33,7 +33,7 @@ CEREMONY_SECONDS = 300
 
 def _relying_party() -> tuple[str, str]:
     """(RP id, origin): SVC_PUBLIC_URL's, else the address this request came to."""
-    url = urlsplit(public_base_url())
+    url = urlsplit(public_url())
     return url.hostname, f"{url.scheme}://{url.netloc}"
 
 

@@ -8,6 +8,7 @@ from sqlalchemy import delete, select, update
 
 from svc import audit
 from svc.auth import passwords, pats, sessions, tokens
+from svc.config import public_url
 from svc.errors import BadRequest
 from svc.extensions import db
 from svc.mail import outbox
@@ -66,7 +67,7 @@ def send_reset_link(user: User) -> None:
             expires_at=utcnow() + LIFETIME,
         )
     )
-    link = outbox.public_url(f"/reset-password/{value}")
+    link = public_url(f"/reset-password/{value}")
     outbox.queue(
         user.email,
         "Reset your svc password",

@@ -22,6 +22,7 @@ from sqlalchemy import func, select
 from sqlalchemy import text as sql
 from sqlalchemy.exc import IntegrityError
 
+from svc.config import public_url
 from svc.errors import not_found
 from svc.extensions import db
 from svc.mail import outbox
@@ -87,7 +88,7 @@ def token_of(report: Report) -> str:
 
 
 def status_url(report: Report) -> str:
-    return outbox.public_url(f"/status/{token_of(report)}")
+    return public_url(f"/status/{token_of(report)}")
 
 
 def report_of(token: str) -> Report:
@@ -221,7 +222,7 @@ def _opted_out(project: Project, address: str) -> bool:
 def _mail(report: Report, project: Project, address: str, subject: str, opening: str):
     """(subject, text, headers): the opening, the status page link, and the footer with the
     one-click unsubscribe for this address and project."""
-    unsubscribe = outbox.public_url(f"/unsubscribe/{_unsubscribe_token(project, address)}")
+    unsubscribe = public_url(f"/unsubscribe/{_unsubscribe_token(project, address)}")
     text = (
         f"{opening}\n\nFollow it, add to it, or tell us it still happens: {status_url(report)}"
         f"\n\n--\nYou get this mail because you reported a problem with {project.name}."

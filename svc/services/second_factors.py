@@ -19,7 +19,7 @@ from sqlalchemy import delete, func, or_, select, update
 
 from svc import audit, secrets
 from svc.auth import pending
-from svc.config import public_base_url, setting
+from svc.config import public_url, setting
 from svc.errors import AccountDeactivated, Conflict, NotFound, field_error, unauthorized
 from svc.extensions import db
 from svc.models import PendingSignIn, RecoveryCode, SecondFactor, User
@@ -82,7 +82,7 @@ def security_of(user: User) -> dict:
 
 
 def _issuer() -> str:
-    host = urlsplit(public_base_url()).hostname or "svc"
+    host = urlsplit(public_url()).hostname or "svc"
     return f"svc ({host})"
 
 

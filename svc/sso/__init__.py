@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Flask, abort, current_app, redirect, render_template, request, session
 
 from svc.auth.cookies import set_session_cookies
-from svc.config import public_base_url
+from svc.config import public_url
 from svc.errors import APIError
 from svc.rate_limits import rate_limited
 from svc.services import single_sign_on, users
@@ -83,7 +83,7 @@ def check_id_token(token: dict, nonce: str) -> dict:
 
 
 def _redirect_uri() -> str:
-    return public_base_url() + "/sso/callback"
+    return public_url() + "/sso/callback"
 
 
 def _safe_next(value: str | None) -> str:
