@@ -124,9 +124,11 @@ $(BENCH_STAMP): $(TEST_STAMP)
 $(WRK):
 	$(call apt-install,wrk,The ingest benchmark needs wrk)
 
-lint: $(TEST_STAMP)
+lint: $(TEST_STAMP) | $(NPM)
 	$(BIN)/ruff check svc tests bench harness
 	$(BIN)/ruff format --check svc tests bench harness
+	@# The JavaScript svc serves, parsed by Node (a syntax error would reach every browser).
+	@for script in $$(git ls-files 'svc/*.js' 'harness/*.mjs'); do node --check $$script || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache node_modules

@@ -1033,3 +1033,20 @@ def test_on_a_phone_every_table_is_cards_and_a_long_network_log_is_folded(page, 
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, width
     save_screenshot(page, "admin-phone")
+
+
+def test_every_docs_link_of_the_dashboard_is_served(app):
+    """Issue 55, item 7: the Integrations section linked /docs/integrations.md, a 404."""
+    scripts = Path(__file__).resolve().parent.parent / "svc" / "dashboard" / "static" / "js"
+    linked = {
+        name
+        for script in scripts.rglob("*.js")
+        for name in re.findall(r"/docs/([\w.-]+\.md)", script.read_text())
+    }
+    assert {"widget.md", "integrations.md"} <= linked
+    client = app.test_client()
+    for name in sorted(linked):
+        answer = client.get(f"/docs/{name}")
+        assert answer.status_code == 200, name
+        assert answer.headers["Content-Type"] == "text/plain; charset=utf-8", name
+    assert client.get("/docs/security.md").status_code == 404  # only what the dashboard links

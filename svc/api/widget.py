@@ -1,5 +1,5 @@
-"""What the widget reads with the project's API key before it files anything (contract
-section 11): its look and captures, and the console-log quota the seed system's widget asks for."""
+"""What the widget reads with the project's API key before it files anything (docs/api.md
+§7.3): its look and captures, and the console-log quota older widgets ask for."""
 
 from flask import Blueprint, current_app
 

@@ -90,14 +90,15 @@ def status(token: str) -> Response:
 # The docs a deployed user is pointed to from the dashboard, served from the checkout svc runs
 # from, as plain text.
 DOCS = Path(__file__).resolve().parent.parent.parent / "docs"
-SERVED_DOCS = ("widget.md",)
+SERVED_DOCS = ("widget.md", "integrations.md")  # every /docs/ link of the dashboard
 
 
 @bp.get("/docs/<name>")
 def document(name: str) -> Response:
     if name not in SERVED_DOCS or not (DOCS / name).is_file():
         raise NotFound()
-    answer = send_file(DOCS / name, mimetype="text/plain; charset=utf-8", conditional=True)
+    # "text/plain": werkzeug adds the charset itself (given here too, it was sent twice).
+    answer = send_file(DOCS / name, mimetype="text/plain", conditional=True)
     answer.headers["Cache-Control"] = "no-cache"
     return answer
 

@@ -16,7 +16,7 @@ COMMENTED = "commented"
 COMMENT_DELETED = "comment_deleted"
 # An issue in a tracker was linked to the report (svc.services.integrations).
 LINKED = "linked"
-# The reporter reopened the report from its status page (svc.services.reporter_loop).
+# The reporter reopened the report from its status page (svc.services.status_page).
 REOPENED = "reopened"
 # `via` of what the reporter did from the status page.
 REPORTER = "reporter"

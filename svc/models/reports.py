@@ -63,7 +63,7 @@ class Report(db.Model):
     # When the report last went from open (new, in progress) to resolved or closed; None while
     # it is open. The overview's time to resolve reads it (svc.services.stats).
     resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    # Signs the address of the report's status page (svc.services.reporter_loop); raised by
+    # Signs the address of the report's status page (svc.services.status_page); raised by
     # one when a member makes a new link, which ends the old one at once.
     status_link_version: Mapped[int] = mapped_column(default=0, server_default="0")
 

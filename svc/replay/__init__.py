@@ -1,4 +1,4 @@
-"""Replay's scripts (docs/replay.md, contract §19): rrweb's recorder for the widget and its
+"""Replay's scripts (docs/replay.md): rrweb's recorder for the widget and its
 replayer for the dashboard's player, served from the Node packages `make run` installs
 (package-lock.json pins them; nothing of rrweb is in this repository).
 

@@ -1,4 +1,4 @@
-"""Replays (docs/replay.md, contract §19): the widget's gzipped rrweb events, checked, redacted
+"""Replays (docs/replay.md): the widget's gzipped rrweb events, checked, redacted
 and stored in the object store beside the screenshots, whose rows, clean-up and deletion they
 share (a replay is an upload like them; `Screenshot.content_type` tells them apart)."""
 

@@ -1,4 +1,4 @@
-"""The repro kit (docs/repro-kit.md, contract §19): a report's network log as a HAR 1.2 file,
+"""The repro kit (docs/repro-kit.md): a report's network log as a HAR 1.2 file,
 and its clicks, route changes and typed fields as a Playwright test.
 
 Both are built from what the report holds, already redacted (§6); a value the service or the

@@ -1,4 +1,4 @@
-"""A second factor per user (docs/identity.md, contract §20): TOTP (RFC 6238 with pyotp, the QR
+"""A second factor per user (docs/identity.md): TOTP (RFC 6238 with pyotp, the QR
 code drawn here by segno), passkeys (WebAuthn with py_webauthn), 10 single-use recovery codes;
 and the password sign-in that waits for one (svc.auth.pending).
 

@@ -1,4 +1,4 @@
-"""Whose account a single sign-on is (contract §20, docs/identity.md): the provider's checked
+"""Whose account a single sign-on is (docs/identity.md): the provider's checked
 claims in, an account out, or a refusal that says why.
 
 - The e-mail must be verified at the provider (`email_verified`) before it links to anything,

@@ -144,7 +144,7 @@ def sign_out(session_id) -> None:
 
 def spend_reset_links(user_id) -> None:
     """Every unused reset link of the user stops working: a link mailed before a password
-    changed must not reset it again (contract v4)."""
+    changed must not reset it again."""
     db.session.execute(
         update(PasswordReset)
         .where(PasswordReset.user_id == user_id, PasswordReset.used_at.is_(None))

@@ -1,4 +1,4 @@
-"""Single sign-on with OpenID Connect (docs/identity.md, contract §20), made with Authlib.
+"""Single sign-on with OpenID Connect (docs/identity.md), made with Authlib.
 
 `/sso/login` sends the browser to the provider: the authorization code flow with PKCE (S256),
 a state and a nonce, kept in a signed cookie of their own (Flask's session, `svc_sso`) so that
