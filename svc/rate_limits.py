@@ -21,6 +21,7 @@ hardening"):
 
 import contextlib
 import functools
+import hashlib
 import sqlite3
 import threading
 import time
@@ -34,6 +35,13 @@ from svc.database import SQLITE_BUSY_TIMEOUT_MS
 from svc.extensions import db, limiter
 
 SCHEME = "svc-database"
+
+
+def key_part(value: str) -> str:
+    """A value in a rate-limit key (an API key, an address, a status page's token): hashed, so
+    that the counters' table holds none of them, and short."""
+    return hashlib.sha256(value.encode()).hexdigest()[:24]
+
 
 # The same statements on SQLite (3.35 and later) and PostgreSQL but for how each driver writes
 # its parameters. SET sees the row as it was, so an expired window restarts at `amount`.

@@ -5,7 +5,6 @@ They also record what they do on the view (`body_schema`, `response_schema`, ...
 credential decorator, so that the order of checks is 401, 403, then 415, 413, 400, 422.
 """
 
-import hashlib
 from collections.abc import Callable
 from functools import wraps
 
@@ -13,7 +12,7 @@ from flask import current_app, request
 from flask_limiter.util import get_remote_address
 from marshmallow import Schema
 
-from svc import json_codec
+from svc import json_codec, rate_limits
 from svc.auth.guard import current_user
 from svc.errors import APIError
 from svc.rate_limits import rate_limited  # noqa: F401  (the views take it from here)
@@ -118,7 +117,7 @@ def api_key_and_address() -> str:
     """Rate-limit key of the widget endpoints: one abusive client cannot starve a project's other
     reporters, nor one project another. The key itself is hashed, never stored."""
     api_key = request.headers.get("X-API-Key", "")
-    return f"{hashlib.sha256(api_key.encode()).hexdigest()[:24]}|{get_remote_address()}"
+    return f"{rate_limits.key_part(api_key)}|{get_remote_address()}"
 
 
 def signed_in_user() -> str:

@@ -1,11 +1,11 @@
 """Invitations to projects (docs/api.md §7.1): owners invite, list, resend and revoke; the
 invitee previews and accepts, signed in or with a new account."""
 
-import hashlib
 import uuid
 
 from flask import Blueprint, request
 
+from svc import rate_limits
 from svc.api.auth import sign_in
 from svc.api.decorators import body, needs_role, rate_limited, response, signed_in_user
 from svc.auth.guard import (
@@ -41,7 +41,7 @@ def _invited_address() -> str:
         body = request.get_json(silent=True)
         # Any JSON may arrive here before the schema refuses it: a list or a string has no email.
         email = str(body.get("email", "")) if isinstance(body, dict) else ""
-    return "invited|" + hashlib.sha256(email.strip().lower().encode()).hexdigest()[:24]
+    return "invited|" + rate_limits.key_part(email.strip().lower())
 
 
 def _with_url(invitation, url):

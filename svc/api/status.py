@@ -2,10 +2,9 @@
 the page's signed token, no sign-in; a member makes a new link. The HTML page is the
 dashboard's (`/status/<token>`)."""
 
-import hashlib
-
 from flask import Blueprint, request
 
+from svc import rate_limits
 from svc.api.decorators import body, needs_role, rate_limited, response
 from svc.auth.guard import current_user, login_required
 from svc.models import MEMBER
@@ -18,7 +17,7 @@ bp = Blueprint("status", __name__, url_prefix="/api/v1")
 
 def _page_token() -> str:
     """Rate-limit key: the status page, whichever address its visitors come from."""
-    return "status|" + hashlib.sha256(request.view_args["token"].encode()).hexdigest()[:24]
+    return "status|" + rate_limits.key_part(request.view_args["token"])
 
 
 def _limited(view):

@@ -4,12 +4,12 @@ Its cookie reaches the second-factor endpoints and nothing else (the guard reads
 cookie), lasts five minutes and ends at the first success or the fifth wrong code. The row
 lives in the database, so any worker on any host completes what another began."""
 
-import hashlib
 import secrets
 from datetime import timedelta
 
 from sqlalchemy import select, update
 
+from svc.auth import tokens
 from svc.extensions import db
 from svc.models import PendingSignIn, User
 from svc.models.base import utcnow
@@ -19,7 +19,7 @@ MAX_FAILURES = 5
 
 
 def _hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
+    return tokens.sha256_hex(token)
 
 
 def begin(user: User) -> tuple[str, PendingSignIn]:

@@ -37,9 +37,14 @@ def sha256_hex(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()
 
 
+def base64url(raw: bytes) -> str:
+    """URL-safe base64 without padding: what a token in a link is written in."""
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
 def _mac(secret_key: str, purpose: str, message: str) -> str:
     digest = hmac.new(f"{purpose}:{secret_key}".encode(), message.encode(), hashlib.sha256).digest()
-    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+    return base64url(digest)
 
 
 # --- personal access tokens -------------------------------------------------------------------

@@ -12,6 +12,7 @@ from werkzeug.exceptions import NotFound
 
 from svc.errors import NotFound as ReportNotFound
 from svc.errors import error_response
+from svc.models import DONE_STATUSES
 from svc.services import reporter_mails, status_page
 
 bp = Blueprint(
@@ -75,7 +76,7 @@ def status(token: str) -> Response:
         report, code = status_page.page(token), 200
     except ReportNotFound:
         report, code = None, 404
-    done = report is not None and report["status"] in reporter_mails.DONE_STATUSES
+    done = report is not None and report["status"] in DONE_STATUSES
     shown = report and ("reopened" if report["reopened"] else report["status"])
     words = reporter_mails.status_in_words(shown) if report else None
     html = render_template("status.html", report=report, done=done, status_words=words)

@@ -1,7 +1,6 @@
 """What every tracker shares: one call to its API through the webhooks' outbound guard, its
 refusals turned into plain words, and the shapes the tracker modules hand back."""
 
-import hashlib
 import hmac
 import json
 from dataclasses import dataclass, field
@@ -153,10 +152,6 @@ class Content:
     facts: list[tuple[str, str]] = field(default_factory=list)  # ("Severity", "high")
     lists: list[tuple[str, list[str]]] = field(default_factory=list)  # ("Console errors", [...])
     links: list[tuple[str, str]] = field(default_factory=list)  # ("Report in svc", url)
-
-
-def hmac_sha256(secret: str, body: bytes) -> str:
-    return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
 def same(given: str | None, expected: str) -> bool:

@@ -7,9 +7,9 @@ from svc.integrations.base import (
     Event,
     Linked,
     TrackerError,
-    hmac_sha256,
     same,
 )
+from svc.webhooks.signing import hmac_sha256
 
 NAME = "GitHub"
 API_URL = "https://api.github.com"

@@ -10,9 +10,9 @@ from svc.integrations.base import (
     Event,
     Linked,
     TrackerError,
-    hmac_sha256,
     same,
 )
+from svc.webhooks.signing import hmac_sha256
 
 NAME = "Jira"
 DONE = "done"  # the status category of every finished status, whatever its name

@@ -26,6 +26,7 @@ from svc.models.projects import (
 )
 from svc.models.reports import (
     CATEGORIES,
+    DONE_STATUSES,
     SEVERITIES,
     SEVERITY_RANK,
     STATUSES,

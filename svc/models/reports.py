@@ -11,6 +11,8 @@ from svc.models.projects import Project
 SEVERITIES = ("low", "medium", "high", "critical")  # in rank order
 CATEGORIES = ("bug", "ui", "performance", "crash", "other")
 STATUSES = ("new", "in_progress", "resolved", "closed")
+# A report in one of these is done: its reporter hears of it, a tracker's issue is closed.
+DONE_STATUSES = ("resolved", "closed")
 OPEN_STATUSES = ("new", "in_progress")  # counted as open by the overview
 SEVERITY_RANK = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 

@@ -36,6 +36,7 @@ from svc.extensions import db
 from svc.integrations import TRACKERS
 from svc.integrations.base import Connection, Content, Event, Linked, TrackerError
 from svc.models import (
+    DONE_STATUSES,
     MEMBER,
     OWNER,
     VIEWER,
@@ -56,7 +57,6 @@ from svc.services.listing import Page, with_tracking_ids
 from svc.webhooks import delivery, payloads
 
 log = logging.getLogger(__name__)
-DONE_STATUSES = ("resolved", "closed")
 # A report's issue body shows at most this many of each captured list (docs/api.md §15).
 LIST_ITEMS = 20
 LAST_EVENTS = 20

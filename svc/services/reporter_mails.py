@@ -22,12 +22,14 @@ from sqlalchemy import func, select
 from sqlalchemy import text as sql
 from sqlalchemy.exc import IntegrityError
 
+from svc.auth import tokens
 from svc.config import public_url
 from svc.errors import not_found
 from svc.extensions import db
 from svc.mail import outbox
 from svc.models import (
     DEFAULT_REPORTER_UPDATES,
+    DONE_STATUSES,
     Comment,
     OutgoingMail,
     Project,
@@ -40,7 +42,6 @@ from svc.services.notification_mails import one_click_unsubscribe, one_line
 from svc.services.notifications import INVALID_LINK as INVALID_UNSUBSCRIBE_LINK
 
 RECEIVED, RESOLVED, PUBLIC_COMMENT = "received", "resolved", "public_comment"
-DONE_STATUSES = ("resolved", "closed")
 INVALID_LINK = "This status page does not exist"
 # A reporter's address is anyone's to type: at most this many mails a day to one address about
 # one project, and about all projects of the instance, so that svc cannot be made a mail relay.
@@ -80,7 +81,7 @@ def _mac(report_id: uuid.UUID, version: int) -> bytes:
 
 
 def _encode(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    return tokens.base64url(raw)
 
 
 def token_of(report: Report) -> str:

@@ -6,7 +6,6 @@ Enrolling and removing need a browser session (the views say so); OIDC sign-ins 
 access tokens are never asked for a factor."""
 
 import base64
-import hashlib
 import hmac
 import time
 import uuid
@@ -18,7 +17,7 @@ import segno
 from sqlalchemy import delete, func, or_, select, update
 
 from svc import audit, secrets
-from svc.auth import pending
+from svc.auth import pending, tokens
 from svc.config import public_url, setting
 from svc.errors import AccountDeactivated, Conflict, NotFound, field_error, unauthorized
 from svc.extensions import db
@@ -193,8 +192,7 @@ def count(user: User, factor: SecondFactor) -> list[str] | None:
 
 
 def _code_hash(code: str) -> str:
-    normalized = code.strip().lower().replace("-", "").replace(" ", "")
-    return hashlib.sha256(normalized.encode()).hexdigest()
+    return tokens.sha256_hex(code.strip().lower().replace("-", "").replace(" ", ""))
 
 
 def _new_code() -> str:

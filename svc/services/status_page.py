@@ -7,7 +7,7 @@ from sqlalchemy import select
 
 from svc.errors import Conflict
 from svc.extensions import db
-from svc.models import ActivityEntry, Comment, Report
+from svc.models import DONE_STATUSES, ActivityEntry, Comment, Report
 from svc.models.activity import CHANGED, COMMENTED, REOPENED, REPORTER
 from svc.models.base import utcnow
 from svc.services import activity, integrations, notifications, reporter_mails, stats
@@ -46,10 +46,7 @@ def _was_done(report: Report) -> bool:
             ActivityEntry.kind.in_((CHANGED, REOPENED)),
         )
     )
-    return any(
-        (change or {}).get("status", {}).get("from") in reporter_mails.DONE_STATUSES
-        for change in changes
-    )
+    return any((change or {}).get("status", {}).get("from") in DONE_STATUSES for change in changes)
 
 
 def _shown(comment: Comment, report: Report) -> dict:
@@ -81,7 +78,7 @@ def reopen(token: str) -> dict:
     activity `reopened` via the reporter), its trackers' issues reopen, its assignee hears.
     What the page shows now."""
     report = reporter_mails.report_of(token)
-    if report.status not in reporter_mails.DONE_STATUSES:
+    if report.status not in DONE_STATUSES:
         raise Conflict("Only a resolved or closed report can be reopened")
     before = stats.Counted.of(report)
     old = report.status

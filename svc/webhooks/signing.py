@@ -13,10 +13,16 @@ def new_webhook_secret() -> str:
     return WEBHOOK_SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
 
 
+def hmac_sha256(key: str, body: bytes) -> str:
+    """Lowercase hex HMAC-SHA256 of the exact body bytes: X-Svc-Signature's (keyed with the
+    API key), and the trackers' signatures of what they send svc (svc.integrations)."""
+    return hmac.new(key.encode(), body, hashlib.sha256).hexdigest()
+
+
 def svc_signature(api_key: str, body: bytes) -> str:
-    """X-Svc-Signature: lowercase hex HMAC-SHA256 of the exact body bytes, keyed with the API key.
-    The API key ships inside the public widget, so this proves little; see standard_signature."""
-    return hmac.new(api_key.encode(), body, hashlib.sha256).hexdigest()
+    """X-Svc-Signature, keyed with the API key. The API key ships inside the public widget, so
+    this proves little; see standard_signature."""
+    return hmac_sha256(api_key, body)
 
 
 def standard_signature(webhook_secret: str, message_id: str, timestamp: int, body: bytes) -> str:
