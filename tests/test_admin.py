@@ -6,11 +6,13 @@ import re
 
 import pytest
 
-from harness.client import PASSWORD, create_pat, csrf, register
+from harness.client import PASSWORD, create_pat, create_project, csrf, register
 from tests.helpers import (
+    REPORT,
     VALID_BODIES,
     WRITE_METHODS,
     admin_routes,
+    fan_out,
     route_id,
     send_due,
     text_of,
@@ -189,3 +191,17 @@ def test_operators_set_a_password_and_make_an_admin(app, people):
     client, response = login(app, "grace@example.com", "a new password")
     assert response.get_json()["isAdmin"] is True
     assert client.get("/api/v1/admin/users").status_code == 200
+
+
+def test_health_counts_everything_that_waits_for_the_scheduler(app, people):
+    """Issue 55, item 4: /admin/health reported webhooks and mails only."""
+    ada, _ = people
+    project = create_project(ada)
+    filed = ada.post("/api/v1/reports", json=REPORT, headers={"X-API-Key": project["apiKey"]})
+    assert filed.status_code == 201
+    outbox = ada.get("/api/v1/admin/health").get_json()["outbox"]
+    assert (outbox["eventsPending"], outbox["trackerCallsPending"]) == (1, 0)
+    assert outbox["oldestPendingAt"] is not None
+    fan_out(app)
+    outbox = ada.get("/api/v1/admin/health").get_json()["outbox"]
+    assert outbox["eventsPending"] == 0

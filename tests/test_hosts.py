@@ -175,6 +175,9 @@ def test_a_standby_takes_over_a_killed_scheduler_and_a_paused_one_is_fenced(
     assert health["database"]["ok"] and set(health["outbox"]) == {
         "webhooksPending",
         "mailsPending",
+        "trackerCallsPending",
+        "eventsPending",
+        "notificationsPending",
         "oldestPendingAt",
         "reporterMailsLimited",
     }

@@ -69,6 +69,9 @@ class _SchedulerHealth(OutSchema):
 class _OutboxHealth(OutSchema):
     webhooks_pending = fields.Integer(required=True)
     mails_pending = fields.Integer(required=True)
+    tracker_calls_pending = fields.Integer(required=True)
+    events_pending = fields.Integer(required=True)  # reports' events not yet fanned out
+    notifications_pending = fields.Integer(required=True)  # not yet mailed
     oldest_pending_at = Timestamp(required=True, allow_none=True)
     reporter_mails_limited = fields.Integer(required=True)
 

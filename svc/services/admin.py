@@ -6,7 +6,7 @@ import uuid
 from collections import defaultdict
 from datetime import timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, true
 
 from svc import audit, storage
 from svc.auth import sessions
@@ -14,7 +14,15 @@ from svc.config import setting
 from svc.errors import Conflict, StorageUnavailable, not_found
 from svc.extensions import db
 from svc.mail import outbox
-from svc.models import OutgoingMail, SecondFactor, User, WebhookDelivery
+from svc.models import (
+    IntegrationCall,
+    Notification,
+    OutgoingMail,
+    ReportEvent,
+    SecondFactor,
+    User,
+    WebhookDelivery,
+)
 from svc.models.base import utcnow
 from svc.models.mail import FAILED, LIMITED, PENDING
 from svc.services import leadership, password_resets, users
@@ -137,11 +145,21 @@ def status() -> dict:
 def health() -> dict:
     """GET /admin/health: the active scheduler, the outboxes' backlog, the store, the database
     (which answered the queries before it, or this would be a 503)."""
-    outbox_rows = {}
-    for name, model in (("webhooks", WebhookDelivery), ("mails", OutgoingMail)):
-        outbox_rows[name] = db.session.execute(
-            select(func.count(), func.min(model.created_at)).where(model.status == PENDING)
+    # Everything that waits for the scheduler: the three outboxes, the reports' events not yet
+    # fanned out, the notifications not yet mailed.
+    waiting = {
+        "webhooks": (WebhookDelivery, WebhookDelivery.status == PENDING),
+        "mails": (OutgoingMail, OutgoingMail.status == PENDING),
+        "tracker_calls": (IntegrationCall, IntegrationCall.status == PENDING),
+        "events": (ReportEvent, true()),
+        "notifications": (Notification, Notification.mailed_at.is_(None)),
+    }
+    outbox_rows = {
+        name: db.session.execute(
+            select(func.count(), func.min(model.created_at)).where(condition)
         ).one()
+        for name, (model, condition) in waiting.items()
+    }
     oldest = [first for _, first in outbox_rows.values() if first is not None]
     limited = db.session.scalar(
         select(func.count()).where(
@@ -159,6 +177,9 @@ def health() -> dict:
         "outbox": {
             "webhooks_pending": outbox_rows["webhooks"][0],
             "mails_pending": outbox_rows["mails"][0],
+            "tracker_calls_pending": outbox_rows["tracker_calls"][0],
+            "events_pending": outbox_rows["events"][0],
+            "notifications_pending": outbox_rows["notifications"][0],
             "oldest_pending_at": min(oldest, default=None),
             # reporter mails not sent in the last 24 hours: over an address's daily limits
             "reporter_mails_limited": limited,

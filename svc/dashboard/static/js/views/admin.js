@@ -103,7 +103,9 @@ function healthPanel(health) {
     ["Standing by", scheduler.standbys.length
       ? scheduler.standbys.map((standby) => `${standby.holder} (since ${formatTime(standby.since)})`).join("; ")
       : "none: if the active scheduler stops, nothing takes over until one starts"],
-    ["Waiting", `${outbox.webhooksPending} webhook deliveries, ${outbox.mailsPending} mails`
+    ["Waiting", `${outbox.webhooksPending} webhook deliveries, ${outbox.mailsPending} mails, `
+      + `${outbox.trackerCallsPending} tracker calls, ${outbox.eventsPending} new reports' effects, `
+      + `${outbox.notificationsPending} notifications`
       + (outbox.oldestPendingAt ? `, the oldest since ${formatTime(outbox.oldestPendingAt)}` : "")],
     ["Reporter mails held back", `${outbox.reporterMailsLimited} in the last 24 hours (over an address's daily limits)`],
     ["Object store", `${storage.kind}: ${storage.ok ? "answering" : "not answering"}`],
