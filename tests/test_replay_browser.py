@@ -43,19 +43,25 @@ def team(app):
     return client
 
 
+def recording(context, site, team):
+    """The host page with the widget, once its replay recorder runs."""
+    page = context.new_page()
+    page.add_init_script(OPEN_SHADOW_ROOTS)
+    page.add_init_script(
+        'document.addEventListener("svc:replay-ready", () => { window.recording = 1; });'
+    )
+    page.goto(f"{site.url}/?project={team.key}")
+    page.wait_for_function("() => window.recording === 1")
+    return page
+
+
 def test_a_recorded_session_is_masked_filed_and_played_back(browser, team, live_server):
     # A page narrower than the player's stage at 1800 px, so that it plays at 100 %: the
     # pixels below are compared one for one.
     context = browser.new_context(viewport={"width": 720, "height": 720})
     dialogs = []
     with HostSite(live_server) as site:
-        page = context.new_page()
-        page.add_init_script(OPEN_SHADOW_ROOTS)
-        page.add_init_script(
-            'document.addEventListener("svc:replay-ready", () => { window.recording = 1; });'
-        )
-        page.goto(f"{site.url}/?project={team.key}")
-        page.wait_for_function("() => window.recording === 1")
+        page = recording(context, site, team)
         page.evaluate("console.log('App ready')")
         page.locator("#nickname").fill(TYPED[0])
         page.locator("#secret").fill(TYPED[1])
@@ -145,13 +151,7 @@ def test_without_masking_all_text_fields_and_editable_text_stay_masked(browser, 
     assert changed.status_code == 200
     context = browser.new_context()
     with HostSite(live_server) as site:
-        page = context.new_page()
-        page.add_init_script(OPEN_SHADOW_ROOTS)
-        page.add_init_script(
-            'document.addEventListener("svc:replay-ready", () => { window.recording = 1; });'
-        )
-        page.goto(f"{site.url}/?project={team.key}")
-        page.wait_for_function("() => window.recording === 1")
+        page = recording(context, site, team)
         page.locator("#nickname").fill(TYPED[0])
         page.locator("#notes").click()
         page.keyboard.type(TYPED[3])
@@ -172,7 +172,7 @@ def test_without_masking_all_text_fields_and_editable_text_stay_masked(browser, 
         assert text not in stored, text
 
 
-def recording(width: int, height: int, start: int = 1_767_225_600_000) -> list[dict]:
+def rrweb_events(width: int, height: int, start: int = 1_767_225_600_000) -> list[dict]:
     """rrweb's events of a page `width` x `height` with a red box in its bottom-right corner
     (where the bug is), and a mouse move two seconds later."""
     box = (f"position:absolute;left:{width - 110}px;top:{height - 110}px;width:100px;"
@@ -203,7 +203,7 @@ def test_the_player_fits_the_recording_and_keeps_its_controls_in_view(
     """Issue 48, item 2: a 1024x720 recording showed at 100 % in a 400 px box (the bug's
     corner never visible), the controls fell below the frame at 1280 px, and on a phone the
     timeline was 4 px wide."""
-    body = gzip.compress(json.dumps(recording(1024, 720)).encode())
+    body = gzip.compress(json.dumps(rrweb_events(1024, 720)).encode())
     gzipped = {"X-API-Key": team.key, "Content-Type": "application/gzip"}
     key = team.post("/api/v1/upload/replay", data=body, headers=gzipped)
     moment = 1_767_225_600_000 + 1000  # a click, the request it sent and the error, at once
