@@ -13,7 +13,7 @@ from werkzeug.serving import make_server
 
 from harness.client import create_project, csrf, new_member, register
 from svc.services import notifications
-from tests.helpers import file_report, send_due, text_of
+from tests.helpers import file_report, run_in_processes, send_due, text_of
 
 STATUS_LINK = re.compile(r"https://bugs\.example\.com/status/([\w-]+)")
 UNSUBSCRIBE = re.compile(r"<https://bugs\.example\.com/unsubscribe/(\S+)>")
@@ -105,6 +105,29 @@ def test_an_address_gets_at_most_its_daily_share_of_reporter_mails(shop):
     assert len(mails_to(shop)) == 1
     health = shop.ada.get("/api/v1/admin/health").get_json()
     assert health["outbox"]["reporterMailsLimited"] == 22 + 2
+
+
+def test_the_daily_share_holds_across_processes(shop):
+    """Two processes mailing one address at once (a member's resolve in a web worker, the
+    fan-out's receipt in the scheduler) still send 3 a day about one project, not 3 each."""
+    project_id = shop.project["id"]
+    outputs = run_in_processes(
+        shop.app,
+        f"""
+        import uuid
+        from svc.extensions import db
+        from svc.services import reporter_mails
+        sent = 0
+        with app.app_context():
+            for _ in range(5):
+                sent += reporter_mails.queue(uuid.UUID("{project_id}"), "victim@example.net",
+                                             "Hello", "Hello", {{}})
+                db.session.commit()
+        print(sent)
+        """,
+    )
+    assert sum(int(out) for out in outputs) == 3, outputs
+    assert len(mails_to(shop, "victim@example.net")) == 3
 
 
 def test_the_widget_says_receipts_go_to_the_address_it_asks_for(shop):
