@@ -34,16 +34,14 @@ LAST_ADMIN = "The instance needs an active administrator: make someone else one 
 def list_users() -> list[Shown]:
     """Every account, with the kinds of second factor it has and whether it signs in with single
     sign-on (the admin page says so beside "Reset second factors")."""
-    users = list(db.session.scalars(select(User).order_by(User.created_at, User.id)))
-    return _listed(users, None)
+    return _listed(list(db.session.scalars(select(User).order_by(User.created_at, User.id))))
 
 
-def _listed(users: list[User], of_user: uuid.UUID | None) -> list[Shown]:
+def _listed(users: list[User]) -> list[Shown]:
     confirmed = select(SecondFactor.user_id, SecondFactor.kind).where(
-        SecondFactor.confirmed_at.is_not(None)
+        SecondFactor.confirmed_at.is_not(None),
+        SecondFactor.user_id.in_([user.id for user in users]),
     )
-    if of_user is not None:
-        confirmed = confirmed.where(SecondFactor.user_id == of_user)
     kinds = defaultdict(set)
     for user_id, kind in db.session.execute(confirmed):
         kinds[user_id].add(kind)
@@ -79,7 +77,7 @@ def update_user(admin: User, user_id: uuid.UUID, changes: dict) -> Shown:
     db.session.commit()
     if changes.get("active") is False:
         sessions.end_sessions_of(user.id)
-    return _listed([user], user.id)[0]
+    return _listed([user])[0]
 
 
 def _other_active_admins(user_id: uuid.UUID) -> int:

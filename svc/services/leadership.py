@@ -110,7 +110,9 @@ def release(lease: Lease) -> None:
 
 
 def _standby_name(holder: str) -> str:
-    return STANDBY + holder.rsplit(":", 2)[-2] + ":" + holder.rsplit(":", 1)[-1]
+    """The row's name: its pid and random part (a host's name may be longer than a name is)."""
+    _, pid, tag = holder.rsplit(":", 2)
+    return f"{STANDBY}{pid}:{tag}"
 
 
 def stand_by(holder: str, seconds: float) -> None:

@@ -11,14 +11,19 @@ const REDACTED = /\[redacted\]|%5bredacted%5d/i;
 const UNPRINTABLE = /[^\x20-\x7e]/;
 const C_ESCAPES = { "\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t", "!": "\\x21" };
 
+// A character by its code point, as bash's $'...' and a reader of a comment both take it.
+function codePoint(character) {
+  const code = character.codePointAt(0);
+  return code < 0x10000 ? `\\u${code.toString(16).padStart(4, "0")}` : `\\U${code.toString(16).padStart(8, "0")}`;
+}
+
 function escaped(character) {
   if (C_ESCAPES[character]) return C_ESCAPES[character];
   const code = character.codePointAt(0);
   if (code >= 0x20 && code < 0x7f) return character;
   // \xNN is one byte: only for ASCII; other characters by code point, which bash writes as UTF-8.
   if (code < 0x80) return `\\x${code.toString(16).padStart(2, "0")}`;
-  if (code < 0x10000) return `\\u${code.toString(16).padStart(4, "0")}`;
-  return `\\U${code.toString(16).padStart(8, "0")}`;
+  return codePoint(character);
 }
 
 export function quote(value) {
@@ -28,11 +33,7 @@ export function quote(value) {
 }
 
 // A comment line holds no raw control either: what is not printable ASCII is written \uXXXX.
-const oneLine = (text) => String(text).replace(/[^\x20-\x7e]/gu, (character) => {
-  const code = character.codePointAt(0);
-  return code < 0x10000 ? `\\u${code.toString(16).padStart(4, "0")}`
-    : `\\U${code.toString(16).padStart(8, "0")}`;
-});
+const oneLine = (text) => String(text).replace(/[^\x20-\x7e]/gu, codePoint);
 
 function headerPairs(headers) {
   if (Array.isArray(headers)) {
