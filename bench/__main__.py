@@ -218,7 +218,7 @@ def headline() -> list[dict]:
             f"{row['p99_during_ms']} ms against {row['p99_without_ms']} ms without "
             f"({row['p99_ratio']}x); the pass took {row['retention_s']} s",
             f"<= {retention.GOAL_RATIO:g}x",
-            row["p99_ratio"] <= retention.GOAL_RATIO,
+            row["p99_ratio"] is not None and row["p99_ratio"] <= retention.GOAL_RATIO,
         )
     page_cost = read_result("widget")
     if page_cost:
