@@ -30,12 +30,12 @@ from svc.models import JOBSTORE_TABLE
 from svc.services import (
     audit_log,
     fanout,
-    integrations,
     leadership,
     notifications,
     password_resets,
     retention,
     screenshots,
+    tracker_calls,
 )
 from svc.webhooks import delivery
 
@@ -332,7 +332,7 @@ def run(app: Flask) -> None:
     )
     _mails = OutboxRunner(app, "mail", claim_mails, outbox.attempt, threads=MAIL_THREADS)
     _trackers = OutboxRunner(
-        app, "tracker", integrations.claim_due, integrations.attempt, threads=TRACKER_THREADS
+        app, "tracker", tracker_calls.claim_due, tracker_calls.attempt, threads=TRACKER_THREADS
     )
     current = {}
     stopping = threading.Event()

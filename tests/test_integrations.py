@@ -22,7 +22,7 @@ from svc.extensions import db
 from svc.models import IntegrationCall
 from svc.models.base import utcnow
 from svc.operations import backup
-from svc.services import integrations
+from svc.services import integrations, tracker_calls
 from tests.browser import save_screenshot
 from tests.helpers import file_report, run_in_processes
 from tests.test_dashboard import create_project as create_project_in_browser
@@ -116,9 +116,9 @@ def create_issue(client, report, integration):
 def run_calls(app) -> int:
     """What the scheduler's tracker runner does each second: every due call, once."""
     with app.app_context():
-        claimed = integrations.claim_due(50)
+        claimed = tracker_calls.claim_due(50)
         for call_id, number, _ in claimed:
-            integrations.attempt(call_id, number)
+            tracker_calls.attempt(call_id, number)
     return len(claimed)
 
 
@@ -824,12 +824,12 @@ def test_two_schedulers_make_each_call_once(make_app, certificate_authority, tra
     printed = run_in_processes(
         app,
         """
-        from svc.services import integrations
+        from svc.services import tracker_calls
         made = 0
         with app.app_context():
             for _ in range(30):
-                for call_id, number, _ in integrations.claim_due(2):
-                    integrations.attempt(call_id, number)
+                for call_id, number, _ in tracker_calls.claim_due(2):
+                    tracker_calls.attempt(call_id, number)
                     made += 1
         print(made)
         """,

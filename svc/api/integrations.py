@@ -22,7 +22,7 @@ from svc.schemas.integrations import (
     TrackerEventOut,
     load_config,
 )
-from svc.services import integrations, reports
+from svc.services import integrations, reports, tracker_calls, tracker_events
 
 bp = Blueprint("integrations", __name__, url_prefix="/api/v1")
 
@@ -88,7 +88,7 @@ def test_integration(integration_id: uuid.UUID):
 def list_calls(params, integration_id: uuid.UUID):
     """The calls made to the tracker in the background (auto-create, close, reopen), newest
     first, as the webhook delivery log shows deliveries."""
-    return integrations.calls_page(
+    return tracker_calls.calls_page(
         current_user(), integration_id, params["page"], params["page_size"]
     )
 
@@ -99,7 +99,7 @@ def list_calls(params, integration_id: uuid.UUID):
 @response(CallOut(), 202, errors=(404, 409))
 def retry_call(integration_id: uuid.UUID, call_id: uuid.UUID):
     """Make a call that failed for good again: a new cycle of attempts, due now."""
-    return integrations.retry_call(current_user(), integration_id, call_id)
+    return tracker_calls.retry_call(current_user(), integration_id, call_id)
 
 
 @bp.get("/integrations/<uuid:integration_id>/events")
@@ -107,7 +107,7 @@ def retry_call(integration_id: uuid.UUID, call_id: uuid.UUID):
 @response(TrackerEventOut(many=True))
 def list_events(integration_id: uuid.UUID):
     """The last 20 deliveries received from the tracker, and what svc made of each."""
-    return integrations.recent_events(current_user(), integration_id)
+    return tracker_events.recent_events(current_user(), integration_id)
 
 
 @bp.post("/integrations/<uuid:integration_id>/events")
@@ -116,7 +116,7 @@ def receive_event(integration_id: uuid.UUID):
     """The tracker's webhook: signed with the integration's secret (401 otherwise), applied
     once per delivery id."""
     headers = {name.lower(): value for name, value in request.headers.items()}
-    outcome = integrations.apply_event(integration_id, headers, request.get_data())
+    outcome = tracker_events.apply_event(integration_id, headers, request.get_data())
     return {"detail": outcome}
 
 

@@ -27,7 +27,7 @@ from svc.models import Project, Report, ReportEvent
 from svc.models.base import utcnow
 from svc.models.events import REPORT_CREATED
 from svc.models.integrations import CREATE
-from svc.services import integrations, notifications, reporter_mails, stats
+from svc.services import notifications, reporter_mails, stats, tracker_calls
 from svc.webhooks import delivery
 
 BATCH = 200
@@ -94,13 +94,13 @@ def notify_members(events: list[ReportEvent], batch: Batch) -> None:
 def create_tracker_issues(events: list[ReportEvent], batch: Batch) -> None:
     """The calls that give a new report its issue where an integration's auto-create rule
     matches it (made by the scheduler's integration runner, with retries)."""
-    integrations.record_calls(
+    tracker_calls.record_calls(
         [
             (integration_id, event.report_id, CREATE)
             for event in events
             if event.report_id in batch.reports
             for integration_id, rule in batch.auto_create.get(event.project_id, ())
-            if integrations.matches(rule, event.severity, event.category)
+            if tracker_calls.matches(rule, event.severity, event.category)
         ]
     )
 
@@ -201,7 +201,7 @@ def _read(token: uuid.UUID) -> Batch:
     )
     for project_id in batch.webhooks:  # a deleted project's events set off nothing
         batch.audiences[project_id] = notifications.audience(project_id)
-    batch.auto_create = integrations.auto_create_targets(batch.webhooks)
+    batch.auto_create = tracker_calls.auto_create_targets(batch.webhooks)
     batch.receipts = reporter_mails.receipts(report_ids)
     batch.events = [event for event in events if event.project_id in batch.webhooks]
     db.session.commit()

@@ -23,13 +23,13 @@ from svc.models.activity import CHANGED
 from svc.models.base import utcnow
 from svc.services import (
     activity,
-    integrations,
     listing,
     notifications,
     projects,
     reporter_mails,
     screenshots,
     stats,
+    tracker_calls,
 )
 from svc.webhooks import delivery, payloads
 from svc.wire import camelcase
@@ -120,7 +120,7 @@ def _apply(report: Report, user: User, changes: dict) -> dict:
         delivery.record(report.project, payloads.UPDATED, report, changed)
         activity.record(report, user, CHANGED, changed)
         if "status" in changed:
-            integrations.status_changed(report, changed["status"]["from"], report.status)
+            tracker_calls.status_changed(report, changed["status"]["from"], report.status)
             reporter_mails.status_changed(report, changed["status"]["from"], report.status)
         if "assigneeId" in changed:
             notifications.report_assigned(report, report.assignee_id, user)

@@ -10,7 +10,7 @@ from svc.extensions import db
 from svc.models import DONE_STATUSES, ActivityEntry, Comment, Report
 from svc.models.activity import CHANGED, COMMENTED, REOPENED, REPORTER
 from svc.models.base import utcnow
-from svc.services import activity, integrations, notifications, reporter_mails, stats
+from svc.services import activity, notifications, reporter_mails, stats, tracker_calls
 from svc.webhooks import delivery, payloads
 
 
@@ -88,7 +88,7 @@ def reopen(token: str) -> dict:
     stats.recount(report, before)
     delivery.record(report.project, payloads.UPDATED, report, changed)
     activity.record(report, None, REOPENED, changed, via=REPORTER)
-    integrations.status_changed(report, old, "new")
+    tracker_calls.status_changed(report, old, "new")
     notifications.report_reopened(report)
     db.session.commit()
     return _page_of(report)
