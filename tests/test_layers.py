@@ -153,3 +153,31 @@ def test_nothing_below_the_api_names_an_http_status():
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "APIError"
     ]
     assert naming == []
+
+
+# What a report change sets off, each called from svc/services/report_changes.py alone: a writer
+# that calls one itself is a copy of that module, which drifts (seams 2, item 1).
+REPORT_CHANGE_EFFECTS = (
+    "payloads.UPDATED",
+    "payloads.COMMENTED",
+    "stats.recount",
+    "tracker_calls.status_changed",
+    "reporter_mails.status_changed",
+    "reporter_mails.commented",
+    "notifications.report_reopened",
+    "notifications.report_assigned",
+    "notifications.report_mentioned",
+)
+
+
+def test_what_a_report_change_sets_off_is_written_once():
+    home = SVC / "services" / "report_changes.py"
+    elsewhere = {
+        f"{path.relative_to(SVC)}: {effect}"
+        for path in SVC.rglob("*.py")
+        if path != home
+        for effect in REPORT_CHANGE_EFFECTS
+        if effect in path.read_text()
+    }
+    assert elsewhere == set()
+    assert all(effect in home.read_text() for effect in REPORT_CHANGE_EFFECTS)

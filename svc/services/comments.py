@@ -11,10 +11,9 @@ from sqlalchemy import select
 from svc.errors import Forbidden, not_found
 from svc.extensions import db
 from svc.models import MEMBER, OWNER, VIEWER, Comment, Membership, Report, User
-from svc.models.activity import COMMENT_DELETED, COMMENTED
+from svc.models.activity import COMMENT_DELETED
 from svc.models.base import utcnow
-from svc.services import activity, notifications, projects, reporter_mails, reports
-from svc.webhooks import delivery, payloads
+from svc.services import activity, projects, report_changes, reports
 
 # An "@" that starts a mention: not inside a word or an address (ada@example.com mentions nobody).
 _MENTION_START = re.compile(r"(?<![\w.+-])@")
@@ -29,10 +28,9 @@ def add(user: User, reference: str, body: str, public: bool = False) -> Comment:
     )
     comment.author = user
     db.session.add(comment)
-    activity.record(report, user, COMMENTED, comment_id=comment.id)
-    delivery.record(report.project, payloads.COMMENTED, report, comment=comment)
-    notifications.report_mentioned(report, mentioned(report, body, user), user)
-    reporter_mails.commented(report, comment)
+    report_changes.commented(
+        report, comment, report_changes.member(user), mentioned(report, body, user)
+    )
     db.session.commit()
     return comment
 

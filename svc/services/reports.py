@@ -14,25 +14,20 @@ from svc.errors import field_error, not_found
 from svc.extensions import db
 from svc.models import (
     MEMBER,
-    SEVERITY_RANK,
     Project,
     Report,
     User,
 )
-from svc.models.activity import CHANGED
-from svc.models.base import utcnow
 from svc.services import (
     activity,
     listing,
-    notifications,
     projects,
+    report_changes,
     reporter_mails,
     screenshots,
     stats,
-    tracker_calls,
 )
-from svc.webhooks import delivery, payloads
-from svc.wire import camelcase
+from svc.webhooks import delivery
 
 TRACKING_ID = re.compile(r"^([A-Z][A-Z0-9]{1,9})-([1-9][0-9]{0,9})$")
 
@@ -79,7 +74,7 @@ def update(user: User, reference: str, changes: dict) -> tuple[Report, dict]:
     {"<camelCaseField>": {"from": old, "to": new}} (empty when nothing did)."""
     report = workable_for(user, reference)
     _check_assignee(changes, {report.project_id})
-    changed = _apply(report, user, changes)
+    changed = report_changes.update(report, changes, report_changes.member(user))
     if changed:
         db.session.commit()
     return report, changed
@@ -90,7 +85,8 @@ def bulk_update(user: User, references: list[str], changes: dict) -> int:
     the user cannot change fails the whole request. How many reports changed."""
     found = _all_workable(user, references)
     _check_assignee(changes, {report.project_id for report in found})
-    changed = sum(bool(_apply(report, user, changes)) for report in found)
+    source = report_changes.member(user)
+    changed = sum(bool(report_changes.update(report, changes, source)) for report in found)
     db.session.commit()
     return changed
 
@@ -101,30 +97,6 @@ def _check_assignee(changes: dict, project_ids: set[uuid.UUID]) -> None:
         return
     if not all(projects.has_role(project_id, assignee, MEMBER) for project_id in project_ids):
         raise field_error("assignee_id", "Not an owner or member of the report's project.")
-
-
-def _apply(report: Report, user: User, changes: dict) -> dict:
-    """Set the fields that differ, with the change's event, activity, notification and
-    counters."""
-    before = stats.Counted.of(report)
-    changed = {}
-    for field, value in changes.items():
-        old = getattr(report, field)
-        if old != value:
-            changed[camelcase(field)] = {"from": old, "to": value}
-            setattr(report, field, value)
-    if changed:
-        report.severity_rank = SEVERITY_RANK[report.severity]
-        report.updated_at = utcnow()
-        stats.recount(report, before)
-        delivery.record(report.project, payloads.UPDATED, report, changed)
-        activity.record(report, user, CHANGED, changed)
-        if "status" in changed:
-            tracker_calls.status_changed(report, changed["status"]["from"], report.status)
-            reporter_mails.status_changed(report, changed["status"]["from"], report.status)
-        if "assigneeId" in changed:
-            notifications.report_assigned(report, report.assignee_id, user)
-    return changed
 
 
 def new_status_link(user: User, reference: str) -> str:

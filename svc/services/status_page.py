@@ -8,10 +8,8 @@ from sqlalchemy import select
 from svc.errors import Conflict
 from svc.extensions import db
 from svc.models import DONE_STATUSES, ActivityEntry, Comment, Report
-from svc.models.activity import CHANGED, COMMENTED, REOPENED, REPORTER
-from svc.models.base import utcnow
-from svc.services import activity, notifications, reporter_mails, stats, tracker_calls
-from svc.webhooks import delivery, payloads
+from svc.models.activity import CHANGED, REOPENED
+from svc.services import report_changes, reporter_mails
 
 
 def page(token: str) -> dict:
@@ -67,8 +65,7 @@ def reply(token: str, body: str) -> dict:
     )
     comment.author = None
     db.session.add(comment)
-    activity.record(report, None, COMMENTED, comment_id=comment.id, via=REPORTER)
-    delivery.record(report.project, payloads.COMMENTED, report, comment=comment)
+    report_changes.commented(report, comment, report_changes.BY_REPORTER)
     db.session.commit()
     return _shown(comment, report)
 
@@ -80,15 +77,6 @@ def reopen(token: str) -> dict:
     report = reporter_mails.report_of(token)
     if report.status not in DONE_STATUSES:
         raise Conflict("Only a resolved or closed report can be reopened")
-    before = stats.Counted.of(report)
-    old = report.status
-    changed = {"status": {"from": old, "to": "new"}}
-    report.status = "new"
-    report.updated_at = utcnow()
-    stats.recount(report, before)
-    delivery.record(report.project, payloads.UPDATED, report, changed)
-    activity.record(report, None, REOPENED, changed, via=REPORTER)
-    tracker_calls.status_changed(report, old, "new")
-    notifications.report_reopened(report)
+    report_changes.update(report, {"status": "new"}, report_changes.BY_REPORTER)
     db.session.commit()
     return _page_of(report)

@@ -17,16 +17,13 @@ from svc.models import (
     DONE_STATUSES,
     ExternalIssue,
     Integration,
-    Project,
     Report,
     TrackerEvent,
     User,
 )
-from svc.models.activity import CHANGED
 from svc.models.base import utcnow
 from svc.models.integrations import CLOSED, OPEN
-from svc.services import activity, integrations, reporter_mails, stats, tracker_calls
-from svc.webhooks import delivery, payloads
+from svc.services import integrations, report_changes
 
 LAST_EVENTS = 20
 
@@ -104,7 +101,7 @@ def _apply(integration: Integration, tracker, headers: dict, body: bytes) -> str
     new_status = _status_after(report.status, event)
     if new_status is None:
         return f"{happened}; {report.tracking_id} already {report.status}"
-    _set_status_from_tracker(report, new_status, integration)
+    report_changes.update(report, {"status": new_status}, report_changes.tracker(integration))
     return f"{report.tracking_id} {new_status} ({happened})"
 
 
@@ -114,19 +111,3 @@ def _status_after(status: str, event: Event) -> str | None:
     if not event.closed and status in DONE_STATUSES:
         return "in_progress"
     return None
-
-
-def _set_status_from_tracker(report: Report, status: str, integration: Integration) -> None:
-    """As a member's change would (counters, webhook, activity), with no actor but the
-    tracker, and telling the report's other trackers, never this one."""
-    before = stats.Counted.of(report)
-    old = report.status
-    changed = {"status": {"from": old, "to": status}}
-    report.status = status
-    report.updated_at = utcnow()
-    stats.recount(report, before)
-    project = db.session.get(Project, report.project_id)
-    delivery.record(project, payloads.UPDATED, report, changed)
-    activity.record(report, None, CHANGED, changed, via=integration.kind)
-    tracker_calls.status_changed(report, old, status, except_integration=integration.id)
-    reporter_mails.status_changed(report, old, status)
