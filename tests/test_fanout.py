@@ -170,3 +170,45 @@ def test_reports_committed_before_a_crash_are_fanned_out_once_after_it(
     delivered = [json.loads(request.body)["data"]["id"] for request in receiver.received]
     assert sorted(delivered) == sorted(filed)
     assert tally(app) == {"events": 0, "counted": 30, "deliveries": 30, "notifications": 30}
+
+
+def test_idle_polls_do_not_wait_for_a_writer(tmp_path):
+    """Every second-by-second poll of the scheduler reads before it writes: with nothing due it
+    takes no write lock, so on SQLite it neither waits behind a request that is storing a
+    report nor holds one up (docs/performance.md, "The scheduler's idle polls")."""
+    import sqlite3
+
+    from flask_migrate import upgrade
+
+    from harness.client import sqlite_app
+    from svc import scheduler
+    from svc.services import notifications, tracker_calls
+    from svc.webhooks import delivery
+
+    app = sqlite_app(tmp_path)
+    with app.app_context():
+        upgrade()
+        db.engine.dispose()
+    polls = {
+        "webhooks": lambda: delivery.claim_due(8),
+        "mails and reset links": lambda: scheduler.claim_mails(4),
+        "notifications": notifications.send_due,
+        "tracker calls": lambda: tracker_calls.claim_due(4),
+        "fan-out": fanout.run,
+    }
+    writer = sqlite3.connect(tmp_path / "svc.sqlite3", isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # a worker, in the middle of storing a report
+    waited = []
+    try:
+        for name, poll in polls.items():
+            with app.app_context():
+                # A poll that begins a write waits out the busy timeout, then fails: locked.
+                db.engine.dispose()
+                try:
+                    poll()
+                except Exception as exc:  # the poll that waited is the finding
+                    waited.append(f"{name}: {type(exc).__name__}")
+    finally:
+        writer.rollback()
+        writer.close()
+    assert waited == []

@@ -25,11 +25,13 @@ from urllib.parse import urlsplit
 
 from sqlalchemy import delete, select, update
 
+from svc import database
 from svc.config import public_url, setting
 from svc.extensions import db
 from svc.mail import compose, smtp
 from svc.models.base import utcnow
 from svc.models.mail import FAILED, LIMITED, PENDING, SENT, OutgoingMail
+from svc.retry import next_attempt
 
 log = logging.getLogger(__name__)
 LEASE_MARGIN = timedelta(seconds=60)
@@ -74,8 +76,11 @@ def claim_due(limit: int, running=(), now: datetime | None = None) -> list[tuple
         .order_by(OutgoingMail.next_attempt_at, OutgoingMail.id)
         .limit(limit + len(running))
     )
+    database.begin_read_only(db.session())  # the poll, every second, takes no write lock
+    candidates = db.session.execute(due).all()
+    db.session.commit()
     claimed = []
-    for mail_id, attempts in db.session.execute(due).all():
+    for mail_id, attempts in candidates:
         if len(claimed) == limit or mail_id in running:
             continue
         taken = db.session.execute(
@@ -155,15 +160,12 @@ def _record(
 ) -> None:
     """The attempt's outcome: sent, a retry later, or failed (retries spent, or `final`)."""
     now = utcnow()
-    delays = setting("SVC_MAIL_RETRY_DELAYS")
+    again = next_attempt(now, attempt_number, setting("SVC_MAIL_RETRY_DELAYS"), final)
     if error is None:
         values = {"status": SENT, "sent_at": now, "next_attempt_at": None, "last_error": None,
                   **_CLEARED}  # fmt: skip
-    elif attempt_number <= len(delays) and not final:
-        values = {
-            "last_error": error,
-            "next_attempt_at": now + timedelta(seconds=delays[attempt_number - 1]),
-        }
+    elif again:
+        values = {"last_error": error, "next_attempt_at": again}
     else:
         values = {"status": FAILED, "last_error": error, "next_attempt_at": None, **_CLEARED}
     db.session.execute(

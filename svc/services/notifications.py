@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from itsdangerous import BadSignature
 from sqlalchemy import bindparam, delete, func, insert, select
 
+from svc import database
 from svc.errors import not_found
 from svc.extensions import db
 from svc.mail import outbox
@@ -184,9 +185,11 @@ def send_due(now: datetime | None = None) -> int:
     """Turn pending notifications into mails in the outbox (the scheduler's job); the number of
     mails queued."""
     now = now or utcnow()
+    database.begin_read_only(db.session())  # the poll, every second, takes no write lock
     waiting = db.session.scalars(
         select(Notification.user_id).where(Notification.mailed_at.is_(None)).distinct()
     ).all()
+    db.session.commit()
     return sum(_send_for(user_id, now) for user_id in waiting)
 
 

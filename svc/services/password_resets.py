@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from sqlalchemy import delete, select, update
 
-from svc import audit
+from svc import audit, database
 from svc.auth import passwords, pats, sessions, tokens
 from svc.config import public_url
 from svc.errors import BadRequest
@@ -33,9 +33,11 @@ def handle_requests(limit: int = 100) -> int:
     """Mail a link for each waiting request whose address has an active account; drop the
     rest. Each request is taken by a conditional delete in the transaction that makes its link,
     so that two scheduler processes never mail two. How many were handled."""
+    database.begin_read_only(db.session())  # the poll, every second, takes no write lock
     waiting = db.session.scalars(
         select(PasswordResetRequest.id).order_by(PasswordResetRequest.created_at).limit(limit)
     ).all()
+    db.session.commit()
     handled = 0
     for request_id in waiting:
         email = db.session.execute(

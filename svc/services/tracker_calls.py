@@ -28,6 +28,7 @@ from svc.models import (
 from svc.models.base import utcnow
 from svc.models.integrations import CLOSE, CLOSED, CREATE, OPEN, REOPEN
 from svc.models.webhooks import FAILED, PENDING, SUCCEEDED
+from svc.retry import next_attempt
 from svc.services import integrations
 from svc.services.listing import Page, with_tracking_ids
 
@@ -243,9 +244,8 @@ def _finish(
     delays = setting("SVC_INTEGRATION_RETRY_DELAYS")
     if error is None:
         values.update(status=SUCCEEDED, next_attempt_at=None)
-    elif attempt_number <= len(delays) and not final:
-        delay = max(delays[attempt_number - 1], wait)
-        values.update(next_attempt_at=now + timedelta(seconds=delay))
+    elif again := next_attempt(now, attempt_number, delays, final, at_least=wait):
+        values.update(next_attempt_at=again)
     else:
         values.update(status=FAILED, next_attempt_at=None)
     db.session.execute(

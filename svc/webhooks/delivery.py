@@ -16,12 +16,14 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import func, insert, select, update
 
+from svc import database
 from svc.config import setting
 from svc.errors import not_found
 from svc.extensions import db
 from svc.models import Project, Report
 from svc.models.base import utcnow
 from svc.models.webhooks import FAILED, PENDING, SUCCEEDED, WebhookDelivery
+from svc.retry import next_attempt
 from svc.webhooks import payloads, sender, signing
 from svc.webhooks.formats import format_in_force
 
@@ -89,10 +91,15 @@ def claim_due(
     running = running or {}
     lease_until = now + timedelta(seconds=setting("SVC_WEBHOOK_TIMEOUT")) + LEASE_MARGIN
     under_way = Counter(running.values())
-    claimed = []
-    for delivery_id, attempts, project_id in db.session.execute(
+    # The poll, every second, takes no write lock (on SQLite a writer's BEGIN IMMEDIATE would
+    # queue behind every request's, and hold them up in turn): it reads, then claims.
+    database.begin_read_only(db.session())
+    candidates = db.session.execute(
         _due_candidates(now, limit + len(under_way), running, under_way, per_project)
-    ).all():
+    ).all()
+    db.session.commit()
+    claimed = []
+    for delivery_id, attempts, project_id in candidates:
         if len(claimed) == limit or under_way[project_id] >= per_project:
             continue
         taken = db.session.execute(
@@ -214,11 +221,10 @@ def _record_outcome(
         "last_error": outcome.error[:500] if outcome.error else None,
         "updated_at": now,
     }
-    delays = setting("SVC_WEBHOOK_RETRY_DELAYS")
     if outcome.succeeded:
         values.update(status=SUCCEEDED, next_attempt_at=None)
-    elif attempt_number <= len(delays) and not final:
-        values.update(next_attempt_at=now + timedelta(seconds=delays[attempt_number - 1]))
+    elif again := next_attempt(now, attempt_number, setting("SVC_WEBHOOK_RETRY_DELAYS"), final):
+        values.update(next_attempt_at=again)
     else:
         values.update(status=FAILED, next_attempt_at=None)
     # Only if nothing moved it meanwhile (a redelivery restarts the count at 0).
