@@ -2,6 +2,7 @@
 import that breaks the layering fails here, whoever adds it."""
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -62,6 +63,49 @@ MAY_IMPORT = {
     },
     # The command line is a client like any other: the HTTP API is its only way in.
     "svc.client": set(),
+    # What the three layers of a request import today: a new arrow is a choice made here.
+    "svc.api": {
+        "svc.auth",
+        "svc.database",
+        "svc.errors",
+        "svc.extensions",
+        "svc.json_codec",
+        "svc.models",
+        "svc.openapi",
+        "svc.rate_limits",
+        "svc.replay",
+        "svc.schemas",
+        "svc.services",
+        "svc.storage",
+    },
+    # No services: a schema checks a shape (the webhook URL rule is the sender's own).
+    "svc.schemas": {
+        "svc.audit",
+        "svc.auth",
+        "svc.config",
+        "svc.errors",
+        "svc.json_codec",
+        "svc.models",
+        "svc.webhooks",
+        "svc.wire",
+    },
+    "svc.services": {
+        "svc.audit",
+        "svc.auth",
+        "svc.config",
+        "svc.database",
+        "svc.errors",
+        "svc.extensions",
+        "svc.integrations",
+        "svc.json_codec",
+        "svc.mail",
+        "svc.models",
+        "svc.retry",
+        "svc.secrets",
+        "svc.storage",
+        "svc.webhooks",
+        "svc.wire",
+    },
 }
 
 
@@ -116,6 +160,30 @@ def test_each_package_imports_only_the_packages_it_may(package):
         for name in _imported_names(path)
     }
     assert imported & others <= PACKAGE_MAY_IMPORT[package]
+
+
+def readme_layers() -> dict[str, set[str]]:
+    """The README's layer diagram ("Layout"): `part  ->  a, b, c  (a comment)`, a line that
+    starts with spaces and has no arrow going on with the line before."""
+    block = (ROOT / "README.md").read_text().split("Imports point down only.", 1)[1]
+    diagram = block.split("```", 2)[1]
+    layers, last = {}, None
+    for line in diagram.splitlines()[1:]:
+        if "->" in line:
+            last, imported = (side.strip() for side in line.split("->", 1))
+            layers[last] = set()
+        else:
+            imported = line.strip()
+        imported = re.sub(r"\(.*?\)", "", imported)
+        layers[last] |= {f"svc.{name.strip()}" for name in imported.split(",") if name.strip()}
+    return {f"svc.{part}": imported for part, imported in layers.items()}
+
+
+def test_the_readme_draws_the_layers_as_they_are():
+    drawn = readme_layers()
+    assert set(drawn) <= set(MAY_IMPORT)
+    assert {part: MAY_IMPORT[part] for part in drawn} == drawn
+    assert {"svc.api", "svc.schemas", "svc.services", "svc.auth", "svc.models"} <= set(drawn)
 
 
 def test_no_relative_imports():

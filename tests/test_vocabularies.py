@@ -4,6 +4,7 @@ command line (svc/client, which imports nothing of the service), the dashboard's
 the widget (JavaScript). This test keeps the copies in step with the models, in the same order,
 as tests/test_config.py keeps the README's settings table in step with svc/config.py."""
 
+import inspect
 import re
 from pathlib import Path
 
@@ -11,8 +12,13 @@ import pytest
 
 from svc import audit
 from svc.client import main as cli
+from svc.integrations import TRACKERS
+from svc.integrations.base import Tracker
 from svc.models import reports as models
 from svc.models.integrations import KINDS
+from svc.schemas import integrations as integration_schemas
+from svc.schemas.reports import SORTS
+from svc.services.redaction import SECRET_KEY_PARTS
 
 SVC = Path(__file__).resolve().parent.parent / "svc"
 DASHBOARD = SVC / "dashboard" / "static" / "js" / "constants.js"
@@ -48,8 +54,47 @@ def test_the_reader_of_the_scripts_reads_both_shapes():
     assert javascript_list(DASHBOARD, "STATUSES")[1] == "in_progress"
 
 
-def test_the_dashboard_offers_every_kind_of_tracker():
+INTEGRATIONS_VIEW = SVC / "dashboard" / "static" / "js" / "views" / "integrations.js"
+
+
+def test_every_list_of_trackers_names_the_same_ones():
+    """The kinds the models accept, the modules behind them, the schemas of their settings, the
+    dashboard's list and its settings form: the same trackers, in the same order."""
+    form = re.search(r"CONFIG_FIELDS = \{(.*?)\n\};", INTEGRATIONS_VIEW.read_text(), re.DOTALL)
+    form_kinds = tuple(re.findall(r"^  (\w+): \[", form.group(1), re.MULTILINE))
+    assert tuple(TRACKERS) == KINDS
+    assert tuple(integration_schemas.CONFIGS) == KINDS
     assert javascript_list(DASHBOARD, "TRACKERS") == KINDS
+    assert form_kinds == KINDS
+    for kind, schema in integration_schemas.CONFIGS.items():
+        section = re.search(rf"^  {kind}: (.*?)\]\],?$", form.group(1), re.MULTILINE | re.DOTALL)
+        keys = re.findall(r'\["(\w+)", "', section.group(1))
+        assert sorted(keys) == sorted(schema().fields), kind
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_tracker_module_is_a_tracker(kind):
+    """Every function of svc.integrations.base.Tracker, with its parameters."""
+    module = TRACKERS[kind]
+    assert isinstance(module.NAME, str)
+    for name, member in inspect.getmembers(Tracker, inspect.isfunction):
+        if name.startswith("_"):
+            continue
+        wanted = list(inspect.signature(member).parameters)[1:]  # without self
+        assert list(inspect.signature(getattr(module, name)).parameters) == wanted, name
+
+
+def test_every_list_of_sorts_offers_the_same_ones():
+    """The API's sorts, the command line's and the dashboard's (in the clients' own order)."""
+    assert sorted(cli.SORTS) == sorted(SORTS)
+    assert javascript_list(DASHBOARD, "SORTS") == cli.SORTS
+
+
+def test_the_widget_hides_what_the_server_hides():
+    """The widget's secret-looking names (it masks them before sending) are the server's
+    (svc.services.redaction masks them again on arrival)."""
+    found = re.search(r"const SECRET_KEY = /(.*?)/;", WIDGET.read_text())
+    assert tuple(found.group(1).split("|")) == SECRET_KEY_PARTS
 
 
 def test_the_dashboard_knows_every_audited_action():

@@ -1,13 +1,11 @@
 """Issue trackers (docs/api.md §15, docs/integrations.md): one module per kind behind one
-interface (create, set_state, check, verify, delivery_id, read_event), a body renderer per
-markup. The calls go through the webhooks' outbound guard; the outbox that drives them is
-svc.services.integrations'."""
-
-from types import ModuleType
+interface (svc.integrations.base.Tracker), a body renderer per markup. The calls go through
+the webhooks' outbound guard; the outbox that drives them is svc.services.tracker_calls."""
 
 from svc.integrations import github, gitlab, jira, linear
+from svc.integrations.base import Tracker
 
-TRACKERS: dict[str, ModuleType] = {
+TRACKERS: dict[str, Tracker] = {
     "github": github,
     "gitlab": gitlab,
     "jira": jira,

@@ -4,6 +4,7 @@ refusals turned into plain words, and the shapes the tracker modules hand back."
 import hmac
 import json
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from svc.webhooks import sender
 
@@ -152,6 +153,31 @@ class Content:
     facts: list[tuple[str, str]] = field(default_factory=list)  # ("Severity", "high")
     lists: list[tuple[str, list[str]]] = field(default_factory=list)  # ("Console errors", [...])
     links: list[tuple[str, str]] = field(default_factory=list)  # ("Report in svc", url)
+
+
+class Tracker(Protocol):
+    """What svc asks of an issue tracker; each module of svc/integrations is one (a module
+    meets a Protocol with its functions, as svc.storage's stores do with their methods)."""
+
+    NAME: str  # as people write it: "GitHub"
+
+    def create(self, connection: Connection, content: Content) -> Linked:
+        """A new issue made of a report; TrackerError when the tracker refuses."""
+
+    def set_state(self, connection: Connection, address: str, closed: bool) -> None:
+        """Close (or reopen) the issue at `address` (Linked.address)."""
+
+    def check(self, connection: Connection) -> str:
+        """One harmless call (reading the repository, project or account): what it found."""
+
+    def verify(self, secret: str, headers: dict, body: bytes) -> bool:
+        """Whether a delivery is the tracker's own, signed with the integration's secret."""
+
+    def delivery_id(self, headers: dict) -> str | None:
+        """The delivery's own id, where the tracker sends one (each is applied once)."""
+
+    def read_event(self, headers: dict, payload: dict) -> Event | None:
+        """What a delivery says of an issue; None when it is not about one svc reads."""
 
 
 def same(given: str | None, expected: str) -> bool:
