@@ -77,7 +77,7 @@ def _error_statuses(view, method: str, has_path_parameters: bool) -> set[int]:
         statuses.add(401)
     if (
         ("session" in credentials and method != "GET")
-        or hasattr(view, "needs_role")
+        or hasattr(view, "documented_role")
         or hasattr(view, "needs_admin")
     ):
         statuses.add(403)

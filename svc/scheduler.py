@@ -56,8 +56,8 @@ _lease: leadership.Lease | None = None
 
 
 def fenced(job):
-    """Run `job` only while this process holds the lease: one that was paused (SIGSTOP, a
-    frozen VM) while another took over does nothing when it wakes."""
+    """Run `job` in the app's context, and only while this process holds the lease: one that
+    was paused (SIGSTOP, a frozen VM) while another took over does nothing when it wakes."""
 
     @functools.wraps(job)
     def run_if_active() -> None:
@@ -65,11 +65,10 @@ def fenced(job):
         if lease is None:
             return
         with _app.app_context():
-            active = leadership.holds(lease)
-        if not active:
-            log.warning("scheduler: the lease is another's now; %s not run", job.__name__)
-            return
-        job()
+            if not leadership.holds(lease):
+                log.warning("scheduler: the lease is another's now; %s not run", job.__name__)
+                return
+            job()
 
     return run_if_active
 
@@ -96,8 +95,7 @@ class OutboxRunner:
             running = dict(self._running)
         if not slots:
             return
-        with self._app.app_context():
-            claimed = self._claim(slots, running=running)
+        claimed = self._claim(slots, running=running)  # in the fenced job's app context
         with self._lock:
             self._running.update((item_id, group) for item_id, _, group in claimed)
         for item_id, attempt_number, _group in claimed:
@@ -139,51 +137,45 @@ def send_mails() -> None:
     _mails.tick()
 
 
-def claim_mails(limit: int, running=()) -> list[tuple]:
-    """The mail outbox's claim, after turning the reset links asked for since into mails, so
-    that they go in the same tick."""
+@fenced
+def make_reset_links() -> None:
+    """The reset links asked for since ("Forgot password?"), made into mails: the request
+    only records the address, so that it answers in the same time for any (docs/security.md)."""
     password_resets.handle_requests()
-    return outbox.claim_due(limit, running=running)
 
 
 @fenced
 def fan_out() -> None:
-    with _app.app_context():
-        fanout.run()
+    fanout.run()
 
 
 @fenced
 def send_notifications() -> None:
-    with _app.app_context():
-        notifications.send_due()
+    notifications.send_due()
 
 
 @fenced
 def forget_notifications() -> None:
-    with _app.app_context():
-        notifications.forget_mailed()
+    notifications.forget_mailed()
 
 
 @fenced
 def sweep_uploads() -> None:
-    with _app.app_context():
-        removed = screenshots.sweep()
+    removed = screenshots.sweep()
     if removed:
         log.info("sweep: removed %d orphaned screenshot(s)", removed)
 
 
 @fenced
 def apply_retention() -> None:
-    with _app.app_context():
-        removed = retention.apply_all()
+    removed = retention.apply_all()
     for project_id, count in removed.items():
         log.info("retention: deleted %d report(s) of project %s", count, project_id)
 
 
 @fenced
 def prune_audit_log() -> None:
-    with _app.app_context():
-        removed = audit_log.prune()
+    removed = audit_log.prune()
     if removed:
         log.info(
             "audit log: removed %d entr%s past SVC_AUDIT_DAYS",
@@ -194,34 +186,29 @@ def prune_audit_log() -> None:
 
 @fenced
 def delete_objects() -> None:
-    with _app.app_context():
-        screenshots.retry_deletions()
+    screenshots.retry_deletions()
 
 
 @fenced
 def forget_mails() -> None:
-    with _app.app_context():
-        removed = outbox.forget_done()
+    removed = outbox.forget_done()
     if removed:
         log.info("mail log: removed %d mail(s) past SVC_MAIL_LOG_DAYS", removed)
 
 
 @fenced
 def checkpoint_database() -> None:
-    with _app.app_context():
-        database.checkpoint_sqlite_log()
+    database.checkpoint_sqlite_log()
 
 
 @fenced
 def refresh_statistics() -> None:
-    with _app.app_context():
-        database.refresh_planner_statistics()
+    database.refresh_planner_statistics()
 
 
 @fenced
 def forget_rate_limits() -> None:
-    with _app.app_context():
-        rate_limits.forget_expired()
+    rate_limits.forget_expired()
 
 
 def build_scheduler(app: Flask) -> BlockingScheduler:
@@ -243,6 +230,7 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
         (deliver_webhooks, "deliver-webhooks", DELIVERY_POLL_SECONDS),
         (call_trackers, "call-trackers", DELIVERY_POLL_SECONDS),
         (send_notifications, "send-notifications", DELIVERY_POLL_SECONDS),
+        (make_reset_links, "make-reset-links", DELIVERY_POLL_SECONDS),
         (send_mails, "send-mails", DELIVERY_POLL_SECONDS),
         (checkpoint_database, "checkpoint-database", CHECKPOINT_SECONDS),
         (delete_objects, "delete-objects", DELETION_RETRY_SECONDS),
@@ -330,7 +318,7 @@ def run(app: Flask) -> None:
     _webhooks = OutboxRunner(
         app, "webhook", delivery.claim_due, delivery.attempt, threads=DELIVERY_THREADS
     )
-    _mails = OutboxRunner(app, "mail", claim_mails, outbox.attempt, threads=MAIL_THREADS)
+    _mails = OutboxRunner(app, "mail", outbox.claim_due, outbox.attempt, threads=MAIL_THREADS)
     _trackers = OutboxRunner(
         app, "tracker", tracker_calls.claim_due, tracker_calls.attempt, threads=TRACKER_THREADS
     )

@@ -131,13 +131,14 @@ def fan_out(app) -> int:
 
 
 def send_due(app) -> list:
-    """What the scheduler's mail job does once: claim what is due (reset links asked for
-    first) and attempt each; the attempts' errors (None for a mail that went)."""
+    """What the scheduler's reset-link and mail jobs do once: make the reset links asked for,
+    claim what is due and attempt each; the attempts' errors (None for a mail that went)."""
     from svc.mail import outbox
-    from svc.scheduler import claim_mails
+    from svc.services import password_resets
 
     with app.app_context():
-        claimed = claim_mails(10, running={})
+        password_resets.handle_requests()
+        claimed = outbox.claim_due(10, running={})
         return [outbox.attempt(mail_id, number) for mail_id, number, _ in claimed]
 
 
@@ -287,12 +288,12 @@ VALID_BODIES = {
 
 def needed_roles() -> dict[tuple[str, str], str]:
     """{(rule, method): the least project role it needs} of the endpoints that declare one
-    (svc.api.decorators.needs_role)."""
+    (svc.api.decorators.documents_role)."""
     with collection_app() as app:
         return {
-            (rule.rule, method): app.view_functions[rule.endpoint].needs_role
+            (rule.rule, method): app.view_functions[rule.endpoint].documented_role
             for rule in app.url_map.iter_rules()
-            if hasattr(app.view_functions[rule.endpoint], "needs_role")
+            if hasattr(app.view_functions[rule.endpoint], "documented_role")
             for method in rule.methods - {"HEAD", "OPTIONS"}
         }
 

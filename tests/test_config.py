@@ -210,7 +210,7 @@ def test_public_links_name_the_address_users_came_to(app):
     widget showed the reporter."""
     from svc.config import public_url
     from svc.models import Report
-    from svc.services import reporter_mails
+    from svc.services import status_page
 
     owner = app.test_client()
     register(owner)
@@ -226,9 +226,7 @@ def test_public_links_name_the_address_users_came_to(app):
     # Outside a request (the scheduler's mails, mail off): the address make run binds.
     with app.app_context():
         report = db.session.get(Report, uuid.UUID(filed.get_json()["id"]))
-        assert reporter_mails.status_url(report).startswith(
-            f"http://{app.config['SVC_BIND']}/status/"
-        )
+        assert status_page.status_url(report).startswith(f"http://{app.config['SVC_BIND']}/status/")
         assert public_url("/x") == f"http://{app.config['SVC_BIND']}/x"
     with app.test_request_context("/", base_url="https://bugs.example.org"):
         assert public_url("/x") == "https://bugs.example.org/x"

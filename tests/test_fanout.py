@@ -181,8 +181,8 @@ def test_idle_polls_do_not_wait_for_a_writer(tmp_path):
     from flask_migrate import upgrade
 
     from harness.client import sqlite_app
-    from svc import scheduler
-    from svc.services import notifications, tracker_calls
+    from svc.mail import outbox
+    from svc.services import leadership, notifications, password_resets, tracker_calls
     from svc.webhooks import delivery
 
     app = sqlite_app(tmp_path)
@@ -191,7 +191,9 @@ def test_idle_polls_do_not_wait_for_a_writer(tmp_path):
         db.engine.dispose()
     polls = {
         "webhooks": lambda: delivery.claim_due(8),
-        "mails and reset links": lambda: scheduler.claim_mails(4),
+        "reset links": password_resets.handle_requests,
+        "mails": lambda: outbox.claim_due(4),
+        "the lease": lambda: leadership.holds(leadership.Lease("me", 1)),
         "notifications": notifications.send_due,
         "tracker calls": lambda: tracker_calls.claim_due(4),
         "fan-out": fanout.run,

@@ -1,7 +1,7 @@
 """Roles per project (docs/api.md §7): owner, member, viewer.
 
 The rule for every endpoint is generated from the route table: an endpoint that declares the
-least role it needs (svc.api.decorators.needs_role) refuses every role below it with 403 and
+least role it needs (svc.api.decorators.documents_role) refuses every role below it with 403 and
 changes nothing; every other endpoint of a project is open to every role. A new endpoint is
 covered without anyone remembering to add it.
 """

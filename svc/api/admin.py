@@ -6,9 +6,9 @@ from flask import Blueprint
 
 from svc.api.decorators import body, response
 from svc.auth.guard import admin_required, admin_session_required, current_user
+from svc.schemas.admin import AdminUserIn, AdminUserOut, HealthOut, InstanceStatusOut
 from svc.schemas.projects import InstanceUsageOut
-from svc.schemas.users import AdminUserIn, AdminUserOut, HealthOut, InstanceStatusOut
-from svc.services import admin, retention, second_factors
+from svc.services import admin, second_factors, usage
 
 bp = Blueprint("admin", __name__, url_prefix="/api/v1/admin")
 
@@ -69,4 +69,4 @@ def instance_health():
 @response(InstanceUsageOut())
 def instance_usage():
     """Reports and stored objects per project and in all, and the database's size."""
-    return retention.instance_usage()
+    return usage.instance_usage()

@@ -5,7 +5,7 @@ import uuid
 
 from flask import Blueprint, Response, stream_with_context
 
-from svc.api.decorators import described, needs_role, query, response
+from svc.api.decorators import described, documents_role, query, response
 from svc.auth.guard import admin_required, current_user, login_required
 from svc.models import OWNER
 from svc.models.base import utcnow
@@ -55,7 +55,7 @@ def export_instance_audit(params):
 
 @bp.get("/projects/<uuid:project_id>/audit")
 @login_required
-@needs_role(OWNER)
+@documents_role(OWNER)
 @query(AuditQuery())
 @response(AuditPageOut())
 def project_audit(params, project_id: uuid.UUID):
@@ -65,7 +65,7 @@ def project_audit(params, project_id: uuid.UUID):
 
 @bp.get("/projects/<uuid:project_id>/audit/export")
 @login_required
-@needs_role(OWNER)
+@documents_role(OWNER)
 @query(AuditQuery())
 @_NDJSON
 def export_project_audit(params, project_id: uuid.UUID):

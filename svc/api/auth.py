@@ -13,11 +13,11 @@ from svc.auth.cookies import (
 )
 from svc.auth.guard import current_caller, current_user, login_required, session_required
 from svc.errors import APIError
+from svc.schemas.second_factors import PendingSignInOut
 from svc.schemas.users import (
     ForgotPasswordIn,
     LoginIn,
     PasswordChangeIn,
-    PendingSignInOut,
     RegisterIn,
     ResetPasswordIn,
     SignInMethodsOut,

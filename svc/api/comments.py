@@ -4,7 +4,7 @@ import uuid
 
 from flask import Blueprint
 
-from svc.api.decorators import body, needs_role, response
+from svc.api.decorators import body, documents_role, response
 from svc.auth.guard import current_user, login_required
 from svc.models import MEMBER
 from svc.schemas.comments import CommentIn, CommentOut, NewCommentIn
@@ -15,7 +15,7 @@ bp = Blueprint("comments", __name__, url_prefix="/api/v1")
 
 @bp.post("/reports/<report_ref>/comments")
 @login_required
-@needs_role(MEMBER)
+@documents_role(MEMBER)
 @body(NewCommentIn())
 @response(CommentOut(), 201)
 def add_comment(data, report_ref: str):
@@ -34,7 +34,7 @@ def list_comments(report_ref: str):
 
 @bp.patch("/comments/<uuid:comment_id>")
 @login_required
-@needs_role(MEMBER)
+@documents_role(MEMBER)
 @body(CommentIn())
 @response(CommentOut())
 def edit_comment(data, comment_id: uuid.UUID):
@@ -44,7 +44,7 @@ def edit_comment(data, comment_id: uuid.UUID):
 
 @bp.delete("/comments/<uuid:comment_id>")
 @login_required
-@needs_role(MEMBER)
+@documents_role(MEMBER)
 @response(None, 204)
 def delete_comment(comment_id: uuid.UUID):
     """Delete a comment: its author, or any owner of the project."""

@@ -126,14 +126,14 @@ def signed_in_user() -> str:
     return f"user|{current_user().id}"
 
 
-def needs_role(role: str) -> Callable:
+def documents_role(role: str) -> Callable:
     """Record the least project role (docs/api.md §7) the endpoint needs. The service
     enforces it, as only it knows the project (a report's is known once the report is read);
     this is what the API description says and what the role tests, generated from the route
     table, hold the service to. Endpoints without it are open to every role."""
 
     def decorator(view):
-        view.needs_role = role
+        view.documented_role = role
         return view
 
     return decorator

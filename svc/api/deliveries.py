@@ -4,7 +4,7 @@ import uuid
 
 from flask import Blueprint
 
-from svc.api.decorators import needs_role, query, response
+from svc.api.decorators import documents_role, query, response
 from svc.auth.guard import current_user, login_required
 from svc.models import MEMBER
 from svc.schemas.deliveries import DeliveryListQuery, DeliveryOut, DeliveryPageOut
@@ -26,7 +26,7 @@ def list_deliveries(params, project_id: uuid.UUID):
 
 @bp.post("/<uuid:delivery_id>/redeliver")
 @login_required
-@needs_role(MEMBER)
+@documents_role(MEMBER)
 @response(DeliveryOut(), 202)
 def redeliver(project_id: uuid.UUID, delivery_id: uuid.UUID):
     """Send a delivery again: a new cycle of attempts, with the same delivery id."""

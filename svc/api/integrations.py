@@ -5,7 +5,7 @@ import uuid
 
 from flask import Blueprint, request
 
-from svc.api.decorators import body, needs_role, query, response
+from svc.api.decorators import body, documents_role, query, response
 from svc.auth.guard import current_user, login_required, session_required
 from svc.models import MEMBER, OWNER
 from svc.schemas.integrations import (
@@ -30,7 +30,7 @@ bp = Blueprint("integrations", __name__, url_prefix="/api/v1")
 @bp.post("/projects/<uuid:project_id>/integrations")
 @session_required
 @body(IntegrationCreateIn())
-@needs_role(OWNER)
+@documents_role(OWNER)
 @response(IntegrationOut(), 201)
 def create_integration(data, project_id: uuid.UUID):
     """Connect a tracker; the answer shows `webhookSecret`, once."""
@@ -56,7 +56,7 @@ def get_integration(integration_id: uuid.UUID):
 @bp.patch("/integrations/<uuid:integration_id>")
 @session_required
 @body(IntegrationUpdateIn())
-@needs_role(OWNER)
+@documents_role(OWNER)
 @response(IntegrationOut())
 def update_integration(data, integration_id: uuid.UUID):
     """Change any field; `config` keys not sent keep their values; a new `token` replaces it."""
@@ -65,7 +65,7 @@ def update_integration(data, integration_id: uuid.UUID):
 
 @bp.delete("/integrations/<uuid:integration_id>")
 @session_required
-@needs_role(OWNER)
+@documents_role(OWNER)
 @response(None, 204)
 def delete_integration(integration_id: uuid.UUID):
     """Disconnect; the issues made stay in the tracker, their links in svc go."""
@@ -74,7 +74,7 @@ def delete_integration(integration_id: uuid.UUID):
 
 @bp.post("/integrations/<uuid:integration_id>/test")
 @login_required
-@needs_role(MEMBER)
+@documents_role(MEMBER)
 @response(TestOut())
 def test_integration(integration_id: uuid.UUID):
     """One harmless call to the tracker; 422 with the tracker's words when it fails."""
@@ -95,7 +95,7 @@ def list_calls(params, integration_id: uuid.UUID):
 
 @bp.post("/integrations/<uuid:integration_id>/calls/<uuid:call_id>/retry")
 @login_required
-@needs_role(MEMBER)
+@documents_role(MEMBER)
 @response(CallOut(), 202, errors=(404, 409))
 def retry_call(integration_id: uuid.UUID, call_id: uuid.UUID):
     """Make a call that failed for good again: a new cycle of attempts, due now."""
@@ -123,7 +123,7 @@ def receive_event(integration_id: uuid.UUID):
 @bp.post("/reports/<report_ref>/issues")
 @login_required
 @body(IssueCreateIn())
-@needs_role(MEMBER)
+@documents_role(MEMBER)
 @response(ExternalIssueOut(), 201, errors=(409, 502))
 def create_issue(data, report_ref: str):
     """Create the report's issue in a tracker now; 502 with the tracker's words if it refuses."""

@@ -7,7 +7,7 @@ from flask import Blueprint, request
 
 from svc import rate_limits
 from svc.api.auth import sign_in
-from svc.api.decorators import body, needs_role, rate_limited, response, signed_in_user
+from svc.api.decorators import body, documents_role, rate_limited, response, signed_in_user
 from svc.auth.guard import (
     current_caller,
     current_user,
@@ -54,7 +54,7 @@ def _with_url(invitation, url):
 @rate_limited("SVC_RATE_LIMIT_INVITE", key_func=signed_in_user, shared=True)
 @rate_limited("SVC_RATE_LIMIT_INVITE_ADDRESS", key_func=_invited_address, shared=True)
 @body(InvitationIn())
-@needs_role(OWNER)
+@documents_role(OWNER)
 @response(InvitationLinkOut(), 201, errors=(409,))
 def invite(data, project_id: uuid.UUID):
     """Invite an e-mail address with a role; the answer and the mail carry the link."""
@@ -63,7 +63,7 @@ def invite(data, project_id: uuid.UUID):
 
 @bp.get("/projects/<uuid:project_id>/invitations")
 @login_required
-@needs_role(OWNER)
+@documents_role(OWNER)
 @response(InvitationOut(many=True))
 def list_invitations(project_id: uuid.UUID):
     """Pending invitations, newest first (expired ones too, so they can be resent)."""
@@ -72,7 +72,7 @@ def list_invitations(project_id: uuid.UUID):
 
 @bp.delete("/invitations/<uuid:invitation_id>")
 @session_required
-@needs_role(OWNER)
+@documents_role(OWNER)
 @response(None, 204)
 def revoke_invitation(invitation_id: uuid.UUID):
     """Revoke a pending invitation: its link stops working."""
@@ -83,7 +83,7 @@ def revoke_invitation(invitation_id: uuid.UUID):
 @session_required
 @rate_limited("SVC_RATE_LIMIT_INVITE", key_func=signed_in_user, shared=True)
 @rate_limited("SVC_RATE_LIMIT_INVITE_ADDRESS", key_func=_invited_address, shared=True)
-@needs_role(OWNER)
+@documents_role(OWNER)
 @response(InvitationLinkOut())
 def resend_invitation(invitation_id: uuid.UUID):
     """Mail a new link, valid for 7 more days; the old link stops working."""

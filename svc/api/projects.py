@@ -5,7 +5,7 @@ import uuid
 from flask import Blueprint, Response
 
 from svc import json_codec
-from svc.api.decorators import body, described, needs_role, query, response
+from svc.api.decorators import body, described, documents_role, query, response
 from svc.auth.guard import current_user, login_required, session_required
 from svc.models import OWNER
 from svc.schemas.projects import (
@@ -20,7 +20,7 @@ from svc.schemas.projects import (
     ReporterIn,
 )
 from svc.schemas.reports import ReportOut
-from svc.services import projects, retention
+from svc.services import projects, retention, usage
 
 bp = Blueprint("projects", __name__, url_prefix="/api/v1/projects")
 
@@ -54,7 +54,7 @@ def get_project(project_id: uuid.UUID):
 @bp.patch("/<uuid:project_id>")
 @login_required
 @body(ProjectUpdateIn())
-@needs_role(OWNER)
+@documents_role(OWNER)
 @response(ProjectOut(), errors=(409,))
 def update_project(data, project_id: uuid.UUID):
     """Change the name, tracking prefix or settings (merged: keys not sent keep their values)."""
@@ -63,7 +63,7 @@ def update_project(data, project_id: uuid.UUID):
 
 @bp.delete("/<uuid:project_id>")
 @login_required
-@needs_role(OWNER)
+@documents_role(OWNER)
 @response(None, 204)
 def delete_project(project_id: uuid.UUID):
     """Delete the project with everything that belongs to it."""
@@ -72,7 +72,7 @@ def delete_project(project_id: uuid.UUID):
 
 @bp.post("/<uuid:project_id>/rotate-api-key")
 @session_required
-@needs_role(OWNER)
+@documents_role(OWNER)
 @response(ProjectOut())
 def rotate_api_key(project_id: uuid.UUID):
     """Replace the API key; the old one stops working at once."""
@@ -81,7 +81,7 @@ def rotate_api_key(project_id: uuid.UUID):
 
 @bp.post("/<uuid:project_id>/rotate-webhook-secret")
 @session_required
-@needs_role(OWNER)
+@documents_role(OWNER)
 @response(ProjectOut())
 def rotate_webhook_secret(project_id: uuid.UUID):
     """Replace the secret that keys the Standard Webhooks signature."""
@@ -99,7 +99,7 @@ def list_members(project_id: uuid.UUID):
 
 @bp.patch("/<uuid:project_id>/members/<uuid:user_id>")
 @session_required
-@needs_role(OWNER)
+@documents_role(OWNER)
 @body(MemberRoleIn())
 @response(MemberOut(), errors=(409,))
 def change_member_role(data, project_id: uuid.UUID, user_id: uuid.UUID):
@@ -109,7 +109,7 @@ def change_member_role(data, project_id: uuid.UUID, user_id: uuid.UUID):
 
 @bp.delete("/<uuid:project_id>/members/<uuid:user_id>")
 @login_required
-@needs_role(OWNER)
+@documents_role(OWNER)
 @response(None, 204, errors=(409,))
 def remove_member(project_id: uuid.UUID, user_id: uuid.UUID):
     """Remove a member (owners), or leave the project (anyone, with their own id); the last
@@ -120,7 +120,7 @@ def remove_member(project_id: uuid.UUID, user_id: uuid.UUID):
 @bp.post("/<uuid:project_id>/reporter-data/erase")
 @login_required
 @body(ReporterIn())
-@needs_role(OWNER)
+@documents_role(OWNER)
 @response(ErasedOut())
 def erase_reporter_data(data, project_id: uuid.UUID):
     """Delete every report of one reporter (any case), and blank the value in what waits to be
@@ -132,7 +132,7 @@ def erase_reporter_data(data, project_id: uuid.UUID):
 @bp.get("/<uuid:project_id>/reporter-data")
 @login_required
 @query(ReporterIn())
-@needs_role(OWNER)
+@documents_role(OWNER)
 @described(
     responses={
         "200": {
@@ -165,4 +165,4 @@ def export_reporter_data(params, project_id: uuid.UUID):
 @response(ProjectUsageOut())
 def project_usage(project_id: uuid.UUID):
     """What the project takes up: reports, comments, stored objects, the oldest report."""
-    return retention.project_usage(current_user(), project_id)
+    return usage.project_usage(current_user(), project_id)

@@ -10,7 +10,7 @@ from svc.api.decorators import (
     api_key_and_address,
     body,
     described,
-    needs_role,
+    documents_role,
     query,
     rate_limited,
     response,
@@ -66,7 +66,7 @@ def list_reports(params):
 
 @bp.patch("")
 @login_required
-@needs_role(MEMBER)
+@documents_role(MEMBER)
 @body(BulkUpdateIn())
 @response(BulkUpdatedOut(), errors=(404,))
 def update_reports(data):
@@ -76,7 +76,7 @@ def update_reports(data):
 
 @bp.delete("")
 @login_required
-@needs_role(MEMBER)
+@documents_role(MEMBER)
 @body(BulkDeleteIn())
 @response(BulkDeletedOut(), errors=(404,))
 def delete_reports(data):
@@ -168,7 +168,7 @@ def report_activity(report_ref: str):
 
 @bp.patch("/<report_ref>")
 @login_required
-@needs_role(MEMBER)
+@documents_role(MEMBER)
 @body(ReportUpdateIn())
 @response(ReportOut())
 def update_report(data, report_ref: str):
@@ -179,7 +179,7 @@ def update_report(data, report_ref: str):
 
 @bp.delete("/<report_ref>")
 @login_required
-@needs_role(MEMBER)
+@documents_role(MEMBER)
 @response(None, 204)
 def delete_report(report_ref: str):
     """Delete a report and its screenshots."""

@@ -16,7 +16,7 @@ from svc.auth.guard import (
     pending_sign_in_required,
     session_required,
 )
-from svc.schemas.users import (
+from svc.schemas.second_factors import (
     EnrolledOut,
     PasskeyIn,
     PasskeyOptionsOut,
@@ -28,6 +28,7 @@ from svc.schemas.users import (
     TotpSetupOut,
 )
 from svc.services import second_factors
+from svc.services.listing import Shown
 
 bp = Blueprint("second_factors", __name__, url_prefix="/api/v1/auth")
 
@@ -40,7 +41,7 @@ bp = Blueprint("second_factors", __name__, url_prefix="/api/v1/auth")
 def answer_second_factor(data):
     """Finish a password sign-in with a TOTP code, a recovery code or a passkey: the session
     starts now."""
-    user, method, user.recovery_codes = second_factors.complete(current_pending_sign_in(), data)
+    user, method, codes = second_factors.complete(current_pending_sign_in(), data)
     sign_in(user, method=f"password+{method}")
 
     @after_this_request
@@ -48,7 +49,7 @@ def answer_second_factor(data):
         clear_pending_cookie(resp)
         return resp
 
-    return user
+    return Shown(user, recovery_codes=codes)
 
 
 @bp.post("/second-factor/passkey-options")

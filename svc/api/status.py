@@ -5,7 +5,7 @@ dashboard's (`/status/<token>`)."""
 from flask import Blueprint, request
 
 from svc import rate_limits
-from svc.api.decorators import body, needs_role, rate_limited, response
+from svc.api.decorators import body, documents_role, rate_limited, response
 from svc.auth.guard import current_user, login_required
 from svc.models import MEMBER
 from svc.schemas.comments import CommentIn
@@ -54,7 +54,7 @@ def reopen(token: str):
 
 @bp.post("/reports/<report_ref>/status-link")
 @login_required
-@needs_role(MEMBER)
+@documents_role(MEMBER)
 @response(StatusLinkOut(), 201)
 def new_link(report_ref: str):
     """A new address for the report's status page; the old one answers 404 from now on."""

@@ -13,7 +13,7 @@ from werkzeug.exceptions import NotFound
 from svc.errors import NotFound as ReportNotFound
 from svc.errors import error_response
 from svc.models import DONE_STATUSES
-from svc.services import reporter_mails, status_page
+from svc.services import status_page
 
 bp = Blueprint(
     "dashboard",
@@ -78,7 +78,7 @@ def status(token: str) -> Response:
         report, code = None, 404
     done = report is not None and report["status"] in DONE_STATUSES
     shown = report and ("reopened" if report["reopened"] else report["status"])
-    words = reporter_mails.status_in_words(shown) if report else None
+    words = status_page.status_in_words(shown) if report else None
     html = render_template("status.html", report=report, done=done, status_words=words)
     response = current_app.make_response((html, code))
     response.headers["Content-Security-Policy"] = STATUS_PAGE_POLICY

@@ -27,9 +27,6 @@ class User(db.Model):
     # linked to; an account made by single sign-on has no password (password_hash "").
     oidc_subject: Mapped[str | None] = mapped_column(String(600), unique=True)
 
-    # Set only on the answer of a sign-in that enrolled a first second factor. Not a column.
-    recovery_codes = None
-
 
 class AuthSession(db.Model):
     """A signed-in browser. Access tokens name it, so ending it ends them at once.
@@ -128,9 +125,6 @@ class SecondFactor(db.Model):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     confirmed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-
-    # Set only on the answer that enrolled a user's first factor. Not a column.
-    recovery_codes = None
 
 
 class RecoveryCode(db.Model):

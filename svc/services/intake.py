@@ -28,7 +28,8 @@ from svc.models import (
 )
 from svc.models.base import utcnow
 from svc.models.events import REPORT_CREATED
-from svc.services import redaction, reporter_mails, widget
+from svc.services import redaction, reporter_mails, status_page, widget
+from svc.services.listing import Shown
 from svc.webhooks import payloads
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
@@ -130,7 +131,9 @@ def _store(report: Report) -> None:
     db.session.execute(_INSERT_DETAIL, _row(report.detail))
 
 
-def create(project: Project, data: dict, idempotency_key: str | None = None) -> tuple[Report, bool]:
+def create(
+    project: Project, data: dict, idempotency_key: str | None = None
+) -> tuple[Report | Shown, bool]:
     """Store a report; (report, True) when created, (earlier report, False) for a repeat of an
     Idempotency-Key."""
     body_hash = None
@@ -165,11 +168,11 @@ def create(project: Project, data: dict, idempotency_key: str | None = None) -> 
     return _offering_status_page(project, report), True
 
 
-def _offering_status_page(project: Project, report: Report) -> Report:
+def _offering_status_page(project: Project, report: Report) -> Report | Shown:
     """The widget's answer links the report's status page when the project keeps reporters up
     to date (docs/reporter-updates.md): signed, so nothing is written for it."""
     if reporter_mails.settings_in_force(project)["enabled"]:
-        report.status_url = reporter_mails.status_url(report)
+        return Shown(report, status_url=status_page.status_url(report))
     return report
 
 

@@ -30,6 +30,7 @@ from svc.models.activity import LINKED
 from svc.models.base import utcnow
 from svc.models.integrations import CLOSED, OPEN
 from svc.services import activity, projects
+from svc.services.listing import Shown
 
 # A report's issue body shows at most this many of each captured list (docs/api.md §15).
 LIST_ITEMS = 20
@@ -38,8 +39,8 @@ LIST_ITEMS = 20
 # --- the integrations ----------------------------------------------------------------------------
 
 
-def create(user: User, project_id: uuid.UUID, data: dict) -> Integration:
-    """A new integration; its `webhook_secret` is shown in this answer only."""
+def create(user: User, project_id: uuid.UUID, data: dict) -> Shown:
+    """A new integration; its `webhook_secret` is shown in this answer only (`shown_secret`)."""
     projects.access(user, project_id, at_least=OWNER)
     integration = Integration(
         id=uuid.uuid4(),
@@ -63,8 +64,7 @@ def create(user: User, project_id: uuid.UUID, data: dict) -> Integration:
         name=integration.name,
     )
     db.session.commit()
-    integration.shown_secret = integration.webhook_secret
-    return integration
+    return Shown(integration, shown_secret=integration.webhook_secret)
 
 
 def list_for(user: User, project_id: uuid.UUID) -> list[Integration]:

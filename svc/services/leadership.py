@@ -19,6 +19,7 @@ from sqlalchemy import delete, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from svc import database
 from svc.extensions import db
 from svc.models import SchedulerLease
 from svc.models.base import utcnow
@@ -93,7 +94,9 @@ def renew(lease: Lease, seconds: float) -> bool:
 
 
 def holds(lease: Lease) -> bool:
-    """Whether `lease` is still the one in force: asked before every job."""
+    """Whether `lease` is still the one in force: asked before every job, so it reads without
+    the write lock."""
+    database.begin_read_only(db.session())
     held = db.session.scalar(
         select(SchedulerLease.name).where(*_held_by(lease), SchedulerLease.expires_at > utcnow())
     )

@@ -26,6 +26,7 @@ from svc.extensions import db
 from svc.models import PendingSignIn, SecondFactor, User
 from svc.models.base import utcnow
 from svc.services import second_factors
+from svc.services.listing import Shown
 
 # A registration ceremony, from its options to its answer, within this many seconds.
 CEREMONY_SECONDS = 300
@@ -70,9 +71,7 @@ def registration_options(user: User, session_id: uuid.UUID) -> dict:
     return {"public_key": json.loads(webauthn.options_to_json(options)), "ticket": ticket}
 
 
-def add(
-    user: User, session_id: uuid.UUID, name: str, credential: dict, ticket: str
-) -> SecondFactor:
+def add(user: User, session_id: uuid.UUID, name: str, credential: dict, ticket: str) -> Shown:
     """Verify the authenticator's answer to registration_options and keep the key (a
     first factor comes with recovery codes, as confirm_totp's)."""
     try:
@@ -104,9 +103,9 @@ def add(
         sign_count=verified.sign_count,
     )
     db.session.add(factor)
-    factor.recovery_codes = second_factors.count(user, factor)
+    codes = second_factors.count(user, factor)
     db.session.commit()
-    return factor
+    return Shown(factor, recovery_codes=codes)
 
 
 def sign_in_options(waiting: PendingSignIn) -> dict:

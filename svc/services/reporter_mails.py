@@ -1,17 +1,9 @@
 """What the person who filed a report is mailed (docs/reporter-updates.md): a receipt, word
 when it is resolved, the public comments; each with the report's status page link (the page
-itself: svc.services.status_page) and a one-click unsubscribe for the address and project.
-
-A status page's address is signed, not stored: the report's id and an HMAC of it and of the
-report's `status_link_version` under the secret key. Filing a report writes nothing for it,
-every mail can carry the link, and a new link (the version raised by one) ends the old one at
-once. Rotating the secret key ends every link, as it ends every session.
+itself and its signed address: svc.services.status_page) and a one-click unsubscribe for the
+address and project.
 """
 
-import base64
-import binascii
-import hashlib
-import hmac
 import re
 import uuid
 from datetime import timedelta
@@ -22,7 +14,6 @@ from sqlalchemy import func, select
 from sqlalchemy import text as sql
 from sqlalchemy.exc import IntegrityError
 
-from svc.auth import tokens
 from svc.config import public_url
 from svc.errors import not_found
 from svc.extensions import db
@@ -38,75 +29,20 @@ from svc.models import (
 )
 from svc.models.base import utcnow
 from svc.models.mail import FAILED, LIMITED, PENDING, SENT
+from svc.services import status_page
 from svc.services.notification_mails import one_click_unsubscribe, one_line
 from svc.services.notifications import INVALID_LINK as INVALID_UNSUBSCRIBE_LINK
 
 RECEIVED, RESOLVED, PUBLIC_COMMENT = "received", "resolved", "public_comment"
-INVALID_LINK = "This status page does not exist"
 # A reporter's address is anyone's to type: at most this many mails a day to one address about
 # one project, and about all projects of the instance, so that svc cannot be made a mail relay.
 MAILS_PER_PROJECT_A_DAY = 3
 MAILS_PER_ADDRESS_A_DAY = 10
 _ADDRESS = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-_STATUS_WORDS = {
-    "new": "received, not yet looked at",
-    # new again, after it was resolved or closed
-    "reopened": "open again, waiting to be looked at",
-    "in_progress": "being worked on",
-    "resolved": "resolved",
-    "closed": "closed",
-}
 
 
 def settings_in_force(project: Project) -> dict:
     return project.reporter_updates or DEFAULT_REPORTER_UPDATES
-
-
-def name_of(comment: Comment, report: Report) -> str:
-    """Who wrote a comment, as the reporter sees it."""
-    return comment.author.name if comment.author else f"The {report.project.name} team"
-
-
-def status_in_words(status: str) -> str:
-    return _STATUS_WORDS[status]
-
-
-# --- the status page's address -------------------------------------------------------------------
-
-
-def _mac(report_id: uuid.UUID, version: int) -> bytes:
-    message = b"svc-status-page|" + report_id.bytes + version.to_bytes(8, "big")
-    key = current_app.config["SECRET_KEY"].encode()
-    return hmac.new(key, message, hashlib.sha256).digest()[:16]
-
-
-def _encode(raw: bytes) -> str:
-    return tokens.base64url(raw)
-
-
-def token_of(report: Report) -> str:
-    return _encode(report.id.bytes + _mac(report.id, report.status_link_version))
-
-
-def status_url(report: Report) -> str:
-    return public_url(f"/status/{token_of(report)}")
-
-
-def report_of(token: str) -> Report:
-    """The report a status page token names; 404 for any other string, an old link's too."""
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-    except (ValueError, binascii.Error):
-        raise not_found(INVALID_LINK) from None
-    # Decoding skips stray characters: only the one spelling of a token is that token.
-    if len(raw) != 32 or _encode(raw) != token:
-        raise not_found(INVALID_LINK)
-    report = db.session.get(Report, uuid.UUID(bytes=raw[:16]))
-    if report is None or not hmac.compare_digest(
-        raw[16:], _mac(report.id, report.status_link_version)
-    ):
-        raise not_found(INVALID_LINK)
-    return report
 
 
 # --- mails ---------------------------------------------------------------------------------------
@@ -187,7 +123,7 @@ def status_changed(report: Report, old: str, new: str) -> None:
     """In the change's transaction: the reporter's mail when the report becomes resolved or
     closed."""
     if new in DONE_STATUSES and old not in DONE_STATUSES:
-        words = status_in_words(new)
+        words = status_page.status_in_words(new)
         _queue_if_wanted(
             report,
             RESOLVED,
@@ -204,7 +140,7 @@ def commented(report: Report, comment: Comment) -> None:
             report,
             PUBLIC_COMMENT,
             f"[{report.project.name}] A reply about your report {report.tracking_id}",
-            f"{name_of(comment, report)} wrote about your report {report.tracking_id} "
+            f"{status_page.name_of(comment, report)} wrote about your report {report.tracking_id} "
             f"({one_line(report.title)}):\n\n{comment.body}",
         )
 
@@ -224,8 +160,9 @@ def _mail(report: Report, project: Project, address: str, subject: str, opening:
     """(subject, text, headers): the opening, the status page link, and the footer with the
     one-click unsubscribe for this address and project."""
     unsubscribe = public_url(f"/unsubscribe/{_unsubscribe_token(project, address)}")
+    page = status_page.status_url(report)
     text = (
-        f"{opening}\n\nFollow it, add to it, or tell us it still happens: {status_url(report)}"
+        f"{opening}\n\nFollow it, add to it, or tell us it still happens: {page}"
         f"\n\n--\nYou get this mail because you reported a problem with {project.name}."
         f"\nNo more mails about {project.name}: {unsubscribe}"
     )

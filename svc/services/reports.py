@@ -23,9 +23,9 @@ from svc.services import (
     listing,
     projects,
     report_changes,
-    reporter_mails,
     screenshots,
     stats,
+    status_page,
 )
 from svc.webhooks import delivery
 
@@ -100,7 +100,7 @@ def _check_assignee(changes: dict, project_ids: set[uuid.UUID]) -> None:
 
 
 def new_status_link(user: User, reference: str) -> str:
-    """A member's new status page link (svc.services.reporter_mails): the old one 404s from
+    """A member's new status page link (svc.services.status_page): the old one 404s from
     this commit on. One increment in the database, so that two members asking at once get
     two different links, the later one in force."""
     report = workable_for(user, reference)
@@ -112,7 +112,7 @@ def new_status_link(user: User, reference: str) -> str:
     )
     db.session.commit()
     db.session.refresh(report)
-    return reporter_mails.status_url(report)
+    return status_page.status_url(report)
 
 
 def delete(user: User, reference: str) -> None:

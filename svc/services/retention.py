@@ -1,20 +1,18 @@
-"""How long reports are kept, one reporter's data erased or handed over, and what a project
-and the instance take up (docs/api.md §7.4)."""
+"""How long reports are kept, and one reporter's data erased or handed over (docs/api.md
+§7.4). What a project and the instance take up: svc.services.usage."""
 
 import base64
-import os
 import re
 import time
 import uuid
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select, text, true, update
+from sqlalchemy import delete, func, select, true, update
 
 from svc import audit, database, storage
 from svc.extensions import db
 from svc.models import (
     OWNER,
-    VIEWER,
     Comment,
     OutgoingMail,
     Project,
@@ -134,55 +132,6 @@ def export_file_name(identifier: str) -> str:
     return f"svc-reporter-data-{name}.ndjson"
 
 
-def project_usage(user: User, project_id: uuid.UUID) -> dict:
-    project = projects.access(user, project_id, at_least=VIEWER).project
-    count, size = _objects(Screenshot.project_id == project_id)
-    return {
-        "reports": project.report_count,
-        "comments": db.session.scalar(
-            select(func.count())
-            .select_from(Comment)
-            .join(Report, Report.id == Comment.report_id)
-            .where(Report.project_id == project_id)
-        ),
-        "objects": {"count": count, "bytes": size},
-        "oldest_report_at": db.session.scalar(
-            select(func.min(Report.created_at)).where(Report.project_id == project_id)
-        ),
-    }
-
-
-def instance_usage() -> dict:
-    objects = {
-        project_id: {"count": count, "bytes": size or 0}
-        for project_id, count, size in db.session.execute(
-            select(Screenshot.project_id, func.count(), func.sum(Screenshot.size)).group_by(
-                Screenshot.project_id
-            )
-        )
-    }
-    rows = [
-        {
-            "id": project.id,
-            "name": project.name,
-            "reports": project.report_count,
-            "objects": objects.get(project.id, {"count": 0, "bytes": 0}),
-        }
-        for project in db.session.scalars(select(Project).order_by(Project.name))
-    ]
-    return {
-        "projects": rows,
-        "totals": {
-            "reports": sum(row["reports"] for row in rows),
-            "objects": {
-                "count": sum(row["objects"]["count"] for row in rows),
-                "bytes": sum(row["objects"]["bytes"] for row in rows),
-            },
-        },
-        "database": {"bytes": _database_bytes()},
-    }
-
-
 def _remove_in_batches(*conditions, yielding: bool = False) -> int:
     count = 0
     while True:
@@ -230,21 +179,3 @@ def _blank_in_queues(project_id: uuid.UUID, identifier: str) -> None:
             }
             if changes:
                 db.session.execute(update(model).where(model.id == row.id).values(**changes))
-
-
-def _objects(condition) -> tuple[int, int]:
-    count, size = db.session.execute(
-        select(func.count(), func.sum(Screenshot.size)).where(condition)
-    ).one()
-    return count, size or 0
-
-
-def _database_bytes() -> int | None:
-    """The database's size on disk: the SQLite file with its log, or what PostgreSQL says."""
-    engine = db.engine
-    if engine.dialect.name == "postgresql":
-        return db.session.scalar(text("SELECT pg_database_size(current_database())"))
-    if engine.dialect.name == "sqlite" and engine.url.database:
-        files = [engine.url.database + suffix for suffix in ("", "-wal")]
-        return sum(os.path.getsize(path) for path in files if os.path.exists(path))
-    return None

@@ -24,6 +24,7 @@ from svc.extensions import db
 from svc.models import PendingSignIn, RecoveryCode, SecondFactor, User
 from svc.models.base import utcnow
 from svc.services import users
+from svc.services.listing import Shown
 
 TOTP = "totp"
 PASSKEY = "passkey"
@@ -165,18 +166,18 @@ def _factor_of(user: User, factor_id: uuid.UUID, *kinds: str) -> SecondFactor:
     return factor
 
 
-def confirm_totp(user: User, factor_id: uuid.UUID, code: str) -> SecondFactor:
+def confirm_totp(user: User, factor_id: uuid.UUID, code: str) -> Shown:
     """Count the new TOTP secret once a code from the app matches. The first factor of a user
-    comes with recovery codes (its `recovery_codes`), shown this once."""
+    comes with recovery codes (the answer's `recovery_codes`), shown this once."""
     factor = _factor_of(user, factor_id, TOTP)
     if factor.confirmed_at is not None:
         raise Conflict("This authenticator app is already confirmed")
     if not _totp_accepts(factor, code):
         db.session.rollback()
         raise field_error("code", WRONG_CODE)
-    factor.recovery_codes = count(user, factor)
+    codes = count(user, factor)
     db.session.commit()
-    return factor
+    return Shown(factor, recovery_codes=codes)
 
 
 def count(user: User, factor: SecondFactor) -> list[str] | None:

@@ -1,21 +1,94 @@
 """A report's status page (docs/reporter-updates.md), reached by its signed link without
-signing in: what it shows of the report, the reporter's replies, and "Still happening?"."""
+signing in: what it shows of the report, the reporter's replies, and "Still happening?".
 
+Its address is signed, not stored: the report's id and an HMAC of it and of the report's
+`status_link_version` under the secret key. Filing a report writes nothing for it, every mail
+can carry the link, and a new link (the version raised by one) ends the old one at once.
+Rotating the secret key ends every link, as it ends every session.
+"""
+
+import base64
+import binascii
+import hashlib
+import hmac
 import uuid
 
+from flask import current_app
 from sqlalchemy import select
 
-from svc.errors import Conflict
+from svc.auth import tokens
+from svc.config import public_url
+from svc.errors import Conflict, not_found
 from svc.extensions import db
 from svc.models import DONE_STATUSES, ActivityEntry, Comment, Report
 from svc.models.activity import CHANGED, REOPENED
-from svc.services import report_changes, reporter_mails
+from svc.services import report_changes
+
+INVALID_LINK = "This status page does not exist"
+_STATUS_WORDS = {
+    "new": "received, not yet looked at",
+    # new again, after it was resolved or closed
+    "reopened": "open again, waiting to be looked at",
+    "in_progress": "being worked on",
+    "resolved": "resolved",
+    "closed": "closed",
+}
+
+
+def name_of(comment: Comment, report: Report) -> str:
+    """Who wrote a comment, as the reporter sees it."""
+    return comment.author.name if comment.author else f"The {report.project.name} team"
+
+
+def status_in_words(status: str) -> str:
+    return _STATUS_WORDS[status]
+
+
+# --- the status page's address -------------------------------------------------------------------
+
+
+def _mac(report_id: uuid.UUID, version: int) -> bytes:
+    message = b"svc-status-page|" + report_id.bytes + version.to_bytes(8, "big")
+    key = current_app.config["SECRET_KEY"].encode()
+    return hmac.new(key, message, hashlib.sha256).digest()[:16]
+
+
+def _encode(raw: bytes) -> str:
+    return tokens.base64url(raw)
+
+
+def token_of(report: Report) -> str:
+    return _encode(report.id.bytes + _mac(report.id, report.status_link_version))
+
+
+def status_url(report: Report) -> str:
+    return public_url(f"/status/{token_of(report)}")
+
+
+def report_of(token: str) -> Report:
+    """The report a status page token names; 404 for any other string, an old link's too."""
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+    except (ValueError, binascii.Error):
+        raise not_found(INVALID_LINK) from None
+    # Decoding skips stray characters: only the one spelling of a token is that token.
+    if len(raw) != 32 or _encode(raw) != token:
+        raise not_found(INVALID_LINK)
+    report = db.session.get(Report, uuid.UUID(bytes=raw[:16]))
+    if report is None or not hmac.compare_digest(
+        raw[16:], _mac(report.id, report.status_link_version)
+    ):
+        raise not_found(INVALID_LINK)
+    return report
+
+
+# --- the page ------------------------------------------------------------------------------------
 
 
 def page(token: str) -> dict:
     """What the status page shows, and nothing else of the report: no logs, metadata,
     screenshots, assignee or private comments."""
-    return _page_of(reporter_mails.report_of(token))
+    return _page_of(report_of(token))
 
 
 def _page_of(report: Report) -> dict:
@@ -50,7 +123,7 @@ def _was_done(report: Report) -> bool:
 def _shown(comment: Comment, report: Report) -> dict:
     return {
         "body": comment.body,
-        "author": "You" if comment.from_reporter else reporter_mails.name_of(comment, report),
+        "author": "You" if comment.from_reporter else name_of(comment, report),
         "from_reporter": comment.from_reporter,
         "created_at": comment.created_at,
     }
@@ -59,7 +132,7 @@ def _shown(comment: Comment, report: Report) -> dict:
 def reply(token: str, body: str) -> dict:
     """A public comment from the reporter: in the activity as theirs (no author, via
     `reporter`), a report.commented webhook like any comment."""
-    report = reporter_mails.report_of(token)
+    report = report_of(token)
     comment = Comment(
         id=uuid.uuid4(), report_id=report.id, body=body, public=True, from_reporter=True
     )
@@ -74,7 +147,7 @@ def reopen(token: str) -> dict:
     """ "Still happening?": a resolved or closed report goes back to `new` (one report.updated,
     activity `reopened` via the reporter), its trackers' issues reopen, its assignee hears.
     What the page shows now."""
-    report = reporter_mails.report_of(token)
+    report = report_of(token)
     if report.status not in DONE_STATUSES:
         raise Conflict("Only a resolved or closed report can be reopened")
     report_changes.update(report, {"status": "new"}, report_changes.BY_REPORTER)
