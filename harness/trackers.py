@@ -229,7 +229,9 @@ class FakeTrackers:
                 "title": data["title"],
                 "body": data.get("body"),
                 "state": "open",
-                "html_url": f"https://github.example/{full_name}/issues/{number}",
+                # GitHub Enterprise Server: pages on the host, the API under /api/v3.
+                "html_url": f"{self.base}/{full_name}/issues/{number}",
+                "repository_url": f"{self.base}/api/v3/repos/{full_name}",
                 "url": f"{self.base}/api/v3/repos/{full_name}/issues/{number}",
                 "labels": [{"name": name} for name in data.get("labels", [])],
             }
@@ -264,7 +266,8 @@ class FakeTrackers:
                 "description": data.get("description"),
                 "state": "opened",
                 "labels": [label for label in data.get("labels", "").split(",") if label],
-                "web_url": f"https://gitlab.example/{project}/-/issues/{iid}",
+                # Self-managed GitLab: pages on the host, the API under /api/v4.
+                "web_url": f"{self.base}/{project}/-/issues/{iid}",
             }
             self.issues[str(issue["id"])] = issue
             return 201, issue
@@ -361,7 +364,8 @@ class FakeTrackers:
             issue = {
                 "id": f"lin-{number:08d}-0000-4000-8000-000000000000",
                 "identifier": f"ENG-{number}",
-                "url": f"https://linear.example/issue/ENG-{number}",
+                # Linear's pages are on linear.app, under the workspace's url key.
+                "url": f"https://linear.app/acme/issue/ENG-{number}/checkout-fails",
                 "state": {"type": "backlog"},
                 "title": issue_input["title"],
                 "description": issue_input.get("description"),

@@ -551,7 +551,7 @@ def sync_round(team, trackers, kind):
         assert stored["state"] == "closed"
     elif kind == "gitlab":
         assert [(r.method, r.json()) for r in closing] == [("PUT", {"state_event": "close"})]
-        assert closing[0].path == f"/api/v4/projects/4242/issues/{stored['iid']}"
+        assert closing[0].path == f"/api/v4/projects/acme%2Fshop/issues/{stored['iid']}"
     elif kind in ("jira", "jira-server"):
         assert [r.method for r in closing] == ["GET", "POST"]
         assert closing[1].json() == {"transition": {"id": "31"}}
@@ -618,7 +618,8 @@ def test_a_jira_issue_moved_to_another_project_stays_linked_under_its_new_key(te
 def test_an_unknown_issue_or_another_event_is_accepted_and_ignored(team, trackers):
     app, ada, project = team
     integration = connect(ada, project, "github", trackers)
-    body = {"action": "closed", "issue": {"id": 1, "number": 1, "html_url": "h", "url": "u"}}
+    url = f"{trackers.base}/api/v3/repos/acme/shop/issues/1"
+    body = {"action": "closed", "issue": {"id": 1, "number": 1, "html_url": "h", "url": url}}
     answer = send_event(
         app.test_client(), "github", integration, {"X-GitHub-Event": "issues"}, body
     )
@@ -647,10 +648,78 @@ def test_a_close_the_tracker_refuses_is_retried_and_shown_never_done(team, track
     assert issue["state"] == "closed" and issue["lastError"] is None
 
 
+# --- deliveries name no address ------------------------------------------------------------------
+
+
+@pytest.fixture
+def elsewhere(certificate_authority):
+    """Another HTTPS host, answering as GitHub would: where a forged delivery points."""
+    server = FakeTrackers(certificate_authority[0]).start()
+    yield server
+    server.stop()
+
+
+def test_a_signed_delivery_cannot_send_the_token_to_another_host(team, trackers, elsewhere):
+    """A delivery signed with the integration's secret (a leaked backup once held it in clear)
+    names the issue at another host; svc refuses it, records why, and the next close goes to
+    the configured repository with the token, never to that host."""
+    app, ada, project = team
+    integration = connect(ada, project, "github", trackers)
+    report = file_detailed(ada, project)
+    create_issue(ada, report, integration)
+    stored = trackers.issues[remote_of(app, report["id"])["remote_id"]]
+    forged = {
+        "action": "edited",
+        "issue": {
+            **stored,
+            "url": f"{elsewhere.base}/api/v3/repos/acme/shop/issues/{stored['number']}",
+            "html_url": f"{elsewhere.base}/phish",
+        },
+    }
+    answer = send_event(
+        app.test_client(), "github", integration, {"X-GitHub-Event": "issues"}, forged
+    )
+    assert answer.status_code == 202 and answer.get_json()["detail"].startswith("refused:")
+    events = ada.get(f"/api/v1/integrations/{integration['id']}/events").get_json()
+    assert events[0]["outcome"].startswith("refused: it names 127.0.0.1:")
+    assert linked_issue(ada, report)["url"] == stored["html_url"]
+
+    ada.patch(
+        f"/api/v1/reports/{report['trackingId']}", json={"status": "resolved"}, headers=csrf(ada)
+    )
+    assert run_calls(app) == 1
+    assert elsewhere.requests == []
+    (closing,) = trackers.calls("PATCH")
+    assert closing.path == f"/api/v3/repos/acme/shop/issues/{stored['number']}"
+
+
+def test_a_gitlab_delivery_cannot_steer_the_calls_path(team, trackers):
+    """GitLab's project id and iid from a delivery once made the address of the next call: a
+    traversal on the configured host. The call is built from the configured project."""
+    app, ada, project = team
+    integration = connect(ada, project, "gitlab", trackers)
+    report = file_detailed(ada, project)
+    create_issue(ada, report, integration)
+    remote = remote_of(app, report["id"])
+    stored = trackers.issues[remote["remote_id"]]
+    headers, body = tracker_event("gitlab", trackers, remote, False)
+    body["object_attributes"].update(project_id="1/../../../users/1", action="update")
+    answer = send_event(app.test_client(), "gitlab", integration, headers, body)
+    assert answer.status_code == 202
+    ada.patch(
+        f"/api/v1/reports/{report['trackingId']}", json={"status": "resolved"}, headers=csrf(ada)
+    )
+    assert run_calls(app) == 1
+    (closing,) = trackers.calls("PUT")
+    assert closing.path == f"/api/v4/projects/acme%2Fshop/issues/{stored['iid']}"
+
+
 # --- the token ------------------------------------------------------------------------------------
 
 
-def test_the_token_is_never_shown_logged_or_stored_in_clear(team, trackers, caplog, tmp_path):
+def test_the_token_and_the_webhook_secret_are_never_stored_in_clear(
+    team, trackers, caplog, tmp_path
+):
     app, ada, project = team
     integration = connect(ada, project, "github", trackers)
     report = file_detailed(ada, project)
@@ -682,8 +751,11 @@ def test_the_token_is_never_shown_logged_or_stored_in_clear(team, trackers, capl
     assert "database.sqlite3" in stored
     # The instance folder (the SQLite database on SQLite) and every file of the backup.
     stored.update({str(p): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()})
+    # The webhook secret signs deliveries: in a backup in clear, anyone could forge one.
+    secret = integration["webhookSecret"].encode()
     for name, content in stored.items():
         assert TOKEN.encode() not in content, name
+        assert secret not in content, name
 
 
 def test_linear_signs_with_the_secret_it_made_once_pasted_into_svc(team, trackers):

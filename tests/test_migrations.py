@@ -1,6 +1,7 @@
 """The migrations build exactly the schema the models describe, on each test database."""
 
 import logging
+import uuid
 
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -57,3 +58,45 @@ def test_an_installation_from_before_admins_gets_its_first_user_as_admin(app):
         upgrade()
     assert first.get("/api/v1/auth/me").get_json()["isAdmin"] is True
     assert second.get("/api/v1/auth/me").get_json()["isAdmin"] is False
+
+
+def test_a_trackers_webhook_secret_is_encrypted_by_the_upgrade_and_still_checks(app, user_client):
+    """Stored in clear before hardening 5: the upgrade encrypts it with the app's keys, and the
+    tracker's deliveries, signed with the secret it was given, still pass."""
+    import hashlib
+    import hmac
+    import json
+
+    from harness.client import csrf
+    from svc.models import Integration
+
+    project = create_project(user_client)
+    integration = user_client.post(
+        f"/api/v1/projects/{project['id']}/integrations",
+        json={
+            "kind": "github",
+            "name": "GitHub",
+            "config": {"repository": "acme/shop"},
+            "token": "ghp_" + "x" * 36,
+        },
+        headers=csrf(user_client),
+    ).get_json()
+    secret = integration["webhookSecret"]
+    with app.app_context():
+        downgrade(revision="a4d9c2e7f1b3")  # the secret in clear
+        upgrade()
+        stored = db.session.get(Integration, uuid.UUID(integration["id"]))
+        assert secret not in stored.webhook_secret_encrypted
+    body = json.dumps({"zen": "Keep it logically awesome."}).encode()
+    signature = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    answer = user_client.post(
+        f"/api/v1/integrations/{integration['id']}/events",
+        data=body,
+        headers={
+            "X-GitHub-Event": "ping",
+            "X-Hub-Signature-256": f"sha256={signature}",
+            "X-GitHub-Delivery": "d-1",
+            "Content-Type": "application/json",
+        },
+    )
+    assert answer.status_code == 202, answer.get_json()

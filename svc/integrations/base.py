@@ -3,8 +3,10 @@ refusals turned into plain words, and the shapes the tracker modules hand back."
 
 import hmac
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Protocol
+from urllib.parse import urlsplit
 
 from svc.webhooks import sender
 
@@ -25,6 +27,39 @@ class TrackerError(Exception):
         self.status_code = status_code
         self.retry_after = retry_after
         self.final = status_code is not None and status_code not in _TRANSIENT
+
+
+class ForeignDelivery(Exception):
+    """A signed delivery that names an issue somewhere else than the integration's tracker:
+    refused, whatever else it says (an address svc would later send the token to)."""
+
+
+def host_of(url) -> str:
+    """`host[:port]` of an address, lower-cased; "" for anything else."""
+    try:
+        return urlsplit(url).netloc.rpartition("@")[2].lower() if isinstance(url, str) else ""
+    except ValueError:
+        return ""
+
+
+def check_host(named, *allowed: str) -> None:
+    """ForeignDelivery unless the address a delivery names is on one of the `allowed` hosts."""
+    host = host_of(named)
+    if host not in {host_of(url) for url in allowed}:
+        raise ForeignDelivery(f"it names {host or 'no host'}, not this integration's tracker")
+
+
+_NUMBER = re.compile(r"(?:^|/)(\d{1,18})$")
+
+
+def number_in(address: str) -> str:
+    """The issue's number (or numeric id) an address ends with: what svc builds the issue's
+    API address from, on the configured host (an address stored before svc built them itself
+    was a whole URL, or GitLab's "project/iid")."""
+    found = _NUMBER.search(address or "")
+    if found is None:
+        raise TrackerError(f"svc cannot tell the issue's number from {address!r}", 422)
+    return found[1]
 
 
 @dataclass(frozen=True)
@@ -124,12 +159,13 @@ def _seconds(raw: str | None) -> float:
 
 @dataclass(frozen=True)
 class Linked:
-    """An issue as the tracker describes it: its stable id, its human key (#12, PROJ-7), its page,
-    what later calls address, and whether it is done."""
+    """An issue as the tracker describes it: its stable id, its human key (#12, PROJ-7), its page
+    (None: keep the one known), what later calls name it by (its number, key or id, never a URL:
+    svc builds the address on the configured host), and whether it is done."""
 
     remote_id: str
     key: str
-    url: str
+    url: str | None
     address: str
     closed: bool = False
 
@@ -176,8 +212,9 @@ class Tracker(Protocol):
     def delivery_id(self, headers: dict) -> str | None:
         """The delivery's own id, where the tracker sends one (each is applied once)."""
 
-    def read_event(self, headers: dict, payload: dict) -> Event | None:
-        """What a delivery says of an issue; None when it is not about one svc reads."""
+    def read_event(self, config: dict, headers: dict, payload: dict) -> Event | None:
+        """What a delivery says of an issue; None when it is not about one svc reads;
+        ForeignDelivery when it names an issue on another host than `config`'s."""
 
 
 def same(given: str | None, expected: str) -> bool:

@@ -7,6 +7,8 @@ from svc.integrations.base import (
     Event,
     Linked,
     TrackerError,
+    check_host,
+    number_in,
     same,
 )
 from svc.webhooks.signing import hmac_sha256
@@ -23,20 +25,12 @@ def _headers(connection: Connection) -> dict:
     }
 
 
+def _api(config: dict) -> str:
+    return (config.get("api_url") or API_URL).rstrip("/")
+
+
 def _repository_url(connection: Connection) -> str:
-    api = (connection.config.get("api_url") or API_URL).rstrip("/")
-    return f"{api}/repos/{connection.config['repository']}"
-
-
-def _linked(issue: dict) -> Linked:
-    # `url` is the issue's API address, renamed with its repository; `id` never changes.
-    return Linked(
-        str(issue["id"]),
-        f"#{issue['number']}",
-        issue["html_url"],
-        issue["url"],
-        issue.get("state") == "closed",
-    )
+    return f"{_api(connection.config)}/repos/{connection.config['repository']}"
 
 
 def create(connection: Connection, content: Content) -> Linked:
@@ -50,12 +44,14 @@ def create(connection: Connection, content: Content) -> Linked:
         },
         _headers(connection),
     )
-    return _linked(issue)
+    # `id` never changes; the number, on the configured repository, is what later calls name.
+    return Linked(str(issue["id"]), f"#{issue['number']}", issue["html_url"], str(issue["number"]))
 
 
 def set_state(connection: Connection, address: str, closed: bool) -> None:
     state = {"state": "closed", "state_reason": "completed"} if closed else {"state": "open"}
-    connection.call("PATCH", address, state, _headers(connection))
+    url = f"{_repository_url(connection)}/issues/{number_in(address)}"
+    connection.call("PATCH", url, state, _headers(connection))
 
 
 def check(connection: Connection) -> str:
@@ -76,8 +72,11 @@ def delivery_id(headers: dict) -> str | None:
 _STATES = {"closed": True, "reopened": False}
 
 
-def read_event(headers: dict, payload: dict) -> Event | None:
-    if headers.get("x-github-event") != "issues" or not isinstance(payload.get("issue"), dict):
+def read_event(config: dict, headers: dict, payload: dict) -> Event | None:
+    issue = payload.get("issue")
+    if headers.get("x-github-event") != "issues" or not isinstance(issue, dict):
         return None
+    check_host(issue.get("url"), _api(config))
     action = payload.get("action")
-    return Event(_linked(payload["issue"]), _STATES.get(action), str(action))
+    linked = Linked(str(issue["id"]), f"#{issue['number']}", None, str(issue["number"]))
+    return Event(linked, _STATES.get(action), str(action))

@@ -3,14 +3,26 @@
 from urllib.parse import quote
 
 from svc.integrations import render
-from svc.integrations.base import Connection, Content, Event, Linked, same
+from svc.integrations.base import (
+    Connection,
+    Content,
+    Event,
+    Linked,
+    check_host,
+    number_in,
+    same,
+)
 
 NAME = "GitLab"
 API_URL = "https://gitlab.com/api/v4"
 
 
 def _api(connection: Connection) -> str:
-    return (connection.config.get("api_url") or API_URL).rstrip("/")
+    return _api_of(connection.config)
+
+
+def _api_of(config: dict) -> str:
+    return (config.get("api_url") or API_URL).rstrip("/")
 
 
 def _headers(connection: Connection) -> dict:
@@ -20,17 +32,6 @@ def _headers(connection: Connection) -> dict:
 def _project_url(connection: Connection) -> str:
     # "group/name" is one path segment, its slash encoded; a numeric id is as it is.
     return f"{_api(connection)}/projects/{quote(str(connection.config['project']), safe='')}"
-
-
-def _linked(issue: dict, url_key: str = "web_url") -> Linked:
-    # The numeric project id survives a rename or a move of the project; the path does not.
-    return Linked(
-        str(issue["id"]),
-        f"#{issue['iid']}",
-        issue[url_key],
-        f"{issue['project_id']}/{issue['iid']}",
-        issue.get("state") == "closed",
-    )
 
 
 def create(connection: Connection, content: Content) -> Linked:
@@ -44,14 +45,14 @@ def create(connection: Connection, content: Content) -> Linked:
         },
         _headers(connection),
     )
-    return _linked(issue)
+    # The iid, on the configured project, is what later calls name.
+    return Linked(str(issue["id"]), f"#{issue['iid']}", issue["web_url"], str(issue["iid"]))
 
 
 def set_state(connection: Connection, address: str, closed: bool) -> None:
-    project_id, iid = address.split("/", 1)
     connection.call(
         "PUT",
-        f"{_api(connection)}/projects/{project_id}/issues/{iid}",
+        f"{_project_url(connection)}/issues/{number_in(address)}",
         {"state_event": "close" if closed else "reopen"},
         _headers(connection),
     )
@@ -74,9 +75,12 @@ def delivery_id(headers: dict) -> str | None:
 _STATES = {"close": True, "reopen": False}
 
 
-def read_event(headers: dict, payload: dict) -> Event | None:
+def read_event(config: dict, headers: dict, payload: dict) -> Event | None:
     attributes = payload.get("object_attributes")
     if payload.get("object_kind") != "issue" or not isinstance(attributes, dict):
         return None
+    check_host(attributes.get("url"), _api_of(config))
     action = attributes.get("action")
-    return Event(_linked(attributes, "url"), _STATES.get(action), str(action))
+    iid = str(attributes["iid"])
+    linked = Linked(str(attributes["id"]), f"#{iid}", None, iid)
+    return Event(linked, _STATES.get(action), str(action))

@@ -2,6 +2,7 @@
 2, wiki text), told apart by the e-mail address a Cloud token goes with (docs/integrations.md)."""
 
 import base64
+import re
 
 from svc.integrations import render
 from svc.integrations.base import (
@@ -10,12 +11,15 @@ from svc.integrations.base import (
     Event,
     Linked,
     TrackerError,
+    check_host,
+    number_in,
     same,
 )
 from svc.webhooks.signing import hmac_sha256
 
 NAME = "Jira"
 DONE = "done"  # the status category of every finished status, whatever its name
+_KEY = re.compile(r"^[A-Z][A-Z0-9_]{0,49}-[0-9]{1,18}$")
 
 
 def _cloud(connection: Connection) -> bool:
@@ -34,8 +38,8 @@ def _headers(connection: Connection) -> dict:
     return {"Authorization": f"Bearer {connection.token}"}
 
 
-def _browse(connection: Connection, key: str) -> str:
-    return f"{connection.config['site_url'].rstrip('/')}/browse/{key}"
+def _browse(config: dict, key: str) -> str:
+    return f"{config['site_url'].rstrip('/')}/browse/{key}"
 
 
 def create(connection: Connection, content: Content) -> Linked:
@@ -51,14 +55,14 @@ def create(connection: Connection, content: Content) -> Linked:
     )
     # The id stays when the issue moves to another project; the key does not.
     return Linked(
-        str(issue["id"]), issue["key"], _browse(connection, issue["key"]), str(issue["id"])
+        str(issue["id"]), issue["key"], _browse(connection.config, issue["key"]), str(issue["id"])
     )
 
 
 def set_state(connection: Connection, address: str, closed: bool) -> None:
     """The first transition into a status of the `done` category (closing), or out of it
     (reopening: one to `indeterminate`, in progress, if there is one)."""
-    url = f"{_api(connection)}/issue/{address}/transitions"
+    url = f"{_api(connection)}/issue/{number_in(address)}/transitions"
     answer = connection.call("GET", url, None, _headers(connection))
     transitions = answer.get("transitions", []) if isinstance(answer, dict) else []
 
@@ -94,7 +98,7 @@ def delivery_id(headers: dict) -> str | None:
     return headers.get("x-atlassian-webhook-identifier")
 
 
-def read_event(headers: dict, payload: dict) -> Event | None:
+def read_event(config: dict, headers: dict, payload: dict) -> Event | None:
     issue = payload.get("issue")
     if payload.get("webhookEvent") != "jira:issue_updated" or not isinstance(issue, dict):
         return None
@@ -102,8 +106,10 @@ def read_event(headers: dict, payload: dict) -> Event | None:
     done = (status.get("statusCategory") or {}).get("key") == DONE
     items = (payload.get("changelog") or {}).get("items") or []
     status_changed = any(isinstance(item, dict) and item.get("field") == "status" for item in items)
-    site = (issue.get("self") or "").split("/rest/api/")[0]
-    linked = Linked(
-        str(issue["id"]), issue["key"], f"{site}/browse/{issue['key']}", str(issue["id"]), done
-    )
+    check_host(issue.get("self"), config["site_url"])
+    key = str(issue["key"])
+    if not _KEY.match(key):
+        return None
+    # A moved issue has a new key; its page is built on the configured site.
+    linked = Linked(str(issue["id"]), key, _browse(config, key), number_in(str(issue["id"])), done)
     return Event(linked, done if status_changed else None, f"status {status.get('name', '?')}")

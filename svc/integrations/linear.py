@@ -7,12 +7,14 @@ from svc.integrations.base import (
     Event,
     Linked,
     TrackerError,
+    check_host,
     same,
 )
 from svc.webhooks.signing import hmac_sha256
 
 NAME = "Linear"
 API_URL = "https://api.linear.app/graphql"
+WEB_URL = "https://linear.app"
 # Workflow state types: a completed or canceled issue is done.
 DONE_TYPES = ("completed", "canceled")
 
@@ -84,7 +86,7 @@ def delivery_id(headers: dict) -> str | None:
     return headers.get("linear-delivery")
 
 
-def read_event(headers: dict, payload: dict) -> Event | None:
+def read_event(config: dict, headers: dict, payload: dict) -> Event | None:
     data = payload.get("data")
     if payload.get("type") != "Issue" or payload.get("action") != "update":
         return None
@@ -93,5 +95,8 @@ def read_event(headers: dict, payload: dict) -> Event | None:
     state = data.get("state") or {}
     done = state.get("type") in DONE_TYPES
     changed = "stateId" in (payload.get("updatedFrom") or {})
-    linked = Linked(data["id"], data["identifier"], data["url"], data["id"], done)
+    # Linear's pages are on linear.app whatever the API's address; the id names the issue in
+    # GraphQL variables only, so it cannot send the token anywhere.
+    check_host(data.get("url"), WEB_URL, config.get("api_url") or API_URL)
+    linked = Linked(str(data["id"]), str(data["identifier"]), None, str(data["id"]), done)
     return Event(linked, done if changed else None, f"state {state.get('name', '?')}")

@@ -40,8 +40,9 @@ class Integration(db.Model):
     name: Mapped[str] = mapped_column(String(100))
     config: Mapped[dict] = mapped_column(JSON)
     token_encrypted: Mapped[str] = mapped_column(Text)
-    # Checks the tracker's calls to svc (its signature, or GitLab's token); shown once.
-    webhook_secret: Mapped[str] = mapped_column(String(64))
+    # Checks the tracker's calls to svc (its signature, or GitLab's token); shown once, and
+    # encrypted as the token is: with it, anyone could sign a delivery.
+    webhook_secret_encrypted: Mapped[str] = mapped_column(Text)
     # {"severities": [...], "categories": [...]}: empty lists match any; None: no auto-create.
     auto_create: Mapped[dict | None] = mapped_column(JSON(none_as_null=True))
     sync_status: Mapped[bool] = mapped_column(default=True)

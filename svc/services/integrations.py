@@ -42,6 +42,7 @@ LIST_ITEMS = 20
 def create(user: User, project_id: uuid.UUID, data: dict) -> Shown:
     """A new integration; its `webhook_secret` is shown in this answer only (`shown_secret`)."""
     projects.access(user, project_id, at_least=OWNER)
+    webhook_secret = random.token_hex(24)
     integration = Integration(
         id=uuid.uuid4(),
         project_id=project_id,
@@ -49,7 +50,7 @@ def create(user: User, project_id: uuid.UUID, data: dict) -> Shown:
         name=data["name"],
         config=data["config"],
         token_encrypted=secrets.encrypt(data["token"]),
-        webhook_secret=random.token_hex(24),
+        webhook_secret_encrypted=secrets.encrypt(webhook_secret),
         auto_create=data.get("auto_create"),
         sync_status=data.get("sync_status", True),
         created_at=utcnow(),
@@ -64,7 +65,7 @@ def create(user: User, project_id: uuid.UUID, data: dict) -> Shown:
         name=integration.name,
     )
     db.session.commit()
-    return Shown(integration, shown_secret=integration.webhook_secret)
+    return Shown(integration, shown_secret=webhook_secret)
 
 
 def list_for(user: User, project_id: uuid.UUID) -> list[Integration]:
@@ -102,7 +103,9 @@ def update_for(
         integration.config = check_config(
             integration.kind, {**integration.config, **changes["config"]}
         )
-    for field in ("name", "auto_create", "sync_status", "webhook_secret"):
+    if "webhook_secret" in changes:
+        integration.webhook_secret_encrypted = secrets.encrypt(changes["webhook_secret"])
+    for field in ("name", "auto_create", "sync_status"):
         if field in changes:
             setattr(integration, field, changes[field])
     audit.record(
@@ -162,6 +165,14 @@ def connection(integration: Integration) -> Connection:
         allow_private=setting("SVC_WEBHOOK_ALLOW_PRIVATE"),
         ca_bundle=setting("SVC_WEBHOOK_CA_BUNDLE"),
     )
+
+
+def webhook_secret_of(integration: Integration) -> str | None:
+    """The secret its tracker signs deliveries with; None when no key opens it any more."""
+    try:
+        return secrets.decrypt(integration.webhook_secret_encrypted)
+    except secrets.Undecryptable:
+        return None
 
 
 def note_outcome(integration_id: uuid.UUID, error: str | None) -> None:

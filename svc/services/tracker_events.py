@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from svc.errors import Unauthorized
 from svc.extensions import db
 from svc.integrations import TRACKERS
-from svc.integrations.base import Event
+from svc.integrations.base import Event, ForeignDelivery, TrackerError
 from svc.models import (
     DONE_STATUSES,
     ExternalIssue,
@@ -50,7 +50,8 @@ def apply_event(integration_id: uuid.UUID, headers: dict, body: bytes) -> str:
     if integration is None:
         raise Unauthorized("Unknown integration or bad signature")
     tracker = TRACKERS[integration.kind]
-    if not tracker.verify(integration.webhook_secret, headers, body):
+    secret = integrations.webhook_secret_of(integration)
+    if secret is None or not tracker.verify(secret, headers, body):
         raise Unauthorized("Unknown integration or bad signature")
     delivery_id = tracker.delivery_id(headers) or hashlib.sha256(body).hexdigest()
     receipt = TrackerEvent(
@@ -74,8 +75,14 @@ def apply_event(integration_id: uuid.UUID, headers: dict, body: bytes) -> str:
 def _apply(integration: Integration, tracker, headers: dict, body: bytes) -> str:
     try:
         payload = json.loads(body)
-        event = tracker.read_event(headers, payload) if isinstance(payload, dict) else None
-    except (KeyError, TypeError, ValueError):
+        event = (
+            tracker.read_event(integration.config, headers, payload)
+            if isinstance(payload, dict)
+            else None
+        )
+    except ForeignDelivery as exc:
+        return f"refused: {exc}"
+    except (KeyError, TypeError, ValueError, TrackerError):
         return "ignored: not an issue event svc reads"
     if event is None:
         return "ignored: not an issue event svc reads"
@@ -87,8 +94,11 @@ def _apply(integration: Integration, tracker, headers: dict, body: bytes) -> str
     )
     if issue is None:
         return f"ignored: {event.issue.key} is not linked to a report"
-    # The issue moved (a Jira project) or its repository was renamed: follow it.
-    issue.key, issue.url, issue.address = event.issue.key, event.issue.url, event.issue.address
+    # The issue moved (a Jira project): follow its key. Its address and page are never taken
+    # from a delivery (svc builds them on the configured host; docs/integrations.md).
+    issue.key = event.issue.key
+    if event.issue.url is not None:
+        issue.url = event.issue.url
     issue.updated_at = utcnow()
     if event.closed is None:
         return f"{issue.key}: {event.words or 'updated'}"
