@@ -390,6 +390,32 @@ def test_test_connection_says_what_it_reached_or_the_trackers_words(team, tracke
     assert "No project could be found with key 'MISSING'" in failed.get_json()["detail"]
 
 
+def test_sending_the_token_to_another_host_needs_the_token(team, trackers, elsewhere):
+    """The token is write-only: an owner who moves the integration to another host (or
+    repository, project, account) gives it again, or nothing changes and no later call (a
+    member's "Test connection") takes it there."""
+    _app, ada, project = team
+    integration = connect(ada, project, "github", trackers)
+    url = f"/api/v1/integrations/{integration['id']}"
+    moved = {"api_url": f"{elsewhere.base}/api/v3"}
+    for change in (moved, {"repository": "acme/other"}):
+        refused = ada.patch(url, json={"config": change}, headers=csrf(ada))
+        assert refused.status_code == 422 and "token" in refused.get_json()["errors"]
+    assert ada.get(url).get_json()["config"]["repository"] == "acme/shop"
+    assert ada.post(f"{url}/test", headers=csrf(ada)).status_code == 200
+    assert elsewhere.requests == []
+    labels = ada.patch(url, json={"config": {"labels": ["bug"]}}, headers=csrf(ada))
+    assert labels.status_code == 200
+
+    given = ada.patch(url, json={"config": moved, "token": TOKEN}, headers=csrf(ada))
+    assert given.status_code == 200
+    (entry, *_) = ada.get(
+        f"/api/v1/projects/{project['id']}/audit", query_string={"action": "integration_updated"}
+    ).get_json()["items"]
+    assert entry["detail"]["fromHost"] == trackers.base.removeprefix("https://")
+    assert entry["detail"]["toHost"] == elsewhere.base.removeprefix("https://")
+
+
 # --- auto-create ----------------------------------------------------------------------------------
 
 

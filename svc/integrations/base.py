@@ -197,6 +197,9 @@ class Tracker(Protocol):
 
     NAME: str  # as people write it: "GitHub"
 
+    def api_of(self, config: dict) -> str:
+        """Where svc calls the tracker with the token, by an integration's settings."""
+
     def create(self, connection: Connection, content: Content) -> Linked:
         """A new issue made of a report; TrackerError when the tracker refuses."""
 

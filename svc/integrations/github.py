@@ -25,12 +25,12 @@ def _headers(connection: Connection) -> dict:
     }
 
 
-def _api(config: dict) -> str:
+def api_of(config: dict) -> str:
     return (config.get("api_url") or API_URL).rstrip("/")
 
 
 def _repository_url(connection: Connection) -> str:
-    return f"{_api(connection.config)}/repos/{connection.config['repository']}"
+    return f"{api_of(connection.config)}/repos/{connection.config['repository']}"
 
 
 def create(connection: Connection, content: Content) -> Linked:
@@ -76,7 +76,7 @@ def read_event(config: dict, headers: dict, payload: dict) -> Event | None:
     issue = payload.get("issue")
     if headers.get("x-github-event") != "issues" or not isinstance(issue, dict):
         return None
-    check_host(issue.get("url"), _api(config))
+    check_host(issue.get("url"), api_of(config))
     action = payload.get("action")
     linked = Linked(str(issue["id"]), f"#{issue['number']}", None, str(issue["number"]))
     return Event(linked, _STATES.get(action), str(action))

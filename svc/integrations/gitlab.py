@@ -18,10 +18,10 @@ API_URL = "https://gitlab.com/api/v4"
 
 
 def _api(connection: Connection) -> str:
-    return _api_of(connection.config)
+    return api_of(connection.config)
 
 
-def _api_of(config: dict) -> str:
+def api_of(config: dict) -> str:
     return (config.get("api_url") or API_URL).rstrip("/")
 
 
@@ -79,7 +79,7 @@ def read_event(config: dict, headers: dict, payload: dict) -> Event | None:
     attributes = payload.get("object_attributes")
     if payload.get("object_kind") != "issue" or not isinstance(attributes, dict):
         return None
-    check_host(attributes.get("url"), _api_of(config))
+    check_host(attributes.get("url"), api_of(config))
     action = attributes.get("action")
     iid = str(attributes["iid"])
     linked = Linked(str(attributes["id"]), f"#{iid}", None, iid)

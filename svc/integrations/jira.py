@@ -26,6 +26,10 @@ def _cloud(connection: Connection) -> bool:
     return bool(connection.config.get("email"))
 
 
+def api_of(config: dict) -> str:
+    return config["site_url"].rstrip("/")
+
+
 def _api(connection: Connection) -> str:
     version = "3" if _cloud(connection) else "2"
     return f"{connection.config['site_url'].rstrip('/')}/rest/api/{version}"
@@ -106,7 +110,7 @@ def read_event(config: dict, headers: dict, payload: dict) -> Event | None:
     done = (status.get("statusCategory") or {}).get("key") == DONE
     items = (payload.get("changelog") or {}).get("items") or []
     status_changed = any(isinstance(item, dict) and item.get("field") == "status" for item in items)
-    check_host(issue.get("self"), config["site_url"])
+    check_host(issue.get("self"), api_of(config))
     key = str(issue["key"])
     if not _KEY.match(key):
         return None

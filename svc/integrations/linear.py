@@ -48,6 +48,10 @@ def _graphql(connection: Connection, document: str, variables: dict | None = Non
     return answer.get("data") or {}
 
 
+def api_of(config: dict) -> str:
+    return config.get("api_url") or API_URL
+
+
 def create(connection: Connection, content: Content) -> Linked:
     issue_input = {
         "teamId": connection.config["team_id"],
@@ -97,6 +101,6 @@ def read_event(config: dict, headers: dict, payload: dict) -> Event | None:
     changed = "stateId" in (payload.get("updatedFrom") or {})
     # Linear's pages are on linear.app whatever the API's address; the id names the issue in
     # GraphQL variables only, so it cannot send the token anywhere.
-    check_host(data.get("url"), WEB_URL, config.get("api_url") or API_URL)
+    check_host(data.get("url"), WEB_URL, api_of(config))
     linked = Linked(str(data["id"]), str(data["identifier"]), None, str(data["id"]), done)
     return Event(linked, done if changed else None, f"state {state.get('name', '?')}")

@@ -21,10 +21,17 @@ from sqlalchemy.exc import IntegrityError
 
 from svc import audit, secrets
 from svc.config import setting
-from svc.errors import Conflict, NotFound, TrackerCheckFailed, TrackerRefused, not_found
+from svc.errors import (
+    Conflict,
+    NotFound,
+    TrackerCheckFailed,
+    TrackerRefused,
+    field_error,
+    not_found,
+)
 from svc.extensions import db
 from svc.integrations import TRACKERS
-from svc.integrations.base import Connection, Content, Linked, TrackerError
+from svc.integrations.base import Connection, Content, Linked, TrackerError, host_of
 from svc.models import MEMBER, OWNER, VIEWER, ExternalIssue, Integration, Report, User
 from svc.models.activity import LINKED
 from svc.models.base import utcnow
@@ -34,6 +41,8 @@ from svc.services.listing import Shown
 
 # A report's issue body shows at most this many of each captured list (docs/api.md §15).
 LIST_ITEMS = 20
+# The settings that say where the token is sent, or for whom (docs/integrations.md, "Tokens").
+WHERE_THE_TOKEN_GOES = ("api_url", "site_url", "email", "repository", "project")
 
 
 # --- the integrations ----------------------------------------------------------------------------
@@ -95,14 +104,24 @@ def get_for(user: User, integration_id: uuid.UUID, at_least: str = VIEWER) -> In
 def update_for(
     user: User, integration_id: uuid.UUID, changes: dict, check_config: Callable
 ) -> Integration:
-    """`check_config(kind, config)` checks the merged config (the schema of its kind)."""
+    """`check_config(kind, config)` checks the merged config (the schema of its kind). A
+    change of where the token goes (the host, the account's e-mail, the repository or project)
+    needs the token in the same request: the write-only token is never sent somewhere its
+    owner did not give it to."""
     integration = get_for(user, integration_id, OWNER)
+    before = integration.config
+    if "config" in changes:
+        merged = check_config(integration.kind, {**integration.config, **changes["config"]})
+        moved = sorted(key for key in WHERE_THE_TOKEN_GOES if merged.get(key) != before.get(key))
+        if moved and "token" not in changes:
+            raise field_error(
+                "token",
+                f"Changing {', '.join(moved)} sends the token somewhere else: give the token "
+                "again in the same request.",
+            )
+        integration.config = merged
     if "token" in changes:
         integration.token_encrypted = secrets.encrypt(changes["token"])
-    if "config" in changes:
-        integration.config = check_config(
-            integration.kind, {**integration.config, **changes["config"]}
-        )
     if "webhook_secret" in changes:
         integration.webhook_secret_encrypted = secrets.encrypt(changes["webhook_secret"])
     for field in ("name", "auto_create", "sync_status"):
@@ -114,9 +133,16 @@ def update_for(
         ("integration", integration.id),
         project_id=integration.project_id,
         fields=sorted(changes),
+        **_host_change(integration.kind, before, integration.config),
     )
     db.session.commit()
     return integration
+
+
+def _host_change(kind: str, before: dict, after: dict) -> dict:
+    """The audit entry's `fromHost` and `toHost` when the tracker's host changed."""
+    old, new = (host_of(TRACKERS[kind].api_of(config)) for config in (before, after))
+    return {"fromHost": old, "toHost": new} if old != new else {}
 
 
 def delete(user: User, integration_id: uuid.UUID) -> None:

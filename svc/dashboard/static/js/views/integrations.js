@@ -173,7 +173,7 @@ function editForm(integration, reload) {
   return h("details", {}, h("summary", {}, "Change"),
     form({ "aria-label": `Change ${integration.name}` }, [
       field("Name", input(prefix, { name: "name", value: integration.name, maxlength: 100 })),
-      field("New token", input(prefix, { name: "token", type: "password", autocomplete: "off" }), "Empty: keep the current one."),
+      field("New token", input(prefix, { name: "token", type: "password", autocomplete: "off" }), "Empty: keep the current one. Required when the host, repository, project or e-mail changes."),
       field("Signing secret", input(prefix, { name: "webhook_secret", type: "password", autocomplete: "off" }),
         "Only for a tracker that makes its own (Linear). Empty: keep svc's."),
       autoCreateFields(prefix, integration.autoCreate),
