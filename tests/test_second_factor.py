@@ -10,7 +10,7 @@ from typing import NamedTuple
 import pytest
 from sqlalchemy import update
 
-from harness.client import PASSWORD, csrf, register
+from harness.client import PASSWORD, create_project, csrf, invite, register, token_of
 from svc.auth.cookies import ACCESS_COOKIE, PENDING_COOKIE
 from svc.extensions import db
 from svc.models import PendingSignIn
@@ -230,9 +230,38 @@ def test_enrolling_and_removing_need_a_browser_session(app, ada):
     ok(app.test_client().get("/api/v1/auth/me", headers=bearer))
 
 
+def test_svc_require_2fa_holds_for_every_way_in_with_a_password(make_app):
+    """Registering and accepting an invitation with a new account once gave a full session at
+    once (then year-long tokens): they wait for an enrolment as a password sign-in does."""
+    app = make_app(SVC_REQUIRE_2FA="true")
+    registering = app.test_client()
+    body = {"name": "Ada Lovelace", "email": "ada@example.com", "password": PASSWORD}
+    waiting = ok(registering.post("/api/v1/auth/register", json=body), 202)
+    assert waiting["enrol"] is True and waiting["methods"] == ["totp"]
+    assert registering.get_cookie(ACCESS_COOKIE) is None
+    assert registering.get("/api/v1/auth/me").status_code == 401
+    assert registering.post("/api/v1/tokens", json={"name": "cli"}).status_code == 401
+
+    code = totp_code(ok(registering.post(f"{ANSWER}/enrolment"))["secret"], totp_step())
+    ok(registering.post(ANSWER, json={"code": code}))
+    project = create_project(registering)
+    invitation = invite(registering, project["id"], "alan@example.com")
+    joining = app.test_client()
+    accepted = joining.post(
+        "/api/v1/invitations/accept",
+        json={"token": token_of(invitation), "name": "Alan", "password": PASSWORD},
+    )
+    assert accepted.status_code == 202 and accepted.get_json()["enrol"] is True
+    assert joining.get_cookie(ACCESS_COOKIE) is None
+    assert joining.get("/api/v1/auth/me").status_code == 401
+
+
 def test_svc_require_2fa_makes_a_password_user_enrol_at_sign_in(make_app):
     app = make_app(SVC_REQUIRE_2FA="true")
-    register(app.test_client())
+    app.test_client().post(
+        "/api/v1/auth/register",
+        json={"name": "Ada Lovelace", "email": "ada@example.com", "password": PASSWORD},
+    )
     client, waiting = waiting_sign_in(app)
     assert waiting["enrol"] is True and waiting["methods"] == ["totp"]
     setup = ok(client.post(f"{ANSWER}/enrolment"))

@@ -2,12 +2,15 @@
 real OpenID provider in Chromium, is in tests/test_identity_browser.py."""
 
 import pytest
+from sqlalchemy import select
 
 from harness.client import PASSWORD, csrf, register
 from svc import sso
 from svc.config import ConfigError, load_settings
-from svc.errors import Forbidden
-from svc.services import single_sign_on
+from svc.errors import Forbidden, Invalid
+from svc.extensions import db
+from svc.models import User
+from svc.services import invitations, projects, single_sign_on
 
 ISSUER = "https://id.example.com/realms/acme"
 SSO = {
@@ -36,6 +39,31 @@ def test_the_sign_in_page_learns_what_is_offered(make_app):
         answer = client.post(path, json=body)
         assert answer.status_code == 403
         assert "single sign-on" in answer.get_json()["detail"]
+
+
+def test_with_password_sign_in_off_an_invitation_makes_no_password_account(make_app):
+    """Only single sign-on lets people in: an invitation is accepted after signing in with it
+    (403 for a new password account), and goes only to addresses it lets in."""
+    app = make_app(**SSO, SVC_PASSWORD_LOGIN="off", SVC_OIDC_ALLOWED_DOMAINS="acme.example")
+    made = app.test_cli_runner().invoke(
+        args=["create-user", "--name", "Ada", "--email", "ada@acme.example"],
+        input=f"{PASSWORD}\n{PASSWORD}\n",
+    )
+    assert made.exit_code == 0, made.output
+    with app.app_context():
+        ada = db.session.scalar(select(User).where(User.email == "ada@acme.example"))
+        project = projects.create(ada, "Web Shop").project
+        _, link = invitations.invite(ada, project.id, "alan@acme.example", "member")
+        with pytest.raises(Invalid) as refused:
+            invitations.invite(ada, project.id, "mallory@elsewhere.example", "member")
+        assert "email" in refused.value.errors
+    answer = app.test_client().post(
+        "/api/v1/invitations/accept",
+        json={"token": link.rsplit("/", 1)[1], "name": "Alan", "password": PASSWORD},
+    )
+    assert answer.status_code == 403 and "single sign-on" in answer.get_json()["detail"]
+    with app.app_context():
+        assert db.session.scalar(select(User).where(User.email == "alan@acme.example")) is None
 
 
 def test_settings_that_leave_no_way_in_fail_at_start_up():

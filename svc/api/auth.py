@@ -40,6 +40,20 @@ def sign_in(user, method: str = "password") -> None:
     _send_cookies(users.sign_in(user, method))
 
 
+def start_session(user, answer, status: int = 200):
+    """Every way in with a password ends here (signing in, registering, an invitation's new
+    account), so that one sign-in policy holds for each: with a second factor due (one is
+    enrolled, or SVC_REQUIRE_2FA asks for one), 202 and only the cookie that
+    /auth/second-factor takes; else a session, and `answer` with `status`."""
+    waiting = second_factors.begin_sign_in(user)
+    if waiting is not None:
+        token, pending_answer = waiting
+        _send_pending_cookie(token)
+        return pending_answer, {}, 202
+    sign_in(user)
+    return answer, {}, status
+
+
 def _send_pending_cookie(token: str) -> None:
     @after_this_request
     def add_cookie(resp):
@@ -60,12 +74,12 @@ def _clear_cookies(site_data: bool = False) -> None:
 @bp.post("/register")
 @rate_limited("SVC_RATE_LIMIT_AUTH")
 @body(RegisterIn())
-@response(UserOut(), 201, errors=(403, 409))
+@response(UserOut(), 201, errors=(403, 409), also={202: PendingSignInOut()})
 def register(data):
-    """Create an account and sign it in."""
+    """Create an account and sign it in (202 and a second factor to enrol first under
+    SVC_REQUIRE_2FA, as a password sign-in)."""
     user = users.register(data["name"], data["email"], data["password"])
-    sign_in(user)
-    return user
+    return start_session(user, user, 201)
 
 
 @bp.post("/login")
@@ -76,13 +90,7 @@ def login(data):
     """Sign in: a new session with new cookies; with a second factor due, 202 and only the
     cookie that /auth/second-factor takes (docs/identity.md)."""
     user = users.authenticate(data["email"], data["password"])
-    waiting = second_factors.begin_sign_in(user)
-    if waiting is not None:
-        token, answer = waiting
-        _send_pending_cookie(token)
-        return answer, {}, 202
-    sign_in(user)
-    return user
+    return start_session(user, user)
 
 
 @bp.post("/refresh")

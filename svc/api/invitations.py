@@ -6,7 +6,7 @@ import uuid
 from flask import Blueprint, request
 
 from svc import rate_limits
-from svc.api.auth import sign_in
+from svc.api.auth import start_session
 from svc.api.decorators import body, documents_role, rate_limited, response, signed_in_user
 from svc.auth.guard import (
     current_caller,
@@ -26,6 +26,7 @@ from svc.schemas.invitations import (
     InvitationPreviewOut,
     InvitationTokenIn,
 )
+from svc.schemas.second_factors import PendingSignInOut
 from svc.services import invitations
 
 bp = Blueprint("invitations", __name__, url_prefix="/api/v1")
@@ -111,7 +112,7 @@ def preview_invitation(data):
 @signed_in_if_credentials
 @rate_limited("SVC_RATE_LIMIT_AUTH")
 @body(AcceptIn())
-@response(AcceptedOut(), errors=(404, 409), also=(201,))
+@response(AcceptedOut(), errors=(403, 404, 409), also={201: AcceptedOut(), 202: PendingSignInOut()})
 def accept_invitation(data):
     """Join the project: signed in, as the invited address; or, without a session, with a
     `name` and `password` that create the account (201, signed in)."""
@@ -127,5 +128,4 @@ def accept_invitation(data):
     user, access = invitations.accept_with_new_account(
         data["token"], data["name"], data["password"]
     )
-    sign_in(user)
-    return {"user": user, "project": access}, {}, 201
+    return start_session(user, {"user": user, "project": access}, 201)

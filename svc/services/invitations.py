@@ -15,8 +15,8 @@ from sqlalchemy.exc import IntegrityError
 
 from svc import audit
 from svc.auth import tokens
-from svc.config import public_url
-from svc.errors import Conflict, Forbidden, not_found
+from svc.config import public_url, setting
+from svc.errors import Conflict, Forbidden, field_error, not_found
 from svc.extensions import db
 from svc.mail import outbox
 from svc.models import OWNER, VIEWER, Invitation, Membership, User
@@ -34,6 +34,9 @@ def invite(user: User, project_id: uuid.UUID, email: str, role: str) -> tuple[In
     """A new invitation and its link; 409 when the address is a member or already invited."""
     project = projects.access(user, project_id, at_least=OWNER).project
     email = users.normalize_email(email)
+    if setting("SVC_PASSWORD_LOGIN") == "off" and not users.domain_allowed(email):
+        # Single sign-on is the only way in, and it would refuse this address.
+        raise field_error("email", "Addresses at this domain cannot sign in to this svc.")
     member = db.session.scalar(
         select(Membership.user_id)
         .join(Membership.user)
@@ -169,7 +172,9 @@ def accept_as(user: User, value: str) -> ProjectAccess:
 
 def accept_with_new_account(value: str, name: str, password: str) -> tuple[User, ProjectAccess]:
     """Create the account for the invited address and add it to the project, in one
-    transaction; 409 when the address has an account already (sign in, then accept)."""
+    transaction; 409 when the address has an account already (sign in, then accept), 403 when
+    password sign-in is off (sign in with single sign-on, then accept)."""
+    users.passwords_allowed()
     invitation = lookup(value)
     if account_exists(invitation):
         raise Conflict(f"{invitation.email} has an account already: sign in, then accept")

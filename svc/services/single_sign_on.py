@@ -10,7 +10,6 @@ claims in, an account out, or a refusal that says why.
 
 from sqlalchemy import select
 
-from svc.config import setting
 from svc.errors import Forbidden
 from svc.extensions import db
 from svc.models import User
@@ -42,9 +41,8 @@ def account_for(issuer: str, claims: dict) -> User:
             "cannot tell it is yours. Verify it there, then sign in again.",
             email,
         )
-    allowed, domain = setting("SVC_OIDC_ALLOWED_DOMAINS"), email.rsplit("@", 1)[1]
-    if allowed and domain not in allowed:
-        words = f"Addresses at {domain} cannot sign in to this svc."
+    if not users.domain_allowed(email):
+        words = f"Addresses at {email.rsplit('@', 1)[1]} cannot sign in to this svc."
         raise _refuse(issuer, "domain not allowed", words, email)
     user = db.session.scalar(select(User).where(User.oidc_subject == subject))
     if user is None:

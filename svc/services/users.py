@@ -68,6 +68,12 @@ def create_user(name: str, email: str, password: str, *, by_operator: bool = Fal
 PASSWORDS_OFF = "Password sign-in is off here: sign in with single sign-on"
 
 
+def domain_allowed(email: str) -> bool:
+    """Whether single sign-on lets the address in (SVC_OIDC_ALLOWED_DOMAINS, when set)."""
+    allowed = setting("SVC_OIDC_ALLOWED_DOMAINS")
+    return not allowed or email.rsplit("@", 1)[1] in allowed
+
+
 def passwords_allowed() -> None:
     """SVC_PASSWORD_LOGIN=off: only single sign-on signs in or creates accounts (403)."""
     if setting("SVC_PASSWORD_LOGIN") == "off":

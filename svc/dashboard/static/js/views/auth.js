@@ -56,6 +56,7 @@ export async function signInView(main, context) {
 }
 
 export function signUpView(main, context) {
+  const panel = h("section", { class: "panel narrow" }, h("h1", {}, "Create your svc account"));
   const signUp = form({ "aria-label": "Sign up" }, [
     field("Name", input("name", "text", "name", { maxlength: 100 })),
     field("E-mail", input("email", "email", "username")),
@@ -63,13 +64,17 @@ export function signUpView(main, context) {
       "At least 8 characters."),
     h("button", { type: "submit" }, "Create account"),
   ], async (values) => {
-    context.signedIn(await api.post("/auth/register", values));
+    const answer = await api.post("/auth/register", values);
+    if (answer.methods) {  // 202: SVC_REQUIRE_2FA, an authenticator app first
+      replaceContent(panel, secondFactorStep(answer, context, "/projects"));
+      return;
+    }
+    context.signedIn(answer);
     context.navigate("/projects", { replace: true });
   });
-  appendTo(main, h("section", { class: "panel narrow" },
-    h("h1", {}, "Create your svc account"),
-    signUp,
-    h("p", {}, "Already have an account? ", h("a", { href: "/login" }, "Sign in"))));
+  appendTo(panel, signUp,
+    h("p", {}, "Already have an account? ", h("a", { href: "/login" }, "Sign in")));
+  appendTo(main, panel);
 }
 
 export function forgotPasswordView(main) {
@@ -143,6 +148,10 @@ export async function invitationView(main, context) {
     ], async (values) => {
       const accepted = await api.post("/invitations/accept",
         { token, name: values.name, password: values.password });
+      if (accepted.methods) {  // 202: joined; an authenticator app before the session starts
+        replaceContent(panel, secondFactorStep(accepted, context, "/projects"));
+        return;
+      }
       context.signedIn(accepted.user);
       joined(accepted.project);
     }));
