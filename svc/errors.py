@@ -130,6 +130,15 @@ class TrackerCheckFailed(DomainError):
     status_code = 422
 
 
+class TooManyGuesses(DomainError):
+    """An account's second factor was guessed at too often: it waits (`Retry-After`)."""
+
+    status_code = 429
+
+    def __init__(self, detail: str, retry_after: int):
+        super().__init__(detail, headers={"Retry-After": str(retry_after)})
+
+
 class HoneypotHit(DomainError):
     """A report whose honeypot field is filled in (docs/api.md §8.1): nothing is stored."""
 
@@ -179,7 +188,7 @@ def only_where_waiting_helps(response):
     after it."""
     if response.status_code not in (429, 503):
         response.headers.pop("Retry-After", None)
-    elif response.status_code == 503 and "svc_retry_after" in g:
+    elif "svc_retry_after" in g:
         response.headers["Retry-After"] = g.svc_retry_after
     return response
 
@@ -193,7 +202,7 @@ def error_response(
     response = jsonify(body)
     response.status_code = status
     response.headers.update(headers or {})
-    if status == 503 and "Retry-After" in response.headers and has_request_context():
+    if status in (429, 503) and "Retry-After" in response.headers and has_request_context():
         g.svc_retry_after = response.headers["Retry-After"]  # for only_where_waiting_helps
     return response
 

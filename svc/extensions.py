@@ -4,6 +4,8 @@ Imports nothing of svc. How the service uses its database (SQLite's pragmas, tra
 svc.database.
 """
 
+import ipaddress
+
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_migrate import Migrate
@@ -30,4 +32,21 @@ class Base(DeclarativeBase):
 db = SQLAlchemy(model_class=Base, session_options={"expire_on_commit": False})
 # render_as_batch: SQLite cannot ALTER most things; batch mode rebuilds the table instead.
 migrate = Migrate(render_as_batch=True, compare_type=True)
-limiter = Limiter(key_func=get_remote_address, headers_enabled=True)
+
+
+def client_network() -> str:
+    """Whom a per-address limit counts: the client's IPv4 address, or its IPv6 /64 (one host
+    is commonly given a whole /64, 2^64 addresses to rotate through)."""
+    address = get_remote_address()
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if parsed.version == 4:
+        return address
+    if parsed.ipv4_mapped is not None:
+        return str(parsed.ipv4_mapped)
+    return str(ipaddress.ip_network(f"{parsed}/64", strict=False))
+
+
+limiter = Limiter(key_func=client_network, headers_enabled=True)

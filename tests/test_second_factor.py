@@ -296,3 +296,58 @@ def test_a_factor_no_key_opens_is_a_409_with_words_and_the_operator_resets_it(ma
     ok(restored.test_client().post("/api/v1/auth/login", json=LOGIN))
     unknown = restored.test_cli_runner().invoke(args=["reset-factors", "nobody@example.com"])
     assert unknown.exit_code != 0 and "nobody@example.com" in unknown.output
+
+
+def test_wrong_answers_count_per_account_across_sign_ins_and_processes(app, ada):
+    """Five wrong answers end one waiting sign-in, but the password starts another: the
+    account's tenth wrong answer within the hour, from any sign-in, worker or host, makes its
+    answers wait (429, Retry-After) and mails the user, whoever then has the right code."""
+    from svc.models import OutgoingMail
+
+    enrolled = enrol_totp(ada)
+    # Six wrong answers in two other processes (two workers, or two hosts), three each.
+    printed = run_in_processes(
+        app,
+        """
+        from harness.client import PASSWORD
+        client = app.test_client()
+        statuses = []
+        for _ in range(3):
+            client.post("/api/v1/auth/login", json={"email": "ada@example.com",
+                                                    "password": PASSWORD})
+            statuses.append(client.post("/api/v1/auth/second-factor",
+                                        json={"code": "000000"}).status_code)
+        print(statuses)
+        """,
+    )
+    assert printed == ["[401, 401, 401]\n"] * 2
+    client, _ = waiting_sign_in(app)
+    for _ in range(4):
+        assert client.post(ANSWER, json={"code": "000000"}).status_code == 401
+    with app.app_context():
+        mails = db.session.query(OutgoingMail).filter_by(to_address="ada@example.com").all()
+        assert [mail.subject for mail in mails] == ["svc: your second factor is being guessed at"]
+    client, _ = waiting_sign_in(app)
+    right = unspent_totp_code(enrolled.secret, enrolled.spent)
+    refused = client.post(ANSWER, json={"code": right})
+    assert refused.status_code == 429
+    assert 3500 <= int(refused.headers["Retry-After"]) <= 3601
+    assert client.get_cookie(ACCESS_COOKIE) is None
+
+
+def test_per_address_limits_count_an_ipv6_64_as_one_client(make_app):
+    """An IPv6 host is commonly given a /64: its 2^64 addresses are one client to a limit."""
+    app = make_app(SVC_RATE_LIMIT_AUTH="3/minute")
+    client = app.test_client()
+    wrong = {"email": "ada@example.com", "password": "not the password"}
+    statuses = [
+        client.post(
+            "/api/v1/auth/login", json=wrong, environ_base={"REMOTE_ADDR": f"2001:db8:1:2::{n}"}
+        ).status_code
+        for n in range(1, 5)
+    ]
+    assert statuses == [401, 401, 401, 429]
+    other = client.post(
+        "/api/v1/auth/login", json=wrong, environ_base={"REMOTE_ADDR": "2001:db8:1:3::1"}
+    )
+    assert other.status_code == 401

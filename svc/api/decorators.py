@@ -9,12 +9,12 @@ from collections.abc import Callable
 from functools import wraps
 
 from flask import current_app, request
-from flask_limiter.util import get_remote_address
 from marshmallow import Schema
 
 from svc import json_codec, rate_limits
 from svc.auth.guard import current_user
 from svc.errors import APIError
+from svc.extensions import client_network
 from svc.rate_limits import rate_limited  # noqa: F401  (the views take it from here)
 
 JSON_MIMETYPE = "application/json"
@@ -117,7 +117,7 @@ def api_key_and_address() -> str:
     """Rate-limit key of the widget endpoints: one abusive client cannot starve a project's other
     reporters, nor one project another. The key itself is hashed, never stored."""
     api_key = request.headers.get("X-API-Key", "")
-    return f"{rate_limits.key_part(api_key)}|{get_remote_address()}"
+    return f"{rate_limits.key_part(api_key)}|{client_network()}"
 
 
 def signed_in_user() -> str:

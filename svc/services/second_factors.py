@@ -19,8 +19,16 @@ from sqlalchemy import delete, func, or_, select, update
 from svc import audit, secrets
 from svc.auth import pending, tokens
 from svc.config import public_url, setting
-from svc.errors import AccountDeactivated, Conflict, NotFound, field_error, unauthorized
-from svc.extensions import db
+from svc.errors import (
+    AccountDeactivated,
+    Conflict,
+    NotFound,
+    TooManyGuesses,
+    field_error,
+    unauthorized,
+)
+from svc.extensions import db, limiter
+from svc.mail import outbox
 from svc.models import PendingSignIn, RecoveryCode, SecondFactor, User
 from svc.models.base import utcnow
 from svc.services import users
@@ -31,6 +39,10 @@ PASSKEY = "passkey"
 RECOVERY_CODE_COUNT = 10
 STEP_SECONDS = 30
 WRONG_CODE = "Wrong or already used code"
+# Wrong answers an account may give in an hour, whatever sign-in they come from: five end one
+# waiting sign-in, but the password starts another (docs/identity.md).
+WRONG_ANSWERS_AN_HOUR = 10
+_HOUR = 3600
 
 
 # Which factors a user has ------------------------------------------------------------------
@@ -296,6 +308,7 @@ def complete(waiting: PendingSignIn, answer: dict) -> tuple[User, str, list[str]
     user = db.session.get(User, waiting.user_id)
     if not user.active:  # deactivated since the password was accepted
         raise AccountDeactivated()
+    _refuse_while_guessed_at(user)
     codes, method = None, None
     if answer.get("recovery_code") and _spend_recovery_code(user.id, answer["recovery_code"]):
         method = "recovery_code"
@@ -308,8 +321,40 @@ def complete(waiting: PendingSignIn, answer: dict) -> tuple[User, str, list[str]
         db.session.rollback()
         pending.count_failure(waiting)
         users.record_failed_sign_in(user, user.email, "second factor")
+        _count_wrong_answer(user)
         raise unauthorized("Passkey refused" if answer.get("credential") else WRONG_CODE)
     return user, method, codes
+
+
+def _guesses_key(user: User) -> str:
+    return f"second-factor-guesses|{user.id}"
+
+
+def _refuse_while_guessed_at(user: User) -> None:
+    """429 for the rest of the hour once the account's answers were wrong too often. Counted
+    where the rate limits are (the database, or SVC_RATE_LIMIT_STORAGE): every worker and host
+    sees the same count."""
+    storage = limiter.storage
+    if storage.get(_guesses_key(user)) >= WRONG_ANSWERS_AN_HOUR:
+        wait = max(1, int(storage.get_expiry(_guesses_key(user)) - time.time()) + 1)
+        raise TooManyGuesses(
+            "Too many wrong answers for this account: wait before trying again", wait
+        )
+
+
+def _count_wrong_answer(user: User) -> None:
+    """One more; the user is mailed when the account's limit is reached (someone who has the
+    password is guessing)."""
+    if limiter.storage.incr(_guesses_key(user), _HOUR) == WRONG_ANSWERS_AN_HOUR:
+        outbox.queue(
+            user.email,
+            "svc: your second factor is being guessed at",
+            f"Hello {user.name},\n\n{WRONG_ANSWERS_AN_HOUR} wrong second-factor answers were "
+            "given for your svc account within the hour, after your password was accepted: "
+            "whoever gave them knows your password. Sign-ins with a second factor wait for the "
+            "rest of the hour.\n\nIf that was not you, change your password now.",
+        )
+        db.session.commit()
 
 
 def _code_answer(
