@@ -719,6 +719,34 @@ def test_a_signed_delivery_cannot_send_the_token_to_another_host(team, trackers,
     assert closing.path == f"/api/v3/repos/acme/shop/issues/{stored['number']}"
 
 
+def test_a_delivery_is_applied_once_whatever_id_it_comes_with(team, trackers):
+    """The delivery id is not signed: the same signed body sent again under a new id (a
+    replay) changes nothing; Linear's, which signs its time, is refused after a minute."""
+    app, ada, project = team
+    integration = connect(ada, project, "github", trackers)
+    report = file_detailed(ada, project)
+    create_issue(ada, report, integration)
+    headers, body = tracker_event("github", trackers, remote_of(app, report["id"]), True)
+    client = app.test_client()
+    assert (
+        "resolved" in send_event(client, "github", integration, headers, body).get_json()["detail"]
+    )
+    ada.patch(f"/api/v1/reports/{report['trackingId']}", json={"status": "new"}, headers=csrf(ada))
+    again = send_event(client, "github", integration, headers, body, delivery="another-id")
+    assert again.status_code == 202 and again.get_json()["detail"] == "already applied"
+    shown = ada.get(f"/api/v1/reports/{report['trackingId']}").get_json()
+    assert shown["status"] == "new"
+
+    linear = connect(ada, project, "linear", trackers)
+    other = file_detailed(ada, project)
+    create_issue(ada, other, linear)
+    headers, body = tracker_event("linear", trackers, remote_of(app, other["id"]), True)
+    body["webhookTimestamp"] -= 120_000
+    stale = send_event(client, "linear", linear, headers, body)
+    assert stale.get_json()["detail"].startswith("refused: it was sent 120 s ago")
+    assert ada.get(f"/api/v1/reports/{other['trackingId']}").get_json()["status"] == "new"
+
+
 def test_a_gitlab_delivery_cannot_steer_the_calls_path(team, trackers):
     """GitLab's project id and iid from a delivery once made the address of the next call: a
     traversal on the configured host. The call is built from the configured project."""

@@ -1,4 +1,5 @@
-"""Hardening 5: a tracker integration's webhook secret encrypted at rest, as its token is
+"""Hardening 5: a tracker integration's webhook secret encrypted at rest, as its token is;
+each tracker delivery's body hash, applied once
 
 Revision ID: b7e3f9a1c2d4
 Revises: a4d9c2e7f1b3
@@ -41,9 +42,17 @@ def upgrade():
     with op.batch_alter_table('integrations', schema=None) as batch_op:
         batch_op.alter_column('webhook_secret_encrypted', existing_type=sa.Text(), nullable=False)
         batch_op.drop_column('webhook_secret')
+    with op.batch_alter_table('tracker_events', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('body_sha256', sa.String(length=64), nullable=True))
+        batch_op.create_unique_constraint(
+            'uq_tracker_events_integration_body', ['integration_id', 'body_sha256']
+        )
 
 
 def downgrade():
+    with op.batch_alter_table('tracker_events', schema=None) as batch_op:
+        batch_op.drop_constraint('uq_tracker_events_integration_body', type_='unique')
+        batch_op.drop_column('body_sha256')
     with op.batch_alter_table('integrations', schema=None) as batch_op:
         batch_op.add_column(sa.Column('webhook_secret', sa.String(length=64), nullable=True))
     connection = op.get_bind()

@@ -29,9 +29,9 @@ class TrackerError(Exception):
         self.final = status_code is not None and status_code not in _TRANSIENT
 
 
-class ForeignDelivery(Exception):
-    """A signed delivery that names an issue somewhere else than the integration's tracker:
-    refused, whatever else it says (an address svc would later send the token to)."""
+class RefusedDelivery(Exception):
+    """A signed delivery refused whatever else it says: it names an issue somewhere else than
+    the integration's tracker (an address svc would later send the token to), or is too old."""
 
 
 def host_of(url) -> str:
@@ -43,10 +43,10 @@ def host_of(url) -> str:
 
 
 def check_host(named, *allowed: str) -> None:
-    """ForeignDelivery unless the address a delivery names is on one of the `allowed` hosts."""
+    """RefusedDelivery unless the address a delivery names is on one of the `allowed` hosts."""
     host = host_of(named)
     if host not in {host_of(url) for url in allowed}:
-        raise ForeignDelivery(f"it names {host or 'no host'}, not this integration's tracker")
+        raise RefusedDelivery(f"it names {host or 'no host'}, not this integration's tracker")
 
 
 _NUMBER = re.compile(r"(?:^|/)(\d{1,18})$")
@@ -217,7 +217,7 @@ class Tracker(Protocol):
 
     def read_event(self, config: dict, headers: dict, payload: dict) -> Event | None:
         """What a delivery says of an issue; None when it is not about one svc reads;
-        ForeignDelivery when it names an issue on another host than `config`'s."""
+        RefusedDelivery when it names an issue on another host than `config`'s, or is stale."""
 
 
 def same(given: str | None, expected: str) -> bool:

@@ -1,11 +1,14 @@
 """Linear: its GraphQL API (docs/integrations.md)."""
 
+import time
+
 from svc.integrations import render
 from svc.integrations.base import (
     Connection,
     Content,
     Event,
     Linked,
+    RefusedDelivery,
     TrackerError,
     check_host,
     same,
@@ -15,6 +18,7 @@ from svc.webhooks.signing import hmac_sha256
 NAME = "Linear"
 API_URL = "https://api.linear.app/graphql"
 WEB_URL = "https://linear.app"
+MAX_DELIVERY_AGE_SECONDS = 60
 # Workflow state types: a completed or canceled issue is done.
 DONE_TYPES = ("completed", "canceled")
 
@@ -82,6 +86,16 @@ def check(connection: Connection) -> str:
     return f"Signed in as {viewer.get('name')}"
 
 
+def _refuse_if_stale(sent_at) -> None:
+    """Linear signs its delivery's time (`webhookTimestamp`, milliseconds) and asks receivers
+    to refuse one more than a minute old: an old delivery sent again is a replay."""
+    if not isinstance(sent_at, int | float) or isinstance(sent_at, bool):
+        raise RefusedDelivery("it carries no webhookTimestamp")
+    age = time.time() - sent_at / 1000
+    if abs(age) > MAX_DELIVERY_AGE_SECONDS:
+        raise RefusedDelivery(f"it was sent {age:.0f} s ago (at most {MAX_DELIVERY_AGE_SECONDS})")
+
+
 def verify(secret: str, headers: dict, body: bytes) -> bool:
     return same(headers.get("linear-signature"), hmac_sha256(secret, body))
 
@@ -91,6 +105,7 @@ def delivery_id(headers: dict) -> str | None:
 
 
 def read_event(config: dict, headers: dict, payload: dict) -> Event | None:
+    _refuse_if_stale(payload.get("webhookTimestamp"))
     data = payload.get("data")
     if payload.get("type") != "Issue" or payload.get("action") != "update":
         return None

@@ -116,6 +116,9 @@ class TrackerEvent(db.Model):
     __tablename__ = "tracker_events"
     __table_args__ = (
         UniqueConstraint("integration_id", "delivery_id"),
+        UniqueConstraint(
+            "integration_id", "body_sha256", name="uq_tracker_events_integration_body"
+        ),
         Index("ix_tracker_events_integration_received", "integration_id", "received_at"),
     )
 
@@ -124,6 +127,8 @@ class TrackerEvent(db.Model):
         ForeignKey("integrations.id", ondelete="CASCADE")
     )
     delivery_id: Mapped[str] = mapped_column(String(200))
+    # A delivery's id is not signed: the same body sent again under a new id is applied once.
+    body_sha256: Mapped[str | None] = mapped_column(String(64))
     received_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     # What svc made of it, in words: "WS-12 resolved (PROJ-7 closed)", "ignored: ...".
     outcome: Mapped[str] = mapped_column(String(300))

@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from svc.errors import Unauthorized
 from svc.extensions import db
 from svc.integrations import TRACKERS
-from svc.integrations.base import Event, ForeignDelivery, TrackerError
+from svc.integrations.base import Event, RefusedDelivery, TrackerError
 from svc.models import (
     DONE_STATUSES,
     ExternalIssue,
@@ -45,7 +45,8 @@ def recent_events(user: User, integration_id: uuid.UUID) -> list[TrackerEvent]:
 
 def apply_event(integration_id: uuid.UUID, headers: dict, body: bytes) -> str:
     """A tracker's delivery: checked against the integration's secret (401 when it does not
-    match), applied once per delivery id. What svc made of it, in words."""
+    match), applied once per delivery id and once per body (an id is not signed: a body sent
+    again under a new one is a replay). What svc made of it, in words."""
     integration = db.session.get(Integration, integration_id)
     if integration is None:
         raise Unauthorized("Unknown integration or bad signature")
@@ -53,11 +54,13 @@ def apply_event(integration_id: uuid.UUID, headers: dict, body: bytes) -> str:
     secret = integrations.webhook_secret_of(integration)
     if secret is None or not tracker.verify(secret, headers, body):
         raise Unauthorized("Unknown integration or bad signature")
-    delivery_id = tracker.delivery_id(headers) or hashlib.sha256(body).hexdigest()
+    body_sha256 = hashlib.sha256(body).hexdigest()
+    delivery_id = tracker.delivery_id(headers) or body_sha256
     receipt = TrackerEvent(
         id=uuid.uuid4(),
         integration_id=integration_id,
         delivery_id=delivery_id[:200],
+        body_sha256=body_sha256,
         received_at=utcnow(),
         outcome="received",
     )
@@ -80,7 +83,7 @@ def _apply(integration: Integration, tracker, headers: dict, body: bytes) -> str
             if isinstance(payload, dict)
             else None
         )
-    except ForeignDelivery as exc:
+    except RefusedDelivery as exc:
         return f"refused: {exc}"
     except (KeyError, TypeError, ValueError, TrackerError):
         return "ignored: not an issue event svc reads"
