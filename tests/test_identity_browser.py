@@ -301,6 +301,58 @@ def test_an_id_token_of_another_issuer_or_audience_is_refused(sso_app, providers
             sso.check_id_token(id_token_of(providers[0], "svc", "n3", svc_port), "another")
 
 
+def test_an_id_token_must_name_svc_as_its_audience(sso_app, providers, shared_keys):
+    """A token of the right issuer and key, for another client, that names svc in `azp` only:
+    Authlib passed it; svc wants `aud` to name its client id."""
+    import time
+
+    from joserfc import jwt
+    from joserfc.jwk import KeySet
+
+    app = sso_app()
+    now = int(time.time())
+    claims = {
+        "iss": providers[0].issuer,
+        "sub": "ada",
+        "aud": "other-app",
+        "azp": "svc",
+        "exp": now + 300,
+        "iat": now,
+        "nonce": "n1",
+        "email": "ada@example.com",
+        "email_verified": True,
+    }
+    keys = KeySet.import_key_set(shared_keys)
+    forged = jwt.encode({"alg": "RS256", "kid": "shared"}, claims, keys)
+    with app.test_request_context(), pytest.raises(JoseError, match="aud"):
+        sso.check_id_token({"id_token": forged, "token_type": "Bearer"}, "n1")
+
+
+def test_the_providers_error_description_is_never_shown_or_stored(sso_app):
+    """Anyone can send a link to /sso/callback with an `error_description` of their choosing:
+    svc says its own words for the error code, and records the code alone."""
+    app = sso_app()
+    bait = "Your account is locked: call +1 900 555 0199 now"
+    answer = app.test_client().get(
+        "/sso/callback", query_string={"error": "access_denied", "error_description": bait}
+    )
+    page = answer.get_data(as_text=True)
+    assert answer.status_code == 400 and "cancelled or refused at the provider" in page
+    assert "900 555" not in page
+    with app.app_context():
+        stored = [str(entry.detail) for entry in db.session.scalars(select(AuditEntry))]
+    assert stored and not any("900 555" in entry for entry in stored)
+
+
+@pytest.mark.parametrize("scheme, secure", [("https", True), ("http", False)])
+def test_the_flow_cookie_is_secure_as_svcs_own_cookies(sso_app, scheme, secure):
+    app = sso_app(SVC_COOKIE_SECURE="auto")
+    started = app.test_client().get("/sso/login", base_url=f"{scheme}://localhost")
+    assert started.status_code == 302
+    (cookie,) = [c for c in started.headers.getlist("Set-Cookie") if c.startswith("svc_sso=")]
+    assert ("; Secure" in cookie) is secure
+
+
 def test_a_passkey_is_enrolled_and_signs_in_and_another_sites_is_refused(
     browser, make_app, svc_port
 ):

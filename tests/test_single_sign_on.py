@@ -128,3 +128,15 @@ def test_who_signs_in_follows_the_linking_rules(make_app):
     admin.patch(f"/api/v1/admin/users/{ada_id}", json={"active": False}, headers=csrf(admin))
     with app.test_request_context(), pytest.raises(Forbidden, match="deactivated"):
         single_sign_on.account_for(ISSUER, claims())
+
+
+def test_xms_edov_speaks_for_an_address_only_from_microsofts_issuer(make_app):
+    """Entra ID never sends `email_verified`, and says `xms_edov` instead; another provider may
+    let its users set any claim, so from it `xms_edov` verifies nothing."""
+    entra = "https://login.microsoftonline.com/9188040d-6c67-4c5b-b112-36a304b66dad/v2.0"
+    app = make_app(**SSO)
+    edov = {"sub": "d", "email": "dan@example.com", "xms_edov": True, "name": "Dan"}
+    with app.test_request_context():
+        with pytest.raises(Forbidden, match="not verified"):
+            single_sign_on.account_for(ISSUER, edov)
+        assert single_sign_on.account_for(entra, edov).email == "dan@example.com"

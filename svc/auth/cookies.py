@@ -15,7 +15,9 @@ PENDING_COOKIE = "svc_pending_sign_in"
 PENDING_PATH = "/api/v1/auth/second-factor"
 
 
-def _secure() -> bool:
+def cookies_secure() -> bool:
+    """Whether svc's cookies carry `Secure`: SVC_COOKIE_SECURE, or for `auto` whether this
+    request came over HTTPS."""
     mode = current_app.config["SVC_COOKIE_SECURE"]
     return request.is_secure if mode == "auto" else mode == "true"
 
@@ -26,7 +28,7 @@ def _max_age(expires_at, now) -> int:
 
 def set_session_cookies(response: Response, session_tokens: SessionTokens) -> None:
     now = utcnow()
-    secure = _secure()
+    secure = cookies_secure()
     session_age = _max_age(session_tokens.session_expires_at, now)
     response.set_cookie(
         ACCESS_COOKIE,
@@ -59,7 +61,7 @@ def set_session_cookies(response: Response, session_tokens: SessionTokens) -> No
 
 
 def clear_session_cookies(response: Response) -> None:
-    secure = _secure()
+    secure = cookies_secure()
     response.delete_cookie(ACCESS_COOKIE, path="/", httponly=True, samesite="Lax", secure=secure)
     response.delete_cookie(
         REFRESH_COOKIE, path=REFRESH_PATH, httponly=True, samesite="Strict", secure=secure
@@ -74,12 +76,12 @@ def set_pending_cookie(response: Response, token: str, max_age: int) -> None:
         path=PENDING_PATH,
         httponly=True,
         samesite="Strict",
-        secure=_secure(),
+        secure=cookies_secure(),
         max_age=max_age,
     )
 
 
 def clear_pending_cookie(response: Response) -> None:
     response.delete_cookie(
-        PENDING_COOKIE, path=PENDING_PATH, httponly=True, samesite="Strict", secure=_secure()
+        PENDING_COOKIE, path=PENDING_PATH, httponly=True, samesite="Strict", secure=cookies_secure()
     )

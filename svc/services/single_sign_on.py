@@ -8,6 +8,8 @@ claims in, an account out, or a refusal that says why.
   closed: the allowed domains decide who gets in. A new account has no password.
 """
 
+import re
+
 from sqlalchemy import select
 
 from svc.errors import Forbidden
@@ -21,10 +23,17 @@ def _refuse(issuer: str, reason: str, message: str, email=None, user=None) -> Fo
     return Forbidden(message)
 
 
-def _verified(claims: dict) -> bool:
+# Microsoft Entra ID's issuers: only a token of theirs speaks for `xms_edov`.
+_ENTRA_ISSUER = re.compile(r"^https://login\.microsoftonline\.(com|us)/[^/]+/v2\.0$")
+
+
+def _verified(issuer: str, claims: dict) -> bool:
     """`email_verified` true; or, from Entra ID, which never sends it, `xms_edov` true (the
-    address's domain is verified by the tenant that signs the token)."""
-    return any(claims.get(name) in (True, "true") for name in ("email_verified", "xms_edov"))
+    address's domain is verified by the tenant that signs the token). Another provider may
+    let a user set any claim, `xms_edov` too."""
+    if claims.get("email_verified") in (True, "true"):
+        return True
+    return bool(_ENTRA_ISSUER.match(issuer)) and claims.get("xms_edov") in (True, "true")
 
 
 def account_for(issuer: str, claims: dict) -> User:
@@ -33,7 +42,7 @@ def account_for(issuer: str, claims: dict) -> User:
     subject = f"{issuer} {claims.get('sub')}"
     if not email or "@" not in email:
         raise _refuse(issuer, "no e-mail", "The provider did not tell svc your e-mail address.")
-    if not _verified(claims):
+    if not _verified(issuer, claims):
         raise _refuse(
             issuer,
             "unverified e-mail",

@@ -15,8 +15,9 @@ import logging
 from urllib.parse import urlsplit
 
 from flask import Blueprint, Flask, abort, current_app, redirect, render_template, request, session
+from flask.sessions import SecureCookieSessionInterface
 
-from svc.auth.cookies import set_session_cookies
+from svc.auth.cookies import cookies_secure, set_session_cookies
 from svc.config import public_url
 from svc.errors import APIError
 from svc.rate_limits import rate_limited
@@ -53,6 +54,14 @@ def configuration_problem(app: Flask) -> str | None:
     return None
 
 
+class _FlowCookie(SecureCookieSessionInterface):
+    """The flow's cookie is `Secure` by the rule svc's own cookies follow (SVC_COOKIE_SECURE;
+    `auto`: whether the request came over HTTPS), not Flask's fixed setting."""
+
+    def get_cookie_secure(self, app: Flask) -> bool:
+        return cookies_secure()
+
+
 def init_app(app: Flask) -> None:
     """Register the provider, when one is configured; Flask's session cookie (which holds only
     the flow's state, nonce and PKCE verifier) gets a name, path and flags of its own."""
@@ -67,6 +76,7 @@ def init_app(app: Flask) -> None:
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",  # it must come back on the provider's redirect
     )
+    app.session_interface = _FlowCookie()
     app.extensions["svc.oidc"] = Provider(app)
 
 

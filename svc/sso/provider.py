@@ -36,6 +36,7 @@ class Provider:
     def __init__(self, app: Flask):
         config = app.config
         self.issuer = config["SVC_OIDC_ISSUER"].rstrip("/")
+        self.client_id = config["SVC_OIDC_CLIENT_ID"]
         client_kwargs = {"scope": SCOPES, "code_challenge_method": "S256", "timeout": 10}
         if config["SVC_OIDC_CA_BUNDLE"]:
             client_kwargs["verify"] = config["SVC_OIDC_CA_BUNDLE"]
@@ -74,9 +75,13 @@ class Provider:
             raise ProviderError(_words(error), unreachable=True) from error
 
     def _claims_options(self) -> dict:
-        """What the ID token must say: issued by SVC_OIDC_ISSUER (the audience, expiry and
-        nonce Authlib checks against the client id, the clock and the flow's nonce)."""
-        return {"iss": {"essential": True, "values": [self.issuer, self.issuer + "/"]}}
+        """What the ID token must say: issued by SVC_OIDC_ISSUER, for svc (`aud` must name its
+        client id: Authlib alone lets a token for another client pass on `azp`); the expiry
+        and nonce Authlib checks against the clock and the flow's nonce."""
+        return {
+            "iss": {"essential": True, "values": [self.issuer, self.issuer + "/"]},
+            "aud": {"essential": True, "values": [self.client_id]},
+        }
 
     def authorization_redirect(self, redirect_uri: str) -> Response:
         """To the provider, with a new state, nonce and PKCE verifier kept in the session."""
@@ -109,7 +114,29 @@ class Provider:
         return dict(client.parse_id_token(token, nonce, claims_options=self._claims_options()))
 
 
+# What svc says for an error code a provider (or anyone, in a link to /sso/callback) sends:
+# its own words, never the sender's `error_description`.
+_ERROR_WORDS = {
+    "access_denied": "the sign-in was cancelled or refused at the provider",
+    "login_required": "the provider wants you to sign in there first",
+    "interaction_required": "the provider needs you to do something there first",
+    "consent_required": "the provider needs your consent first",
+    "account_selection_required": "the provider needs you to choose an account",
+    "invalid_request": "the provider found the request invalid",
+    "unauthorized_client": "the provider does not let svc sign you in",
+    "unsupported_response_type": "the provider does not support this sign-in",
+    "invalid_scope": "the provider refused the scopes svc asks for",
+    "server_error": "the provider had an error",
+    "temporarily_unavailable": "the provider is unavailable for now",
+    "invalid_grant": "the sign-in code was refused (used, expired or not svc's)",
+    "invalid_client": "the provider refused svc's client credentials",
+    "mismatching_state": "the sign-in's state did not match (a stale or forged link)",
+}
+
+
 def _words(error: Exception) -> str:
     if isinstance(error, OAuthError):
-        return error.description or error.error or "refused"
+        if error.error:
+            return _ERROR_WORDS.get(error.error, "the provider refused the sign-in")
+        return error.description or "refused"  # svc's own, raised above
     return str(error) or type(error).__name__
