@@ -118,6 +118,9 @@ class _Handler(BaseHTTPRequestHandler):
             status, answer = server.route(request)
         except (KeyError, ValueError, TypeError) as exc:
             status, answer = 400, {"message": f"Bad request: {exc}"}
+        missing = server.next_missing()
+        if missing is not None and isinstance(answer, dict):
+            answer = {key: value for key, value in answer.items() if key != missing}
         self._answer(status, answer)
 
     do_GET = do_POST = do_PUT = do_PATCH = _handle
@@ -139,6 +142,7 @@ class FakeTrackers:
         self._server.trackers = self
         self._lock = threading.Lock()
         self._refusals = collections.deque()
+        self._missing = collections.deque()
         self.requests: list[Request] = []
         self.issues: dict[str, dict] = {}  # stable id -> the issue as the tracker keeps it
         self._next = 100
@@ -167,6 +171,15 @@ class FakeTrackers:
             self._refusals.append(
                 (status, answer or {"message": f"refused with {status}"}, headers)
             )
+
+    def answer_without(self, field: str) -> None:
+        """The next answer lacks `field` (a tracker's API that changed, or a proxy's page)."""
+        with self._lock:
+            self._missing.append(field)
+
+    def next_missing(self):
+        with self._lock:
+            return self._missing.popleft() if self._missing else None
 
     def next_refusal(self):
         with self._lock:

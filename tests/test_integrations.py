@@ -374,6 +374,35 @@ def test_a_refused_manual_create_is_a_502_in_plain_words_and_records_nothing(
     assert words in shown["lastError"]
 
 
+def test_a_tracker_answer_missing_what_svc_reads_is_a_502_naming_it(team, trackers):
+    _app, ada, project = team
+    integration = connect(ada, project, "github", trackers)
+    report = file_detailed(ada, project)
+    trackers.answer_without("html_url")
+    refused = create_issue(ada, report, integration)
+    assert refused.status_code == 502
+    assert refused.get_json()["detail"] == "GitHub answered without 'html_url', which svc needs"
+    assert ada.get(f"/api/v1/reports/{report['trackingId']}").get_json()["externalIssues"] == []
+
+
+def test_the_token_is_hidden_in_every_form_a_tracker_may_echo(team, trackers):
+    """Inside Jira Cloud's Basic base64 too; and a token too short to hide without mangling
+    svc's own words is refused."""
+    _app, ada, project = team
+    integration = connect(ada, project, "jira", trackers)
+    report = file_detailed(ada, project)
+    basic = base64.b64encode(f"{JIRA_EMAIL}:{TOKEN}".encode()).decode()
+    trackers.refuse(400, {"errorMessages": [f"Bad header: Basic {basic}"]})
+    refused = create_issue(ada, report, integration).get_json()["detail"]
+    assert basic not in refused and "[token]" in refused
+    short = ada.post(
+        f"/api/v1/projects/{project['id']}/integrations",
+        json={"kind": "github", "name": "x", "config": {"repository": "a/b"}, "token": "t"},
+        headers=csrf(ada),
+    )
+    assert short.status_code == 422 and "token" in short.get_json()["errors"]
+
+
 def test_test_connection_says_what_it_reached_or_the_trackers_words(team, trackers):
     _app, ada, project = team
     integration = connect(ada, project, "jira", trackers)

@@ -1,12 +1,14 @@
 """What every tracker shares: one call to its API through the webhooks' outbound guard, its
 refusals turned into plain words, and the shapes the tracker modules hand back."""
 
+import base64
+import contextlib
 import hmac
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Protocol
-from urllib.parse import urlsplit
+from urllib.parse import quote, quote_plus, urlsplit
 
 from svc.webhooks import sender
 
@@ -62,6 +64,18 @@ def number_in(address: str) -> str:
     return found[1]
 
 
+@contextlib.contextmanager
+def reading(name: str):
+    """A tracker's answer that lacks what svc reads (an issue without its `url`) is the
+    tracker's fault: a TrackerError naming it and what was missing, never a traceback."""
+    try:
+        yield
+    except KeyError as exc:
+        raise TrackerError(f"{name} answered without {exc.args[0]!r}, which svc needs") from None
+    except (TypeError, IndexError, AttributeError):
+        raise TrackerError(f"{name} answered in a shape svc does not know") from None
+
+
 @dataclass(frozen=True)
 class Connection:
     """Where and how to reach one integration's tracker."""
@@ -106,8 +120,17 @@ class Connection:
         return TrackerError(self.hide(text), status, retry_after)
 
     def hide(self, text: str) -> str:
-        """Whatever a tracker echoes, the token never leaves in svc's words."""
-        return text.replace(self.token, "[token]") if self.token else text
+        """Whatever a tracker echoes, the token never leaves in svc's words: as it is,
+        percent-encoded, or inside Basic's base64 (Jira Cloud's `email:token`)."""
+        if not self.token:
+            return text
+        forms = {self.token, quote(self.token, safe=""), quote_plus(self.token)}
+        email = self.config.get("email")
+        pairs = [f"{email}:{self.token}"] if email else []
+        forms |= {base64.b64encode(pair.encode()).decode() for pair in pairs}
+        for form in sorted(forms, key=len, reverse=True):
+            text = text.replace(form, "[token]")
+        return text
 
 
 _MEANINGS = {

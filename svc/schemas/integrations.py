@@ -93,7 +93,9 @@ class AutoCreateIn(InSchema):
     categories = fields.List(fields.String(validate=validate.OneOf(CATEGORIES)), load_default=list)
 
 
-_TOKEN = {"validate": validate.Length(min=1, max=4000)}
+# At least 8 characters: a shorter "token" is no tracker's, and svc hides the token wherever a
+# tracker echoes it (a 1-character one turned "GitHub" into "Gi[token]Hub").
+_TOKEN = {"validate": validate.Length(min=8, max=4000)}
 
 
 class IntegrationCreateIn(InSchema):

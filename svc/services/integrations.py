@@ -31,7 +31,7 @@ from svc.errors import (
 )
 from svc.extensions import db
 from svc.integrations import TRACKERS
-from svc.integrations.base import Connection, Content, Linked, TrackerError, host_of
+from svc.integrations.base import Connection, Content, Linked, TrackerError, host_of, reading
 from svc.models import MEMBER, OWNER, VIEWER, ExternalIssue, Integration, Report, User
 from svc.models.activity import LINKED
 from svc.models.base import utcnow
@@ -165,7 +165,8 @@ def test(user: User, integration_id: uuid.UUID) -> dict:
     tracker = TRACKERS[integration.kind]
     db.session.commit()  # nothing stays open while the tracker answers
     try:
-        detail = tracker.check(connection(integration))
+        with reading(tracker.NAME):
+            detail = tracker.check(connection(integration))
     except TrackerError as exc:
         note_outcome(integration_id, exc.words)
         raise TrackerCheckFailed(exc.words) from None
@@ -236,7 +237,8 @@ def create_issue(user: User, report: Report, integration_id: uuid.UUID) -> Exter
     content, report_id, kind = content_of(report), report.id, integration.kind
     db.session.commit()
     try:
-        linked = TRACKERS[kind].create(connection(integration), content)
+        with reading(TRACKERS[kind].NAME):
+            linked = TRACKERS[kind].create(connection(integration), content)
     except TrackerError as exc:
         note_outcome(integration_id, exc.words)
         raise TrackerRefused(exc.words) from None

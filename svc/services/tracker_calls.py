@@ -15,7 +15,7 @@ from svc.config import setting
 from svc.errors import Conflict, not_found
 from svc.extensions import db
 from svc.integrations import TRACKERS
-from svc.integrations.base import TrackerError
+from svc.integrations.base import TrackerError, reading
 from svc.models import (
     DONE_STATUSES,
     MEMBER,
@@ -202,10 +202,11 @@ def attempt(call_id: uuid.UUID, attempt_number: int) -> None:
     db.session.commit()  # no transaction stays open while the tracker takes its time
     try:
         connection = integrations.connection(integration)
-        if action == CREATE:
-            linked = tracker.create(connection, content)
-        else:
-            tracker.set_state(connection, address, action == CLOSE)
+        with reading(tracker.NAME):
+            if action == CREATE:
+                linked = tracker.create(connection, content)
+            else:
+                tracker.set_state(connection, address, action == CLOSE)
     except TrackerError as exc:
         log.info("integration call %s attempt %d: %s", call_id, attempt_number, exc.words)
         integrations.note_outcome(integration.id, exc.words)
