@@ -389,3 +389,22 @@ def test_erasing_a_reporter_cancels_the_mails_waiting_for_them(shop):
     )
     assert erased.status_code == 200 and erased.get_json() == {"reports": 1}
     assert mails_to(shop) == []
+
+
+def test_turning_reporter_updates_off_closes_the_status_pages(shop):
+    """The owner's "off" stops the mails and the pages they linked (page, replies, reopening:
+    404, as an unknown link); turned on again, the same links work again."""
+    filed = file(shop)
+    token = filed["statusUrl"].rsplit("/", 1)[1]
+    visitor = shop.app.test_client()
+    assert visitor.get(f"/api/v1/status/{token}").status_code == 200
+    reporter_updates(shop.ada, shop.project, enabled=False)
+    for answer in (
+        visitor.get(f"/api/v1/status/{token}"),
+        visitor.get(f"/status/{token}"),
+        visitor.post(f"/api/v1/status/{token}/replies", json={"body": "Still broken"}),
+        visitor.post(f"/api/v1/status/{token}/reopen"),
+    ):
+        assert answer.status_code == 404
+    reporter_updates(shop.ada, shop.project, enabled=True)
+    assert visitor.get(f"/api/v1/status/{token}").get_json()["trackingId"] == "WS-1"

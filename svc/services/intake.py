@@ -28,7 +28,7 @@ from svc.models import (
 )
 from svc.models.base import utcnow
 from svc.models.events import REPORT_CREATED
-from svc.services import redaction, reporter_mails, status_page, widget
+from svc.services import redaction, status_page, widget
 from svc.services.listing import Shown
 from svc.webhooks import payloads
 
@@ -171,7 +171,7 @@ def create(
 def _offering_status_page(project: Project, report: Report) -> Report | Shown:
     """The widget's answer links the report's status page when the project keeps reporters up
     to date (docs/reporter-updates.md): signed, so nothing is written for it."""
-    if reporter_mails.settings_in_force(project)["enabled"]:
+    if status_page.reporter_updates_of(project)["enabled"]:
         return Shown(report, status_url=status_page.status_url(report))
     return report
 

@@ -19,7 +19,6 @@ from svc.errors import not_found
 from svc.extensions import db
 from svc.mail import outbox
 from svc.models import (
-    DEFAULT_REPORTER_UPDATES,
     DONE_STATUSES,
     Comment,
     OutgoingMail,
@@ -41,10 +40,6 @@ MAILS_PER_ADDRESS_A_DAY = 10
 _ADDRESS = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
-def settings_in_force(project: Project) -> dict:
-    return project.reporter_updates or DEFAULT_REPORTER_UPDATES
-
-
 # --- mails ---------------------------------------------------------------------------------------
 
 
@@ -55,7 +50,7 @@ def address_of(report: Report) -> str | None:
 
 
 def _wants(project: Project, event: str) -> bool:
-    chosen = settings_in_force(project)
+    chosen = status_page.reporter_updates_of(project)
     return bool(chosen.get("enabled")) and event in chosen.get("events", ())
 
 

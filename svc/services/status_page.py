@@ -20,7 +20,14 @@ from svc.auth import tokens
 from svc.config import public_url
 from svc.errors import Conflict, not_found
 from svc.extensions import db
-from svc.models import DONE_STATUSES, ActivityEntry, Comment, Report
+from svc.models import (
+    DEFAULT_REPORTER_UPDATES,
+    DONE_STATUSES,
+    ActivityEntry,
+    Comment,
+    Project,
+    Report,
+)
 from svc.models.activity import CHANGED, REOPENED
 from svc.services import report_changes
 
@@ -33,6 +40,12 @@ _STATUS_WORDS = {
     "resolved": "resolved",
     "closed": "closed",
 }
+
+
+def reporter_updates_of(project: Project) -> dict:
+    """The project's reporter updates in force: whether reporters get mails and status pages
+    at all (`enabled`), and which mails."""
+    return project.reporter_updates or DEFAULT_REPORTER_UPDATES
 
 
 def name_of(comment: Comment, report: Report) -> str:
@@ -78,6 +91,10 @@ def report_of(token: str) -> Report:
     if report is None or not hmac.compare_digest(
         raw[16:], _mac(report.id, report.status_link_version)
     ):
+        raise not_found(INVALID_LINK)
+    # Reporter updates turned off: the page goes dark with the mails (turned on again, the
+    # same links work again: nothing about them is stored).
+    if not reporter_updates_of(report.project)["enabled"]:
         raise not_found(INVALID_LINK)
     return report
 
