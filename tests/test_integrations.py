@@ -374,6 +374,28 @@ def test_a_refused_manual_create_is_a_502_in_plain_words_and_records_nothing(
     assert words in shown["lastError"]
 
 
+def test_every_issue_made_is_in_the_audit_log(team, trackers):
+    """A member's and auto-create's: each is made with the project's token."""
+    app, ada, project = team
+    integration = connect(ada, project, "github", trackers, auto_create={"severities": []})
+    first = file_detailed(ada, project)
+    run_calls(app)
+    second = file_detailed(ada, project, severity="low")
+    ada.patch(
+        f"/api/v1/integrations/{integration['id']}", json={"auto_create": None}, headers=csrf(ada)
+    )
+    made = ada.get(
+        f"/api/v1/projects/{project['id']}/audit", query_string={"action": "issue_created"}
+    ).get_json()["items"]
+    assert {entry["detail"]["trackingId"] for entry in made} == {first["trackingId"]}
+    assert create_issue(ada, second, integration).status_code == 201
+    made = ada.get(
+        f"/api/v1/projects/{project['id']}/audit", query_string={"action": "issue_created"}
+    ).get_json()["items"]
+    assert made[0]["detail"]["trackingId"] == second["trackingId"]
+    assert made[0]["actor"] is not None and made[1]["actor"] is None
+
+
 def test_a_tracker_answer_missing_what_svc_reads_is_a_502_naming_it(team, trackers):
     _app, ada, project = team
     integration = connect(ada, project, "github", trackers)

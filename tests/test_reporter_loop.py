@@ -275,6 +275,11 @@ def test_a_new_link_ends_the_old_one_and_no_other_token_opens_a_page(shop):
     )
     assert viewer.post("/api/v1/reports/WS-1/status-link", headers=csrf(viewer)).status_code == 403
     made = shop.grace.post("/api/v1/reports/WS-1/status-link", headers=csrf(shop.grace))
+    audited = shop.ada.get(
+        f"/api/v1/projects/{shop.project['id']}/audit",
+        query_string={"action": "status_link_renewed"},
+    ).get_json()["items"]
+    assert [entry["detail"]["trackingId"] for entry in audited] == ["WS-1"]
     assert made.status_code == 201
     new = urlsplit(made.get_json()["url"]).path.rsplit("/", 1)[1]
     assert new != old

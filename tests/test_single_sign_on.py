@@ -140,3 +140,21 @@ def test_xms_edov_speaks_for_an_address_only_from_microsofts_issuer(make_app):
         with pytest.raises(Forbidden, match="not verified"):
             single_sign_on.account_for(ISSUER, edov)
         assert single_sign_on.account_for(entra, edov).email == "dan@example.com"
+
+
+def test_single_sign_on_linking_an_account_is_recorded_and_its_owner_told(make_app):
+    """The first single sign-on into an existing account (a password, maybe a second factor)
+    links it by its verified address: audited as sso_linked, and its owner mailed, once."""
+    from svc.models import AuditEntry, OutgoingMail
+
+    app = make_app(**SSO)
+    register(app.test_client())
+    with app.test_request_context():
+        single_sign_on.account_for(ISSUER, claims())
+        single_sign_on.account_for(ISSUER, claims())  # already linked: nothing new
+        linked = db.session.scalars(select(AuditEntry).where(AuditEntry.action == "sso_linked"))
+        assert [entry.detail["issuer"] for entry in linked] == [ISSUER]
+        mails = db.session.scalars(
+            select(OutgoingMail.subject).where(OutgoingMail.to_address == "ada@example.com")
+        ).all()
+        assert mails == ["svc: your account now also signs in with single sign-on"]

@@ -282,6 +282,16 @@ def link(
     )
     db.session.add(issue)
     activity.record(report, user, LINKED, {"issue": {"from": None, "to": linked.key}}, via=kind)
+    # A member's, or auto-create's (no actor): an issue made with the project's token.
+    audit.record(
+        audit.ISSUE_CREATED,
+        user,
+        ("report", report_id),
+        project_id=report.project_id,
+        trackingId=report.tracking_id,
+        integrationId=str(integration_id),
+        issue=linked.key,
+    )
     try:
         db.session.commit()
     except IntegrityError:

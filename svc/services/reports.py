@@ -110,6 +110,13 @@ def new_status_link(user: User, reference: str) -> str:
         .values(status_link_version=Report.status_link_version + 1)
         .execution_options(synchronize_session=False)
     )
+    audit.record(
+        audit.STATUS_LINK_RENEWED,
+        user,
+        ("report", report.id),
+        project_id=report.project_id,
+        trackingId=report.tracking_id,
+    )
     db.session.commit()
     db.session.refresh(report)
     return status_page.status_url(report)

@@ -12,8 +12,10 @@ import re
 
 from sqlalchemy import select
 
+from svc import audit
 from svc.errors import Forbidden
 from svc.extensions import db
+from svc.mail import outbox
 from svc.models import User
 from svc.services import users
 
@@ -72,6 +74,22 @@ def account_for(issuer: str, claims: dict) -> User:
         raise _refuse(
             issuer, "deactivated", "This account is deactivated: ask an administrator.", email, user
         )
+    if user.oidc_subject is None and user.password_hash:
+        _linked(user, issuer)
     user.oidc_subject = subject
     db.session.commit()
     return user
+
+
+def _linked(user: User, issuer: str) -> None:
+    """An existing account (its password, a second factor) now also opens by single sign-on,
+    by its verified address: recorded, and its owner told, in the sign-in's transaction."""
+    audit.record(audit.SSO_LINKED, user, ("user", user.id), issuer=issuer)
+    outbox.queue(
+        user.email,
+        "svc: your account now also signs in with single sign-on",
+        f"Hello {user.name},\n\nYour svc account ({user.email}) was just signed into with "
+        f"single sign-on ({issuer}), which it will accept from now on: the provider vouched "
+        "for your address. svc's own second factor is not asked for such a sign-in.\n\n"
+        "If that was not you, tell your administrator at once.",
+    )

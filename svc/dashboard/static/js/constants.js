@@ -40,11 +40,12 @@ export const WIDGET_SWITCHES = [
 export const AUDIT_ACTIONS = [
   "account_created", "admin_granted", "admin_revoked", "api_key_rotated", "instance_restored",
   "integration_created", "integration_deleted", "integration_updated", "invitation_created",
-  "invitation_resent", "invitation_revoked", "member_joined", "member_left", "member_removed",
-  "member_role_changed", "password_changed", "password_reset", "project_created",
+  "invitation_resent", "invitation_revoked", "issue_created", "member_joined", "member_left",
+  "member_removed", "member_role_changed", "password_changed", "password_reset", "project_created",
   "project_deleted", "project_updated", "recovery_code_used", "recovery_codes_created",
   "report_deleted", "reporter_data_erased", "reporter_data_exported", "reports_exported",
   "reset_link_sent", "retention_applied", "second_factor_added", "second_factor_removed",
-  "second_factors_reset", "sign_in", "sign_in_failed", "sign_out", "token_created",
-  "token_revoked", "user_deactivated", "user_reactivated", "webhook_secret_rotated",
+  "second_factors_reset", "sign_in", "sign_in_failed", "sign_out", "sso_linked",
+  "status_link_renewed", "token_created", "token_revoked", "user_deactivated", "user_reactivated",
+  "webhook_secret_rotated",
 ];
