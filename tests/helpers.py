@@ -262,7 +262,12 @@ VALID_BODIES = {
     ("/api/v1/reports/<report_ref>/comments", "POST"): {"body": "Me too"},
     ("/api/v1/comments/<uuid:comment_id>", "PATCH"): {"body": "Edited"},
     ("/api/v1/tokens", "POST"): {"name": "t"},
-    ("/api/v1/auth/factors/<uuid:factor_id>/confirm", "POST"): {"code": "123456"},
+    ("/api/v1/auth/factors/<uuid:factor_id>/confirm", "POST"): {
+        "code": "123456",
+        "current_password": PASSWORD,
+    },
+    ("/api/v1/auth/factors/<uuid:factor_id>", "DELETE"): {"current_password": PASSWORD},
+    ("/api/v1/auth/recovery-codes", "POST"): {"current_password": PASSWORD},
     ("/api/v1/admin/users/<uuid:user_id>", "PATCH"): {"active": False},
     ("/api/v1/projects", "POST"): {"name": "Another"},
     ("/api/v1/projects/<uuid:project_id>/reporter-data/erase", "POST"): {

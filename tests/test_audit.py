@@ -182,7 +182,7 @@ def test_every_audited_action_leaves_one_entry_and_no_secret(mail_app, smtp_serv
     expect(audit.RESET_LINK_SENT, ada_id, "user", grace_id)
 
     setup = ok(ada.post("/api/v1/auth/factors/totp", headers=csrf(ada)), 201)
-    confirm = {"code": pyotp.TOTP(setup["secret"]).now()}
+    confirm = {"code": pyotp.TOTP(setup["secret"]).now(), "current_password": PASSWORD}
     confirmed = ada.post(
         f"/api/v1/auth/factors/{setup['id']}/confirm", json=confirm, headers=csrf(ada)
     )
@@ -199,9 +199,12 @@ def test_every_audited_action_leaves_one_entry_and_no_secret(mail_app, smtp_serv
     ok(waiting.post("/api/v1/auth/second-factor", json={"recovery_code": codes[0]}))
     expect(audit.RECOVERY_CODE_USED, ada_id, "user", ada_id)
     expect(audit.SIGN_IN, ada_id, "user", ada_id)
-    fresh = ok(ada.post("/api/v1/auth/recovery-codes", headers=csrf(ada)), 201)["recoveryCodes"]
+    proof = {"current_password": PASSWORD}
+    fresh = ok(ada.post("/api/v1/auth/recovery-codes", json=proof, headers=csrf(ada)), 201)[
+        "recoveryCodes"
+    ]
     expect(audit.RECOVERY_CODES_CREATED, ada_id, "user", ada_id)
-    ok(ada.delete(f"/api/v1/auth/factors/{setup['id']}", headers=csrf(ada)), 204)
+    ok(ada.delete(f"/api/v1/auth/factors/{setup['id']}", json=proof, headers=csrf(ada)), 204)
     expect(audit.SECOND_FACTOR_REMOVED, ada_id, "user", ada_id)
     ok(ada.delete(f"{users}/{grace_id}/factors", headers=csrf(ada)), 204)
     expect(audit.SECOND_FACTORS_RESET, ada_id, "user", grace_id)

@@ -385,6 +385,10 @@ def test_a_passkey_is_enrolled_and_signs_in_and_another_sites_is_refused(
         password_sign_in()
         page.wait_for_url(f"{base_url}/reports")
         page.goto("/account")
+        # Without the password (a stolen session), no factor is added.
+        page.get_by_role("button", name="Add a passkey").click()
+        expect(page.get_by_role("alert").filter(has_text="current password")).to_be_visible()
+        page.get_by_label("Current password or code").fill(PASSWORD)
         page.get_by_role("button", name="Add a passkey").click()
         expect(page.get_by_label("Recovery codes").locator("li")).to_have_count(10)
         expect(page.locator(".factors li > span:first-child")).to_have_text(["Passkey"])
@@ -400,6 +404,7 @@ def test_a_passkey_is_enrolled_and_signs_in_and_another_sites_is_refused(
 
         # An authenticator app too, from the account page; then the sign-in asks for either.
         page.goto("/account")
+        page.get_by_label("Current password or code").fill(PASSWORD)
         page.get_by_role("button", name="Add an authenticator app").click()
         secret = page.locator(".totp-secret").inner_text()
         spent = totp_step()

@@ -53,7 +53,8 @@ def enrol_totp(client) -> Enrolled:
     confirm = f"/api/v1/auth/factors/{setup['id']}/confirm"
     step = totp_step()
     code = totp_code(setup["secret"], step)
-    enrolled = ok(client.post(confirm, json={"code": code}, headers=csrf(client)))
+    body = {"code": code, "current_password": PASSWORD}
+    enrolled = ok(client.post(confirm, json=body, headers=csrf(client)))
     return Enrolled(setup["secret"], enrolled["recoveryCodes"], step)
 
 
@@ -109,7 +110,8 @@ def test_a_recovery_code_works_once_and_new_ones_replace_the_old(app, ada):
     assert again.post(ANSWER, json={"recovery_code": codes[0]}).status_code == 401
     assert ok(client.get("/api/v1/auth/security"))["recoveryCodesLeft"] == 9
 
-    fresh = ok(client.post("/api/v1/auth/recovery-codes", headers=csrf(client)), 201)
+    proof = {"current_password": PASSWORD}
+    fresh = ok(client.post("/api/v1/auth/recovery-codes", json=proof, headers=csrf(client)), 201)
     assert set(fresh["recoveryCodes"]).isdisjoint(codes)
     assert again.post(ANSWER, json={"recovery_code": codes[1]}).status_code == 401
     ok(again.post(ANSWER, json={"recovery_code": fresh["recoveryCodes"][0]}))
@@ -193,7 +195,8 @@ def test_one_code_starts_one_session_across_processes(app, ada, tmp_path):
 def test_removing_the_last_factor_removes_the_recovery_codes(app, ada):
     enrol_totp(ada)
     factor = ok(ada.get("/api/v1/auth/security"))["factors"][0]
-    ok(ada.delete(f"/api/v1/auth/factors/{factor['id']}", headers=csrf(ada)), 204)
+    proof = {"current_password": PASSWORD}
+    ok(ada.delete(f"/api/v1/auth/factors/{factor['id']}", json=proof, headers=csrf(ada)), 204)
     security = ok(ada.get("/api/v1/auth/security"))
     assert security["factors"] == [] and security["recoveryCodesLeft"] == 0
     ok(app.test_client().post("/api/v1/auth/login", json=LOGIN))
@@ -326,7 +329,8 @@ def test_wrong_answers_count_per_account_across_sign_ins_and_processes(app, ada)
         assert client.post(ANSWER, json={"code": "000000"}).status_code == 401
     with app.app_context():
         mails = db.session.query(OutgoingMail).filter_by(to_address="ada@example.com").all()
-        assert [mail.subject for mail in mails] == ["svc: your second factor is being guessed at"]
+        guessed = "svc: your second factor is being guessed at"
+        assert [mail.subject for mail in mails if mail.subject == guessed] == [guessed]
     client, _ = waiting_sign_in(app)
     right = unspent_totp_code(enrolled.secret, enrolled.spent)
     refused = client.post(ANSWER, json={"code": right})
@@ -351,3 +355,46 @@ def test_per_address_limits_count_an_ipv6_64_as_one_client(make_app):
         "/api/v1/auth/login", json=wrong, environ_base={"REMOTE_ADDR": "2001:db8:1:3::1"}
     )
     assert other.status_code == 401
+
+
+def test_changing_the_factors_needs_the_password_or_a_code_and_mails_the_user(app, ada):
+    """A session alone (a stolen cookie) cannot add or remove a factor or make new recovery
+    codes: each needs the current password or a current code, and each is mailed to the
+    user."""
+    from svc.models import OutgoingMail
+
+    setup = ok(ada.post("/api/v1/auth/factors/totp", headers=csrf(ada)), 201)
+    confirm = f"/api/v1/auth/factors/{setup['id']}/confirm"
+    step = totp_step()
+    code = totp_code(setup["secret"], step)
+    for proof, words in (
+        ({}, "Give your current password"),
+        ({"current_password": "not it"}, "Wrong password or code"),
+    ):
+        refused = ada.post(confirm, json={"code": code, **proof}, headers=csrf(ada))
+        assert refused.status_code == 403 and words in refused.get_json()["detail"]
+    enrolled = ok(
+        ada.post(confirm, json={"code": code, "current_password": PASSWORD}, headers=csrf(ada))
+    )
+    codes = enrolled["recoveryCodes"]
+    new_codes = "/api/v1/auth/recovery-codes"
+    assert ada.post(new_codes, json={}, headers=csrf(ada)).status_code == 403
+    # A recovery code proves it too (and is used up).
+    fresh = ok(ada.post(new_codes, json={"current_code": codes[0]}, headers=csrf(ada)), 201)
+    factor = ok(ada.get("/api/v1/auth/security"))["factors"][0]
+    remove = f"/api/v1/auth/factors/{factor['id']}"
+    assert ada.delete(remove, json={}, headers=csrf(ada)).status_code == 403
+    code_now = unspent_totp_code(setup["secret"], step)
+    ok(ada.delete(remove, json={"current_code": code_now}, headers=csrf(ada)), 204)
+    assert fresh["recoveryCodes"]
+    with app.app_context():
+        mailed = [
+            mail.text_body or ""
+            for mail in db.session.query(OutgoingMail).filter_by(to_address="ada@example.com")
+        ]
+    subjects_said = [text.split("\n\n")[1].split(" on your svc")[0] for text in mailed]
+    assert subjects_said == [
+        "A second factor (an authenticator app) was added",
+        "New recovery codes were made (the old ones no longer work)",
+        "A second factor (an authenticator app) was removed",
+    ]

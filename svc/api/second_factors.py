@@ -20,6 +20,7 @@ from svc.schemas.second_factors import (
     EnrolledOut,
     PasskeyIn,
     PasskeyOptionsOut,
+    ProofIn,
     RecoveryCodesOut,
     SecondFactorAnswerIn,
     SignedInOut,
@@ -92,7 +93,7 @@ def start_totp():
 def confirm_totp(data, factor_id: uuid.UUID):
     """Confirm an authenticator app with its current code; a first factor's answer carries the
     recovery codes, shown this once."""
-    return second_factors.confirm_totp(current_user(), factor_id, data["code"])
+    return second_factors.confirm_totp(current_user(), factor_id, data["code"], data)
 
 
 @bp.post("/factors/passkey-options")
@@ -112,21 +113,25 @@ def add_passkey(data):
     """Keep the passkey the browser made from those options."""
     caller = current_caller()
     return second_factors.passkeys().add(
-        caller.user, caller.session_id, data["name"], data["credential"], data["ticket"]
+        caller.user, caller.session_id, data["name"], data["credential"], data["ticket"], data
     )
 
 
 @bp.delete("/factors/<uuid:factor_id>")
 @session_required
+@body(ProofIn())
 @response(None, 204, errors=(404,))
-def remove_factor(factor_id: uuid.UUID):
-    """Remove a second factor; with the last one go the recovery codes."""
-    second_factors.remove_factor(current_user(), factor_id)
+def remove_factor(data, factor_id: uuid.UUID):
+    """Remove a second factor (`current_password` or `current_code` in the body); with the
+    last one go the recovery codes."""
+    second_factors.remove_factor(current_user(), factor_id, data)
 
 
 @bp.post("/recovery-codes")
 @session_required
+@body(ProofIn())
 @response(RecoveryCodesOut(), 201, errors=(409,))
-def new_recovery_codes():
-    """10 new recovery codes, shown this once; the old ones stop working."""
-    return {"recovery_codes": second_factors.new_recovery_codes(current_user())}
+def new_recovery_codes(data):
+    """10 new recovery codes (`current_password` or `current_code` in the body), shown this
+    once; the old ones stop working."""
+    return {"recovery_codes": second_factors.new_recovery_codes(current_user(), data)}

@@ -40,7 +40,15 @@ class TotpSetupOut(OutSchema):
     qr_code = fields.String(required=True)  # an SVG as a data: URL
 
 
-class TotpConfirmIn(InSchema):
+class ProofIn(InSchema):
+    """Who changes how an account signs in proves it is its owner: the current password, or a
+    current code (an enrolled authenticator app's, or a recovery code)."""
+
+    current_password = fields.String(validate=validate.Length(max=128))
+    current_code = fields.String(validate=validate.Length(max=40))
+
+
+class TotpConfirmIn(ProofIn):
     code = fields.String(required=True, validate=validate.Length(min=1, max=20))
 
 
@@ -77,7 +85,7 @@ class PasskeyOptionsOut(OutSchema):
     ticket = fields.String()
 
 
-class PasskeyIn(InSchema):
+class PasskeyIn(ProofIn):
     name = OneLine(load_default="Passkey", validate=validate.Length(min=1, max=100))
     credential = fields.Dict(required=True)
     ticket = fields.String(required=True, validate=validate.Length(min=1, max=1000))

@@ -71,15 +71,19 @@ def registration_options(user: User, session_id: uuid.UUID) -> dict:
     return {"public_key": json.loads(webauthn.options_to_json(options)), "ticket": ticket}
 
 
-def add(user: User, session_id: uuid.UUID, name: str, credential: dict, ticket: str) -> Shown:
-    """Verify the authenticator's answer to registration_options and keep the key (a
-    first factor comes with recovery codes, as confirm_totp's)."""
+def add(
+    user: User, session_id: uuid.UUID, name: str, credential: dict, ticket: str, proof: dict
+) -> Shown:
+    """Verify the authenticator's answer to registration_options and keep the key, the user's
+    proof given (second_factors.check_proof; a first factor comes with recovery codes, as
+    confirm_totp's)."""
     try:
         user_id, ticket_session, challenge = _ceremonies().loads(ticket, max_age=CEREMONY_SECONDS)
     except BadSignature:
         raise field_error("ticket", "Expired or invalid: ask for new options") from None
     if (user_id, ticket_session) != (str(user.id), str(session_id)):
         raise field_error("ticket", "Expired or invalid: ask for new options")
+    second_factors.check_proof(user, proof)
     rp_id, origin = _relying_party()
     try:
         verified = webauthn.verify_registration_response(

@@ -17,11 +17,12 @@ import segno
 from sqlalchemy import delete, func, or_, select, update
 
 from svc import audit, secrets
-from svc.auth import pending, tokens
+from svc.auth import passwords, pending, tokens
 from svc.config import public_url, setting
 from svc.errors import (
     AccountDeactivated,
     Conflict,
+    Forbidden,
     NotFound,
     TooManyGuesses,
     field_error,
@@ -36,6 +37,7 @@ from svc.services.listing import Shown
 
 TOTP = "totp"
 PASSKEY = "passkey"
+_KIND_WORDS = {TOTP: "an authenticator app", PASSKEY: "a passkey"}
 RECOVERY_CODE_COUNT = 10
 STEP_SECONDS = 30
 WRONG_CODE = "Wrong or already used code"
@@ -178,12 +180,60 @@ def _factor_of(user: User, factor_id: uuid.UUID, *kinds: str) -> SecondFactor:
     return factor
 
 
-def confirm_totp(user: User, factor_id: uuid.UUID, code: str) -> Shown:
-    """Count the new TOTP secret once a code from the app matches. The first factor of a user
-    comes with recovery codes (the answer's `recovery_codes`), shown this once."""
+PROOF_NEEDED = (
+    "Give your current password, or a code from your authenticator app or a recovery code"
+)
+WRONG_PROOF = "Wrong password or code"
+
+
+def check_proof(user: User, proof: dict) -> None:
+    """A change to how the user signs in (a factor added or removed, new recovery codes) is
+    made by the user: a stolen session alone cannot make it. `proof`: `current_password`, or
+    `current_code` (a code of an enrolled authenticator app, spent as a sign-in's would be,
+    or a recovery code, used up). An account with neither a password nor a factor (made by
+    single sign-on) has nothing to prove with but its session."""
+    password, code = proof.get("current_password"), proof.get("current_code")
+    has_factor = bool(factors_of(user.id))
+    if not user.password_hash and not has_factor:
+        return
+    if password and user.password_hash and passwords.verify_password(user.password_hash, password):
+        return
+    if code and has_factor and _current_code_accepted(user, code):
+        return
+    db.session.rollback()
+    raise Forbidden(WRONG_PROOF if password or code else PROOF_NEEDED)
+
+
+def _current_code_accepted(user: User, code: str) -> bool:
+    apps = db.session.scalars(
+        select(SecondFactor).where(
+            SecondFactor.user_id == user.id,
+            SecondFactor.kind == TOTP,
+            SecondFactor.confirmed_at.is_not(None),
+        )
+    )
+    return any(_totp_accepts(app, code) for app in apps) or _spend_recovery_code(user.id, code)
+
+
+def _tell(user: User, what: str) -> None:
+    """The user hears of every change to how they sign in, in the change's transaction."""
+    outbox.queue(
+        user.email,
+        "svc: your sign-in security changed",
+        f"Hello {user.name},\n\n{what} on your svc account ({user.email}).\n\n"
+        "If that was not you, sign in, change your password and look at your second factors "
+        "on your account page, or ask your administrator to reset them.",
+    )
+
+
+def confirm_totp(user: User, factor_id: uuid.UUID, code: str, proof: dict) -> Shown:
+    """Count the new TOTP secret once a code from the app matches, the user's proof (above)
+    given. The first factor of a user comes with recovery codes (the answer's
+    `recovery_codes`), shown this once."""
     factor = _factor_of(user, factor_id, TOTP)
     if factor.confirmed_at is not None:
         raise Conflict("This authenticator app is already confirmed")
+    check_proof(user, proof)
     if not _totp_accepts(factor, code):
         db.session.rollback()
         raise field_error("code", WRONG_CODE)
@@ -198,6 +248,7 @@ def count(user: User, factor: SecondFactor) -> list[str] | None:
     first = not factors_of(user.id)
     factor.confirmed_at = utcnow()
     audit.record(audit.SECOND_FACTOR_ADDED, user, ("user", user.id), kind=factor.kind)
+    _tell(user, f"A second factor ({_KIND_WORDS[factor.kind]}) was added")
     return _replace_recovery_codes(user) if first else None
 
 
@@ -222,11 +273,14 @@ def _replace_recovery_codes(user: User) -> list[str]:
     return codes
 
 
-def new_recovery_codes(user: User) -> list[str]:
-    """10 new codes; the old ones stop working. Only with a factor enrolled."""
+def new_recovery_codes(user: User, proof: dict) -> list[str]:
+    """10 new codes; the old ones stop working. Only with a factor enrolled, and the user's
+    proof (check_proof)."""
     if not factors_of(user.id):
         raise Conflict("Enrol a second factor first: recovery codes stand in for one")
+    check_proof(user, proof)
     codes = _replace_recovery_codes(user)
+    _tell(user, "New recovery codes were made (the old ones no longer work)")
     db.session.commit()
     return codes
 
@@ -248,18 +302,21 @@ def _spend_recovery_code(user_id: uuid.UUID, code: str) -> bool:
 # Removing ----------------------------------------------------------------------------------
 
 
-def remove_factor(user: User, factor_id: uuid.UUID) -> None:
-    """Remove one factor; with the last one go the recovery codes."""
+def remove_factor(user: User, factor_id: uuid.UUID, proof: dict) -> None:
+    """Remove one factor, the user's proof (check_proof) given; with the last one go the
+    recovery codes."""
     factor = _factor_of(user, factor_id)
+    check_proof(user, proof)
     db.session.delete(factor)
     db.session.flush()
     if not factors_of(user.id):
         db.session.execute(delete(RecoveryCode).where(RecoveryCode.user_id == user.id))
     audit.record(audit.SECOND_FACTOR_REMOVED, user, ("user", user.id), kind=factor.kind)
+    _tell(user, f"A second factor ({_KIND_WORDS[factor.kind]}) was removed")
     db.session.commit()
 
 
-def reset_factors(admin: User, user_id: uuid.UUID) -> None:
+def reset_factors(admin: User | None, user_id: uuid.UUID) -> None:
     """An administrator removes every factor and recovery code of an account (a lost phone):
     its next password sign-in needs none, or enrols one under SVC_REQUIRE_2FA."""
     user = db.session.get(User, user_id)
@@ -268,6 +325,8 @@ def reset_factors(admin: User, user_id: uuid.UUID) -> None:
     for model in (SecondFactor, RecoveryCode, PendingSignIn):
         db.session.execute(delete(model).where(model.user_id == user.id))
     audit.record(audit.SECOND_FACTORS_RESET, admin, ("user", user.id))
+    by = admin.name if admin else "the operator"
+    _tell(user, f"Every second factor and recovery code was removed by {by}")
     db.session.commit()
 
 

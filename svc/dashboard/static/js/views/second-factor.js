@@ -82,6 +82,10 @@ export function secondFactorStep(waiting, context, destination) {
 export function securityPanel(security) {
   const panel = h("section", { class: "panel", "aria-label": "Sign-in security" });
   const reload = async () => show(await api.get("/auth/security"));
+  // Every change here needs the account's owner: their password, or a current code (svc
+  // tries the one value as either).
+  const proofInput = h("input", { name: "proof", type: "password", autocomplete: "current-password", maxlength: 128 });
+  const proof = () => ({ current_password: proofInput.value, current_code: proofInput.value.trim().slice(0, 40) });
   const show = (current) => replaceContent(panel,
     h("h2", {}, "Sign-in security"),
     h("p", {}, `You sign in with ${current.signInMethods.map((m) => (m === "oidc" ? "single sign-on" : "your password")).join(" or ")}.`
@@ -92,16 +96,20 @@ export function securityPanel(security) {
         h("small", {}, factor.lastUsedAt ? `last used ${formatTime(factor.lastUsedAt)}` : `added ${formatTime(factor.createdAt)}`),
         actionButton("Remove", async () => {
           if (!await confirmDialog(`Remove ${factor.name}?`, "Remove")) return;
-          await api.delete(`/auth/factors/${factor.id}`);
+          await api.delete(`/auth/factors/${factor.id}`, proof());
           await reload();
         }, { "aria-label": `Remove ${factor.name}` }))))
       : h("p", { class: "empty" }, "No second factor yet: a password alone signs in."),
     current.factors.length ? h("p", {}, `${plural(current.recoveryCodesLeft, "recovery code")} left.`) : null,
+    current.signInMethods.includes("password") || current.factors.length
+      ? field("Current password or code", proofInput,
+        "Needed to add or remove a factor or make new recovery codes: your password, or a code from your authenticator app.")
+      : null,
     h("div", { class: "actions" },
-      actionButton("Add an authenticator app", () => addApp(panel, reload)),
-      actionButton("Add a passkey", () => addPasskey(panel, reload)),
+      actionButton("Add an authenticator app", () => addApp(panel, reload, proof)),
+      actionButton("Add a passkey", () => addPasskey(panel, reload, proof)),
       current.factors.length ? actionButton("New recovery codes", async () => {
-        const { recoveryCodes } = await api.post("/auth/recovery-codes");
+        const { recoveryCodes } = await api.post("/auth/recovery-codes", proof());
         panel.append(recoveryCodesNotice(recoveryCodes));
       }) : null));
   show(security);
@@ -114,7 +122,7 @@ function factorName(factor) {
   return factor.name.toLowerCase().includes(kind) ? factor.name : `${factor.name} (${kind})`;
 }
 
-async function addApp(panel, reload) {
+async function addApp(panel, reload, proof) {
   // One setup at a time: a second click shows the QR code already there, not a second one.
   const shown = panel.querySelector("form[aria-label='Confirm authenticator app']");
   if (shown) {
@@ -127,7 +135,7 @@ async function addApp(panel, reload) {
     field("Code from the app", codeInput()),
     h("button", { type: "submit" }, "Confirm"),
   ], async (values) => {
-    const factor = await api.post(`/auth/factors/${setup.id}/confirm`, { code: values.code.trim() });
+    const factor = await api.post(`/auth/factors/${setup.id}/confirm`, { ...proof(), code: values.code.trim() });
     await reload();
     if (factor.recoveryCodes) panel.append(recoveryCodesNotice(factor.recoveryCodes));
   });
@@ -135,10 +143,10 @@ async function addApp(panel, reload) {
   confirm.querySelector("input[name=code]").focus();
 }
 
-async function addPasskey(panel, reload) {
+async function addPasskey(panel, reload, proof) {
   const options = await api.post("/auth/factors/passkey-options");
   const credential = await passkeyFromBrowser(options.publicKey, true);
-  const factor = await api.post("/auth/factors/passkeys", { name: "Passkey", credential, ticket: options.ticket });
+  const factor = await api.post("/auth/factors/passkeys", { ...proof(), name: "Passkey", credential, ticket: options.ticket });
   await reload();
   if (factor.recoveryCodes) panel.append(recoveryCodesNotice(factor.recoveryCodes));
 }
