@@ -7,6 +7,13 @@ records every request as the tracker would see it.
     tracker = FakeTrackers(ca).start()
     tracker.refuse(429, retry_after=1)      # the next call is refused so, then all is well again
     tracker.requests[-1].json()
+    headers, body = tracker.delivery("github", remote_id, closed=True)  # its webhook, unsigned
+
+Deliveries are shaped as each tracker's webhook reference documents them: GitHub's `issues`
+event (the issue with its API and page addresses, the repository, the sender), GitLab's Issue
+Hook (`object_attributes`, the project, `changes`), Jira's `jira:issue_updated` (the issue's
+`self`, its status and category, the changelog's items), Linear's `Issue` update (`data`,
+`updatedFrom`, `webhookTimestamp` in milliseconds).
 """
 
 import base64
@@ -14,6 +21,8 @@ import collections
 import json
 import re
 import threading
+import time
+import uuid
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import unquote
@@ -196,6 +205,121 @@ class FakeTrackers:
         with self._lock:
             self._next += 1
             return self._next
+
+    # --- deliveries ------------------------------------------------------------------------------
+
+    def delivery(self, kind: str, remote_id: str, closed: bool, **change) -> tuple[dict, dict]:
+        """(headers without the signature or delivery id, body) of the tracker's webhook for
+        one of its issues, closed or reopened (Jira: `status`, `key`, `no_status` change it)."""
+        issue = self.issues[remote_id]
+        return getattr(self, f"_{kind.removesuffix('-server')}_delivery")(issue, closed, **change)
+
+    def _github_delivery(self, issue, closed, **_change):
+        state = "closed" if closed else "open"
+        body = {
+            "action": "closed" if closed else "reopened",
+            "issue": {
+                **issue,
+                "state": state,
+                "state_reason": "completed" if closed else "reopened",
+                "user": {"login": "ada", "id": 1},
+            },
+            "repository": {
+                "id": 1,
+                "full_name": issue["repository_url"].split("/repos/", 1)[1],
+                "url": issue["repository_url"],
+            },
+            "sender": {"login": "ada", "id": 1, "type": "User"},
+        }
+        return {"X-GitHub-Event": "issues", "X-GitHub-Hook-ID": "1"}, body
+
+    def _gitlab_delivery(self, issue, closed, **_change):
+        state = "closed" if closed else "opened"
+        path = issue["web_url"].split("/-/issues/")[0].split("/", 3)[3]
+        attributes = {
+            **issue,
+            "state": state,
+            "action": "close" if closed else "reopen",
+            "url": issue["web_url"],
+        }
+        body = {
+            "object_kind": "issue",
+            "event_type": "issue",
+            "user": {"id": 1, "username": "ada", "name": "Ada"},
+            "project": {
+                "id": issue["project_id"],
+                "path_with_namespace": path,
+                "web_url": issue["web_url"].split("/-/issues/")[0],
+            },
+            "object_attributes": attributes,
+            "changes": {
+                "state_id": {"previous": 1 if closed else 2, "current": 2 if closed else 1}
+            },
+        }
+        return {"X-Gitlab-Event": "Issue Hook", "X-Gitlab-Event-UUID": str(uuid.uuid4())}, body
+
+    def _jira_delivery(self, issue, closed, **change):
+        status = change.get("status") or ("Done" if closed else "In Progress")
+        category = "done" if status in ("Done", "Cancelled") else "indeterminate"
+        items = (
+            []
+            if change.get("no_status")
+            else [
+                {
+                    "field": "status",
+                    "fieldtype": "jira",
+                    "from": "3",
+                    "fromString": issue.get("status", "To Do"),
+                    "to": "10001",
+                    "toString": status,
+                }
+            ]
+        )
+        body = {
+            "timestamp": int(time.time() * 1000),
+            "webhookEvent": "jira:issue_updated",
+            "issue_event_type_name": "issue_generic",
+            "user": {"accountId": "5b10a2844c20165700ede21g", "displayName": "Ada"},
+            "issue": {
+                "id": issue["id"],
+                "self": issue["self"],
+                "key": change.get("key", issue["key"]),
+                "fields": {
+                    "status": {
+                        "name": status,
+                        "id": "10001",
+                        "statusCategory": {"id": 3, "key": category, "name": category.title()},
+                    }
+                },
+            },
+            "changelog": {"id": "10100", "items": items},
+        }
+        return {}, body
+
+    def _linear_delivery(self, issue, closed, **_change):
+        state = next(
+            s for s in LINEAR_STATES if s["type"] == ("completed" if closed else "started")
+        )
+        now = time.time()
+        body = {
+            "action": "update",
+            "type": "Issue",
+            "createdAt": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(now)),
+            "data": {
+                "id": issue["id"],
+                "identifier": issue["identifier"],
+                "url": issue["url"],
+                "title": issue["title"],
+                "state": {"id": state["id"], "name": state["name"], "type": state["type"]},
+                "team": {"id": issue["teamId"], "key": "ENG"},
+            },
+            "updatedFrom": {"stateId": "st-backlog", "updatedAt": "2026-11-26T10:00:00.000Z"},
+            "url": issue["url"],
+            "organizationId": "org-1",
+            "webhookTimestamp": int(now * 1000),
+            "webhookId": "wh-1",
+        }
+        return {"Linear-Event": "Issue"}, body
 
     # --- routing --------------------------------------------------------------------------------
 

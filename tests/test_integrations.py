@@ -7,7 +7,6 @@ import hashlib
 import hmac
 import json
 import tarfile
-import time
 import uuid
 from datetime import timedelta
 
@@ -140,58 +139,7 @@ def calls(app) -> list[IntegrationCall]:
 
 def tracker_event(kind: str, trackers: FakeTrackers, issue: dict, closed: bool, **change):
     """(headers without the signature, body) of the tracker's webhook for one of its issues."""
-    stored = trackers.issues[issue["remote_id"]]
-    if kind == "github":
-        body = {
-            "action": "closed" if closed else "reopened",
-            "issue": {**stored, "state": "closed" if closed else "open"},
-            "repository": {"full_name": "acme/shop"},
-        }
-        return {"X-GitHub-Event": "issues"}, body
-    if kind == "gitlab":
-        attributes = {
-            **stored,
-            "state": "closed" if closed else "opened",
-            "action": "close" if closed else "reopen",
-            "url": stored["web_url"],
-        }
-        return {"X-Gitlab-Event": "Issue Hook"}, {
-            "object_kind": "issue",
-            "object_attributes": attributes,
-        }
-    if kind in ("jira", "jira-server"):
-        status = change.get("status") or ("Done" if closed else "In Progress")
-        category = "done" if status in ("Done", "Cancelled") else "indeterminate"
-        items = [] if change.get("no_status") else [{"field": "status", "toString": status}]
-        body = {
-            "webhookEvent": "jira:issue_updated",
-            "issue": {
-                "id": stored["id"],
-                "key": change.get("key", stored["key"]),
-                "self": stored["self"],
-                "fields": {"status": {"name": status, "statusCategory": {"key": category}}},
-            },
-            "changelog": {"items": items},
-        }
-        return {}, body
-    state = (
-        {"type": "completed", "name": "Done"}
-        if closed
-        else {"type": "started", "name": "In Progress"}
-    )
-    body = {
-        "action": "update",
-        "type": "Issue",
-        "data": {
-            "id": stored["id"],
-            "identifier": stored["identifier"],
-            "url": stored["url"],
-            "state": state,
-        },
-        "updatedFrom": {"stateId": "st-backlog"},
-        "webhookTimestamp": int(time.time() * 1000),
-    }
-    return {"Linear-Event": "Issue"}, body
+    return trackers.delivery(kind, issue["remote_id"], closed, **change)
 
 
 def send_event(client, kind, integration, headers, body, secret=None, delivery=None):
