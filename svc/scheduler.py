@@ -35,6 +35,7 @@ from svc.services import (
     password_resets,
     retention,
     screenshots,
+    signatures,
     tracker_calls,
 )
 from svc.webhooks import delivery
@@ -197,6 +198,13 @@ def forget_mails() -> None:
 
 
 @fenced
+def sign_reports() -> None:
+    signed = signatures.backfill()
+    if signed:
+        log.info("signatures: signed %d report(s) filed before signatures were", signed)
+
+
+@fenced
 def checkpoint_database() -> None:
     database.checkpoint_sqlite_log()
 
@@ -244,6 +252,7 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
         (forget_notifications, "forget-notifications"),
         (prune_audit_log, "prune-audit-log"),
         (forget_mails, "forget-mails"),
+        (sign_reports, "sign-reports"),
         (apply_retention, "apply-retention"),
     ):
         scheduler.add_job(

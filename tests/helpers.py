@@ -192,6 +192,7 @@ SUMMARY_FIELDS = {
     "annotatedScreenshotUrl",
     "metadata",
     "assigneeId",
+    "signature",
     "createdAt",
     "updatedAt",
 }

@@ -75,7 +75,7 @@ def test_csv_has_a_header_and_the_lists_values(user_client, shop):
     assert list(rows[0]) == [
         "id", "projectId", "trackingId", "title", "description", "severity", "category",
         "status", "reporterIdentifier", "screenshotUrl", "annotatedScreenshotUrl", "metadata",
-        "assigneeId", "createdAt", "updatedAt",
+        "assigneeId", "signature", "createdAt", "updatedAt",
     ]  # fmt: skip
     for row, item in zip(rows, items, strict=True):
         for name, value in item.items():

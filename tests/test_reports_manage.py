@@ -19,7 +19,9 @@ def shop(user_client):
 
 @pytest.fixture
 def report(user_client, shop):
-    return file_report(user_client, shop["apiKey"], console_logs=[{"message": "boom"}]).get_json()
+    """The report as it is once filed and fanned out (signed: its filing's answer had none)."""
+    filed = file_report(user_client, shop["apiKey"], console_logs=[{"message": "boom"}])
+    return user_client.get(f"/api/v1/reports/{filed.get_json()['id']}").get_json()
 
 
 def patch(client, reference, body):

@@ -34,6 +34,7 @@ from svc.models.reports import (
     ObjectDeletion,
     Report,
     ReportDetail,
+    ReportSignature,
     Screenshot,
 )
 from svc.models.scheduler import SchedulerLease

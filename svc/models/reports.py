@@ -1,7 +1,16 @@
 import uuid
 from datetime import datetime
 
-from sqlalchemy import JSON, ForeignKey, Index, SmallInteger, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    ForeignKey,
+    Index,
+    SmallInteger,
+    String,
+    Text,
+    UniqueConstraint,
+    inspect,
+)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from svc.extensions import db
@@ -77,6 +86,15 @@ class Report(db.Model):
     external_issues: Mapped[list["ExternalIssue"]] = relationship(  # noqa: F821
         viewonly=True, order_by="ExternalIssue.created_at"
     )
+    # Its signature, once the fan-out has made it; loaded where an answer shows it.
+    signature_row: Mapped["ReportSignature | None"] = relationship(viewonly=True, uselist=False)
+
+    @property
+    def signature(self) -> str | None:
+        """The signature when it was loaded with the report (the list, the full report); None
+        otherwise (a report just filed has none yet), never a query of its own."""
+        loaded = inspect(self).attrs.signature_row.loaded_value
+        return loaded.signature if isinstance(loaded, ReportSignature) else None
 
     @property
     def tracking_id(self) -> str:
@@ -171,3 +189,18 @@ class IdempotencyKey(db.Model):
     body_hash: Mapped[str] = mapped_column(String(64))
     report_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("reports.id", ondelete="CASCADE"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ReportSignature(db.Model):
+    """A report's signature (svc.services.signatures): reports of one project with one
+    signature are a group. A table of its own, written by the fan-out after the report: the
+    ingest's row stays as narrow as it was, and the list's plans with it."""
+
+    __tablename__ = "report_signatures"
+    __table_args__ = (Index("ix_report_signatures_signature_project", "signature", "project_id"),)
+
+    report_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True
+    )
+    project_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    signature: Mapped[str] = mapped_column(String(64))

@@ -170,6 +170,7 @@ class ReportFilterQuery(InSchema):
     reporter = fields.String(validate=validate.Length(min=1, max=320))
     has_screenshot = fields.Boolean()
     linked = fields.Boolean()  # has an issue in a tracker (docs/api.md §15)
+    signature = fields.String(validate=validate.Length(min=1, max=64))  # one bug's reports
     search = fields.String(validate=validate.Length(max=500))
 
     @post_load
@@ -210,6 +211,9 @@ class ReportSummaryOut(OutSchema):
     )
     metadata = fields.Dict(required=True, attribute="meta")
     assignee_id = fields.UUID(required=True, allow_none=True)
+    # Reports of one project with one signature are one bug's (docs/api.md §8.9); null until
+    # the fan-out has signed a report just filed.
+    signature = fields.String(required=True, allow_none=True)
     created_at = Timestamp(required=True)
     updated_at = Timestamp(required=True)
 

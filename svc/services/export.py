@@ -16,7 +16,7 @@ from sqlalchemy import select
 
 from svc import audit, database
 from svc.extensions import db
-from svc.models import VIEWER, Project, Report, User
+from svc.models import VIEWER, Project, Report, ReportSignature, User
 from svc.services import listing, projects, search
 from svc.wire import camelcase, iso_timestamp
 
@@ -35,6 +35,7 @@ FIELDS = (
     "annotatedScreenshotUrl",
     "metadata",
     "assigneeId",
+    "signature",
     "createdAt",
     "updatedAt",
 )
@@ -53,6 +54,7 @@ _COLUMNS = (
     Report.annotated_screenshot_key,
     Report.meta,
     Report.assignee_id,
+    ReportSignature.signature,
     Report.created_at,
     Report.updated_at,
 )
@@ -94,6 +96,7 @@ def _rows(user: User, query: dict) -> Iterator[dict]:
     rows = db.session.execute(
         select(*_COLUMNS)
         .join(Project, Project.id == Report.project_id)
+        .outerjoin(ReportSignature, ReportSignature.report_id == Report.id)
         .where(*conditions)
         .order_by(Report.created_at.desc(), Report.id)
         .execution_options(yield_per=BATCH)
@@ -104,7 +107,7 @@ def _rows(user: User, query: dict) -> Iterator[dict]:
 
 def _report(row) -> dict:
     (id_, project_id, prefix, number, title, description, severity, category, status, reporter,
-     screenshot, annotated, meta, assignee, created, updated) = row  # fmt: skip
+     screenshot, annotated, meta, assignee, signature, created, updated) = row  # fmt: skip
     return {
         "id": str(id_),
         "projectId": str(project_id),
@@ -119,6 +122,7 @@ def _report(row) -> dict:
         "annotatedScreenshotUrl": annotated,
         "metadata": meta,
         "assigneeId": str(assignee) if assignee else None,
+        "signature": signature,
         "createdAt": iso_timestamp(created),
         "updatedAt": iso_timestamp(updated),
     }

@@ -27,7 +27,7 @@ from svc.models import Project, Report, ReportEvent
 from svc.models.base import utcnow
 from svc.models.events import REPORT_CREATED
 from svc.models.integrations import CREATE
-from svc.services import notifications, reporter_mails, stats, tracker_calls
+from svc.services import notifications, reporter_mails, signatures, stats, tracker_calls
 from svc.webhooks import delivery
 
 BATCH = 200
@@ -50,6 +50,8 @@ class Batch:
     auto_create: dict[uuid.UUID, list] = field(default_factory=dict)
     # the reporters' receipts: [(report id, project id, to, subject, text, headers)]
     receipts: list[tuple] = field(default_factory=list)
+    # the new reports' signatures: [(report id, project id, signature)]
+    signatures: list[tuple] = field(default_factory=list)
 
 
 # Each effect does its part for all of a batch's events of one kind at once (a statement for
@@ -105,6 +107,12 @@ def create_tracker_issues(events: list[ReportEvent], batch: Batch) -> None:
     )
 
 
+def sign_reports(events: list[ReportEvent], batch: Batch) -> None:
+    """Each new report's signature: its group of reports of the same bug (computed while the
+    batch was read, from what the widget captured)."""
+    signatures.record(batch.signatures)
+
+
 def mail_reporters(events: list[ReportEvent], batch: Batch) -> None:
     """The receipt to the reporter, where the project mails reporters and the report is
     still there (docs/reporter-updates.md)."""
@@ -120,6 +128,7 @@ EFFECTS: dict[str, tuple[Callable[[list[ReportEvent], Batch], None], ...]] = {
         notify_members,
         create_tracker_issues,
         mail_reporters,
+        sign_reports,
     ),
 }
 
@@ -203,6 +212,7 @@ def _read(token: uuid.UUID) -> Batch:
         batch.audiences[project_id] = notifications.audience(project_id)
     batch.auto_create = tracker_calls.auto_create_targets(batch.webhooks)
     batch.receipts = reporter_mails.receipts(report_ids)
+    batch.signatures = signatures.of_reports(batch.reports)
     batch.events = [event for event in events if event.project_id in batch.webhooks]
     db.session.commit()
     return batch

@@ -8,7 +8,15 @@ from sqlalchemy import and_, exists, func, not_, or_, select, union_all
 from sqlalchemy.orm import selectinload
 
 from svc.extensions import db
-from svc.models import SEVERITY_RANK, ExternalIssue, Membership, Project, Report, User
+from svc.models import (
+    SEVERITY_RANK,
+    ExternalIssue,
+    Membership,
+    Project,
+    Report,
+    ReportSignature,
+    User,
+)
 from svc.services import search
 
 _SORT_COLUMNS = {
@@ -99,6 +107,11 @@ def filter_conditions(user: User, query: dict) -> list:
     if "linked" in query:
         linked = exists().where(ExternalIssue.report_id == Report.id)
         conditions.append(linked if query["linked"] else not_(linked))
+    if "signature" in query:
+        signed = select(ReportSignature.report_id).where(
+            ReportSignature.signature == query["signature"]
+        )
+        conditions.append(Report.id.in_(signed))
     return conditions
 
 
@@ -152,7 +165,7 @@ def list_for(user: User, query: dict) -> Page:
         select(Report)
         # Projects in a second query: joined to each report, they led SQLite's planner to fetch
         # every report of the user's projects and sort them, instead of walking the sort index.
-        .options(selectinload(Report.project))
+        .options(selectinload(Report.project), selectinload(Report.signature_row))
         .where(chosen)
         .order_by(*order)
         .limit(query["page_size"])

@@ -8,6 +8,7 @@ from collections import Counter
 from sqlalchemy import delete as delete_rows  # `delete` is this module's verb
 from sqlalchemy import or_, select, tuple_
 from sqlalchemy import update as update_rows  # `update` is this module's verb
+from sqlalchemy.orm import selectinload
 
 from svc import audit
 from svc.errors import field_error, not_found
@@ -37,7 +38,9 @@ TRACKING_ID = re.compile(r"^([A-Z][A-Z0-9]{1,9})-([1-9][0-9]{0,9})$")
 
 def get_for(user: User, reference: str) -> Report:
     """A report by its UUID or its tracking id (WS-12), if the user's projects include it."""
-    statement = select(Report).where(listing.visible_to(user))
+    statement = (
+        select(Report).where(listing.visible_to(user)).options(selectinload(Report.signature_row))
+    )
     match = TRACKING_ID.match(reference.upper())
     if match:
         statement = statement.join(Project, Project.id == Report.project_id).where(

@@ -1,0 +1,106 @@
+"""A report's signature (docs/api.md §8.9): the same bug reported by different people, with
+their own order numbers, addresses and ids, gets one signature; another bug another. Made by
+the fan-out, over HTTP here as the widget files reports; older reports by the backfill."""
+
+import pytest
+from sqlalchemy import delete
+
+from harness.client import create_project
+from svc.extensions import db
+from svc.models import ReportSignature
+from svc.services import signatures
+from tests.helpers import file_report
+
+
+def error(message: str, stack: str | None = None) -> list[dict]:
+    entry = {"level": "error", "message": message, "timestamp": 1}
+    if stack:
+        entry["stack"] = stack
+    return [{"level": "log", "message": "loaded", "timestamp": 0}, entry]
+
+
+def signed(title="Checkout fails", url="https://shop.example/checkout", console=(), network=()):
+    return signatures.signature_of(title, {"url": url}, list(console), list(network))
+
+
+CHROME = "TypeError: x\n    at pay (https://shop.example/assets/app.3f9a2c1b.js:12:34)"
+FIREFOX = "pay@https://shop.example/assets/app.77e01d2f.js:12:34\n"
+
+
+@pytest.mark.parametrize(
+    "one, other",
+    [
+        # The same error, with another order's number, user's address, id and quoted value.
+        (
+            error("Cannot pay order 8812 for ada@example.com: 'card declined'", CHROME),
+            error("Cannot pay order 17 for grace@example.org: 'insufficient funds'", FIREFOX),
+        ),
+        (
+            error("Order 3fa85f64-5717-4562-b3fc-2c963f66afa6 not found (0xdeadbeef)"),
+            error("Order 9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d not found (0x1f)"),
+        ),
+        (error("Timeout after 3000 ms"), error("timeout after 12.5 ms")),
+    ],
+)
+def test_one_bug_reported_with_other_values_has_one_signature(one, other):
+    assert signed(console=one) == signed(console=other)
+
+
+def test_failed_requests_and_pages_are_signed_by_their_path_templates():
+    first = [
+        {"method": "post", "url": "https://shop.example/api/orders/5521/pay?x=1", "status": 500}
+    ]
+    second = [{"method": "POST", "url": "https://shop.example/api/orders/17/pay", "status": 500}]
+    assert signed(network=first) == signed(network=second)
+    assert signed(network=first) != signed(
+        network=[{"method": "POST", "url": "https://shop.example/api/orders/17/pay", "status": 502}]
+    )
+    # No error, no failed request: the page and the title, ids and numbers aside.
+    assert signed("Button dead on order 12", "https://shop.example/orders/12") == signed(
+        "Button dead on order 99", "https://shop.example/orders/99?ref=mail"
+    )
+
+
+def test_other_bugs_have_other_signatures():
+    kinds = {
+        signed(console=error("TypeError: total is undefined")),
+        signed(console=error("ReferenceError: cart is not defined")),
+        signed(console=error("TypeError: total is undefined", CHROME)),  # another file
+        signed(network=[{"method": "GET", "url": "https://shop.example/api/cart", "status": 404}]),
+        signed("Checkout fails"),
+        signed("Checkout fails", "https://shop.example/cart"),
+        signed("Login is slow"),
+    }
+    assert len(kinds) == 7
+    assert all(len(kind) <= 64 for kind in kinds)
+
+
+@pytest.mark.any_database
+def test_the_fan_out_signs_reports_and_the_list_groups_them(app, user_client):
+    project = create_project(user_client)
+    key = project["apiKey"]
+    same = [
+        file_report(user_client, key, console_logs=error(f"Cannot pay order {n}")).get_json()
+        for n in (12, 8812)
+    ]
+    other = file_report(user_client, key, console_logs=error("Cart is empty")).get_json()
+    shown = user_client.get(f"/api/v1/reports/{same[0]['trackingId']}").get_json()
+    signature = shown["signature"]
+    assert (
+        signature
+        and signature
+        != user_client.get(f"/api/v1/reports/{other['trackingId']}").get_json()["signature"]
+    )
+    grouped = user_client.get("/api/v1/reports", query_string={"signature": signature})
+    page = grouped.get_json()
+    assert sorted(item["trackingId"] for item in page["items"]) == ["WS-1", "WS-2"]
+    assert page["total"] == 2 and {item["signature"] for item in page["items"]} == {signature}
+
+    # Reports filed before signatures were get theirs from the backfill, the same ones.
+    with app.app_context():
+        db.session.execute(delete(ReportSignature))
+        db.session.commit()
+        assert signatures.backfill(limit=2) == 3
+        assert signatures.backfill() == 0
+    again = user_client.get("/api/v1/reports", query_string={"signature": signature})
+    assert again.get_json()["total"] == 2
