@@ -104,3 +104,46 @@ def test_the_fan_out_signs_reports_and_the_list_groups_them(app, user_client):
         assert signatures.backfill() == 0
     again = user_client.get("/api/v1/reports", query_string={"signature": signature})
     assert again.get_json()["total"] == 2
+
+
+def test_a_report_as_markdown_says_what_it_shows_and_nothing_of_the_reporters_markup(
+    user_client,
+):
+    """GET /reports/{ref}/markdown (docs/api.md §8.10): for a chat or an assistant; redacted as
+    the report is, and the reporter's words are text, never a link or image of theirs."""
+    project = create_project(user_client)
+    filed = file_report(
+        user_client,
+        project["apiKey"],
+        title="Pay ![x](https://evil.example/p.png) fails",
+        description="# Hi\n[click](https://evil.example/)",
+        console_logs=error("TypeError: total is undefined"),
+        network_logs=[
+            {
+                "method": "POST",
+                "url": "https://shop.example/api/pay?token=s3cr3t-t0ken",
+                "status": 500,
+                "timestamp": 2,
+            }
+        ],
+        user_actions=[{"type": "click", "target": "button#pay", "timestamp": 3}],
+        metadata={"url": "https://shop.example/checkout", "userAgent": "Firefox/140"},
+    ).get_json()
+    answer = user_client.get(f"/api/v1/reports/{filed['trackingId']}/markdown")
+    assert answer.status_code == 200 and answer.mimetype == "text/markdown"
+    text = answer.get_data(as_text=True)
+    assert text.startswith("# WS-1: Pay \\!\\[x\\]\\(https://evil\\.example/p\\.png\\) fails\n")
+    assert "\\# Hi" in text and "\\[click\\]\\(https://evil\\.example/\\)" in text
+    # Redacted when it was filed, as the report shows it.
+    shown = user_client.get(f"/api/v1/reports/{filed['trackingId']}").get_json()
+    assert "s3cr3t-t0ken" not in text
+    assert f"POST {shown['networkLogs'][0]['url']} -> 500" in text
+    for line in (
+        "- **Status:** new",
+        "- **Page:** https://shop.example/checkout",
+        "[error] TypeError: total is undefined",
+        "click button#pay",
+    ):
+        assert line in text, line
+    other = user_client.application.test_client()
+    assert other.get(f"/api/v1/reports/{filed['trackingId']}/markdown").status_code == 401

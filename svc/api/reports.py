@@ -29,7 +29,7 @@ from svc.schemas.reports import (
     ReportPageOut,
     ReportUpdateIn,
 )
-from svc.services import export, intake, listing, reports, repro
+from svc.services import export, intake, listing, report_markdown, reports, repro
 
 bp = Blueprint("reports", __name__, url_prefix="/api/v1/reports")
 
@@ -122,6 +122,26 @@ def export_reports(params):
 def get_report(report_ref: str):
     """One report, by its id or its tracking id (WS-12)."""
     return reports.get_for(current_user(), report_ref)
+
+
+@bp.get("/<report_ref>/markdown")
+@login_required
+@described(
+    responses={
+        "200": {
+            "description": "The report as Markdown (docs/api.md §8.10)",
+            "content": {"text/markdown": {"schema": {"type": "string"}}},
+        }
+    }
+)
+def markdown_of_report(report_ref: str):
+    """The report as Markdown: for a chat, a tracker or an AI assistant."""
+    tracking_id, text = report_markdown.of_report(current_user(), report_ref)
+    return Response(
+        text,
+        mimetype="text/markdown",
+        headers={"Content-Disposition": f'inline; filename="{tracking_id}.md"'},
+    )
 
 
 @bp.get("/<report_ref>/har")
