@@ -355,6 +355,10 @@ def run(app: Flask) -> None:
         _lease, done = held, threading.Event()
         try:
             current["scheduler"] = build_scheduler(app)
+            if stopping.is_set():
+                # The signal came while the jobs were being written (a stop a second after a
+                # start): the scheduler was not running yet, so `stop` could not shut it down.
+                break
             threading.Thread(
                 target=_keep_lease, args=(app, held, current["scheduler"], done), daemon=True
             ).start()
