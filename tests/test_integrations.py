@@ -256,6 +256,31 @@ def test_a_member_creates_the_reports_issue_as_the_tracker_expects_it(team, trac
     assert len(trackers.calls("POST", "issue|graphql")) == 1
 
 
+def test_a_duplicates_issue_stays_with_it_and_new_ones_go_to_its_primary(team, trackers):
+    """docs/api.md §8.11: merged, a report keeps the issue it had (closed with it, as any
+    report's); an issue asked for it afterwards is made for the report it was merged into."""
+    app, ada, project = team
+    integration = connect(ada, project, "github", trackers)
+    primary, duplicate = file_detailed(ada, project), file_detailed(ada, project)
+    assert create_issue(ada, duplicate, integration).status_code == 201
+    kept = linked_issue(ada, duplicate)
+    merged = ada.post(
+        f"/api/v1/reports/{duplicate['trackingId']}/duplicate-of",
+        json={"target": primary["trackingId"]},
+        headers=csrf(ada),
+    )
+    assert merged.status_code == 200, merged.get_json()
+    assert run_calls(app) == 1  # its issue closes with it
+    assert trackers.requests[-1].json()["state"] == "closed"
+
+    made = create_issue(ada, duplicate, integration)
+    assert made.status_code == 201, made.get_json()
+    assert linked_issue(ada, primary)["key"] == made.get_json()["key"] != kept["key"]
+    assert linked_issue(ada, duplicate)["key"] == kept["key"]
+    sent = trackers.requests[-1].json()
+    assert sent["title"] == f"[{primary['trackingId']}] {primary['title']}"
+
+
 def test_viewers_cannot_create_issues_and_outsiders_do_not_see_the_report(team, trackers):
     app, ada, project = team
     integration = connect(ada, project, "github", trackers)

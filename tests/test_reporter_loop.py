@@ -176,9 +176,53 @@ def test_the_reporter_hears_of_receipt_public_comments_and_resolution(shop):
     assert [c["body"] for c in shown["comments"]] == ["Thanks, we can see it too. Which browser?"]
     assert shown["comments"][0]["author"] == "Grace Hopper"
     assert set(shown) == {
-        "trackingId", "projectName", "title", "status", "reopened", "createdAt", "updatedAt",
-        "comments",
+        "trackingId", "projectName", "title", "status", "merged", "reopened", "createdAt",
+        "updatedAt", "comments",
     }  # fmt: skip
+
+
+def test_a_duplicates_reporter_follows_the_report_it_was_merged_into(shop):
+    """docs/api.md §8.11: no mail at the merge; the duplicate's page follows its primary; the
+    primary's public replies and resolution reach both reporters, each about their own report
+    and page; the reporter of both gets one mail."""
+    # No receipts: the day's share of mails to one address (3) is for what follows.
+    reporter_updates(shop.ada, shop.project, events=["resolved", "public_comment"])
+    file(shop, "first@example.com")
+    token = file(shop, "second@example.com", title="Pay button dead")["statusUrl"].split("/")[-1]
+    file(shop, "first@example.com")
+    for duplicate in ("WS-2", "WS-3"):
+        merged = shop.grace.post(
+            f"/api/v1/reports/{duplicate}/duplicate-of", json={"target": "WS-1"},
+            headers=csrf(shop.grace),
+        )  # fmt: skip
+        assert merged.status_code == 200, merged.get_json()
+    assert mails_to(shop, "second@example.com") == []
+    page = shop.ada.get(f"/api/v1/status/{token}").get_json()
+    assert (page["trackingId"], page["status"], page["merged"]) == ("WS-2", "new", True)
+    html = shop.ada.get(f"/status/{token}").get_data(as_text=True)
+    assert "same problem as another report" in html
+
+    comment(shop.grace, "WS-1", "A fix is on its way", public=True)
+    send_due(shop.app)
+    with shop.smtp.lock:
+        to = [message["To"] for message in shop.smtp.messages]
+    assert sorted(to) == ["first@example.com", "second@example.com"]  # WS-1 and WS-3: one mail
+    [reply] = mails_to(shop, "second@example.com")
+    assert reply["Subject"] == "[Web Shop] A reply about your report WS-2"
+    assert "A fix is on its way" in text_of(reply) and token_in(reply) == token
+    assert [c["body"] for c in shop.ada.get(f"/api/v1/status/{token}").get_json()["comments"]] == [
+        "A fix is on its way"
+    ]
+
+    set_status(shop.grace, "WS-1", "resolved")
+    [resolved] = mails_to(shop, "second@example.com")
+    assert resolved["Subject"] == "[Web Shop] WS-2 is resolved"
+    assert "Pay button dead" in text_of(resolved)
+    assert shop.ada.get(f"/api/v1/status/{token}").get_json()["status"] == "resolved"
+    # "Still happening?" on the duplicate's page opens what it follows.
+    assert shop.ada.post(f"/api/v1/status/{token}/reopen", json={}).status_code == 200
+    assert shop.ada.get("/api/v1/reports/WS-1").get_json()["status"] == "new"
+    assert shop.ada.get("/api/v1/reports/WS-2").get_json()["status"] == "closed"
 
 
 def test_no_mail_when_the_setting_is_off_the_event_not_chosen_or_no_address(shop):

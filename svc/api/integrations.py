@@ -126,6 +126,7 @@ def receive_event(integration_id: uuid.UUID):
 @documents_role(MEMBER)
 @response(ExternalIssueOut(), 201, errors=(409, 502))
 def create_issue(data, report_ref: str):
-    """Create the report's issue in a tracker now; 502 with the tracker's words if it refuses."""
+    """Create the report's issue in a tracker now; 502 with the tracker's words if it refuses.
+    A duplicate's new issue is its primary's (docs/api.md §8.11)."""
     report = reports.workable_for(current_user(), report_ref)
     return integrations.create_issue(current_user(), report, data["integration_id"])

@@ -22,6 +22,7 @@ from svc.models.base import utcnow
 from svc.schemas.bulk import BulkDeletedOut, BulkDeleteIn, BulkUpdatedOut, BulkUpdateIn
 from svc.schemas.comments import ActivityOut
 from svc.schemas.reports import (
+    DuplicateOfIn,
     ExportQuery,
     ReportCreateIn,
     ReportListQuery,
@@ -195,6 +196,25 @@ def update_report(data, report_ref: str):
     """Change status, severity, category, title, description or assignee."""
     report, _changes = reports.update(current_user(), report_ref, data)
     return report
+
+
+@bp.post("/<report_ref>/duplicate-of")
+@login_required
+@documents_role(MEMBER)
+@body(DuplicateOfIn())
+@response(ReportOut())
+def mark_duplicate(data, report_ref: str):
+    """Mark the report a duplicate of another of its project: it closes and follows that one."""
+    return reports.mark_duplicate(current_user(), report_ref, data["target"])
+
+
+@bp.delete("/<report_ref>/duplicate-of")
+@login_required
+@documents_role(MEMBER)
+@response(ReportOut(), errors=(409,))
+def unmark_duplicate(report_ref: str):
+    """Undo "duplicate of": the report is open again (`new`), on its own."""
+    return reports.unmark_duplicate(current_user(), report_ref)
 
 
 @bp.delete("/<report_ref>")

@@ -34,6 +34,7 @@ from svc.models.reports import (
     ObjectDeletion,
     Report,
     ReportDetail,
+    ReportDuplicate,
     ReportSignature,
     Screenshot,
 )

@@ -16,6 +16,8 @@ COMMENTED = "commented"
 COMMENT_DELETED = "comment_deleted"
 # An issue in a tracker was linked to the report (svc.services.integrations).
 LINKED = "linked"
+# A report was marked a duplicate of this one, or no longer is (svc.services.duplicates).
+DUPLICATE = "duplicate"
 # The reporter reopened the report from its status page (svc.services.status_page).
 REOPENED = "reopened"
 # `via` of what the reporter did from the status page.

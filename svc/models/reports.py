@@ -1,3 +1,4 @@
+import hashlib
 import uuid
 from datetime import datetime
 
@@ -88,6 +89,14 @@ class Report(db.Model):
     )
     # Its signature, once the fan-out has made it; loaded where an answer shows it.
     signature_row: Mapped["ReportSignature | None"] = relationship(viewonly=True, uselist=False)
+    # What it is a duplicate of (svc.services.duplicates), and the reports marked duplicates of
+    # it: read where an answer shows them (listing.REPORT_ANSWER), lazily elsewhere.
+    duplicate_row: Mapped["ReportDuplicate | None"] = relationship(
+        viewonly=True, uselist=False, foreign_keys="ReportDuplicate.report_id"
+    )
+    duplicate_rows: Mapped[list["ReportDuplicate"]] = relationship(
+        viewonly=True, foreign_keys="ReportDuplicate.primary_id"
+    )
 
     @property
     def signature(self) -> str | None:
@@ -97,8 +106,35 @@ class Report(db.Model):
         return loaded.signature if isinstance(loaded, ReportSignature) else None
 
     @property
+    def duplicate_of(self) -> dict | None:
+        """{id, tracking_id} of the report this one is a duplicate of; None if it is none."""
+        row = self.duplicate_row
+        if row is None:
+            return None
+        return {"id": row.primary.id, "tracking_id": row.primary.tracking_id}
+
+    @property
+    def duplicate_count(self) -> int:
+        return len(self.duplicate_rows)
+
+    @property
+    def reporter_count(self) -> int:
+        """The distinct people who reported it: its reporter and its duplicates' (a report
+        without a reporter's identifier counts as one of its own)."""
+        return len({reporter_key(self), *(row.reporter_key for row in self.duplicate_rows)})
+
+    @property
     def tracking_id(self) -> str:
         return f"{self.project.tracking_prefix}-{self.number}"
+
+
+def reporter_key(report: Report) -> str:
+    """Who filed a report, as ReportDuplicate keeps it: a hash of the identifier (no second copy
+    of an address), or the report's own id when the widget sent none."""
+    identifier = (report.reporter_identifier or "").strip().lower()
+    if not identifier:
+        return report.id.hex
+    return hashlib.sha256(identifier.encode()).hexdigest()[:32]
 
 
 # Lists across all of a user's projects walk these in sort order. Each holds the whole ORDER BY
@@ -204,3 +240,25 @@ class ReportSignature(db.Model):
     )
     project_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
     signature: Mapped[str] = mapped_column(String(64))
+
+
+class ReportDuplicate(db.Model):
+    """A report marked a duplicate of another of its project, its primary (docs/api.md
+    §8.11). A table of its own, as signatures: the reports row stays as narrow as the list's
+    plans need. A primary is never itself a duplicate (svc.services.duplicates keeps it so);
+    deleting the primary removes the rows, and its duplicates stay closed."""
+
+    __tablename__ = "report_duplicates"
+
+    report_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True
+    )
+    primary_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("reports.id", ondelete="CASCADE"), index=True
+    )
+    # reporter_key() of the duplicate: the primary's distinct reporters, counted without
+    # reading every duplicate's row.
+    reporter_key: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    primary: Mapped[Report] = relationship(foreign_keys=[primary_id], viewonly=True)

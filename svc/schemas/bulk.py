@@ -16,11 +16,17 @@ class BulkSetIn(InSchema):
     severity = fields.String(validate=validate.OneOf(SEVERITIES))
     category = fields.String(validate=validate.OneOf(CATEGORIES))
     assignee_id = fields.UUID(allow_none=True)
+    # Mark every report a duplicate of this one (docs/api.md §8.11): they close.
+    duplicate_of = fields.String(validate=validate.Length(min=1, max=64))
 
     @validates_schema
     def something_to_set(self, data, **kwargs):
         if not data:
-            raise ValidationError("Give at least one of status, severity, category, assignee_id.")
+            raise ValidationError(
+                "Give at least one of status, severity, category, assignee_id, duplicate_of."
+            )
+        if "duplicate_of" in data and "status" in data:
+            raise ValidationError("duplicate_of closes the reports: give no status with it.")
 
 
 class BulkUpdateIn(InSchema):

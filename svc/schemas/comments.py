@@ -5,6 +5,7 @@ from svc.models.activity import (
     COMMENT_DELETED,
     COMMENTED,
     CREATED,
+    DUPLICATE,
     LINKED,
     REOPENED,
     REPORTER,
@@ -60,7 +61,9 @@ class ActivityOut(OutSchema):
     id = fields.UUID(required=True)
     kind = fields.String(
         required=True,
-        validate=validate.OneOf((CREATED, CHANGED, COMMENTED, COMMENT_DELETED, LINKED, REOPENED)),
+        validate=validate.OneOf(
+            (CREATED, CHANGED, COMMENTED, COMMENT_DELETED, DUPLICATE, LINKED, REOPENED)
+        ),
     )
     # Null for the widget (a report's creation), a tracker's change and what the reporter did
     # on the status page (`via` names which).

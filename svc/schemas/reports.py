@@ -118,6 +118,11 @@ class ReportCreateIn(InSchema):
     metadata = fields.Dict(keys=fields.String(), load_default=dict, validate=validate_metadata)
 
 
+class DuplicateOfIn(InSchema):
+    # The primary: its tracking id or id, in the report's project.
+    target = fields.String(required=True, validate=validate.Length(min=1, max=64))
+
+
 class ReportUpdateIn(InSchema):
     status = fields.String(validate=validate.OneOf(STATUSES))
     severity = fields.String(validate=validate.OneOf(SEVERITIES))
@@ -171,6 +176,8 @@ class ReportFilterQuery(InSchema):
     has_screenshot = fields.Boolean()
     linked = fields.Boolean()  # has an issue in a tracker (docs/api.md §15)
     signature = fields.String(validate=validate.Length(min=1, max=64))  # one bug's reports
+    # Reports marked duplicates of another (docs/api.md §8.11): with the rest, left out, alone.
+    duplicates = fields.String(validate=validate.OneOf(("include", "exclude", "only")))
     search = fields.String(validate=validate.Length(max=500))
 
     @post_load
@@ -191,6 +198,11 @@ class ExportQuery(ReportFilterQuery):
 
 class ReportListQuery(PageQuery, ReportFilterQuery):
     sort = fields.String(load_default="-created_at", validate=validate.OneOf(SORTS))
+
+
+class ReportRefOut(OutSchema):
+    id = fields.UUID(required=True)
+    tracking_id = fields.String(required=True)
 
 
 class ReportSummaryOut(OutSchema):
@@ -214,6 +226,11 @@ class ReportSummaryOut(OutSchema):
     # Reports of one project with one signature are one bug's (docs/api.md §8.9); null until
     # the fan-out has signed a report just filed.
     signature = fields.String(required=True, allow_none=True)
+    # Duplicates (docs/api.md §8.11): the report this one was merged into, or null; how many
+    # were merged into this one, and how many people reported it (its reporter and theirs).
+    duplicate_of = fields.Nested(ReportRefOut, required=True, allow_none=True)
+    duplicate_count = fields.Integer(required=True)
+    reporter_count = fields.Integer(required=True)
     created_at = Timestamp(required=True)
     updated_at = Timestamp(required=True)
 

@@ -18,6 +18,8 @@ class StatusPageOut(OutSchema):
     project_name = fields.String(required=True)
     title = fields.String(required=True)
     status = fields.String(required=True)
+    # A duplicate's page shows its primary's status and replies (docs/api.md §8.11).
+    merged = fields.Boolean(required=True)
     # new again after it was resolved or closed (the page says "open again")
     reopened = fields.Boolean(required=True)
     created_at = Timestamp(required=True)

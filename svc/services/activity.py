@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from svc.extensions import db
 from svc.models import ActivityEntry, Report, User
-from svc.models.activity import CHANGED, CREATED, LINKED, REOPENED
+from svc.models.activity import CHANGED, CREATED, DUPLICATE, LINKED, REOPENED
 from svc.models.base import utcnow
 
 
@@ -30,7 +30,7 @@ def record(
             actor_id=actor.id if actor else None,
             actor_name=actor.name if actor else None,
             at=utcnow(),
-            changes=_plain(changes) if kind in (CHANGED, LINKED, REOPENED) else None,
+            changes=_plain(changes) if kind in (CHANGED, DUPLICATE, LINKED, REOPENED) else None,
             comment_id=comment_id,
             via=None if actor else via,
         )

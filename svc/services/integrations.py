@@ -36,7 +36,7 @@ from svc.models import MEMBER, OWNER, VIEWER, ExternalIssue, Integration, Report
 from svc.models.activity import LINKED
 from svc.models.base import utcnow
 from svc.models.integrations import CLOSED, OPEN
-from svc.services import activity, projects
+from svc.services import activity, duplicates, projects
 from svc.services.listing import Shown
 
 # A report's issue body shows at most this many of each captured list (docs/api.md §15).
@@ -228,7 +228,10 @@ def issues_of(report_id: uuid.UUID) -> list[ExternalIssue]:
 
 def create_issue(user: User, report: Report, integration_id: uuid.UUID) -> ExternalIssue:
     """The report's issue in the integration's tracker, made now: 409 if it has one there, 502
-    with the tracker's words if the tracker refuses (and nothing is recorded)."""
+    with the tracker's words if the tracker refuses (and nothing is recorded). A duplicate's
+    issue is made for its primary, where its problem is worked (docs/api.md §8.11); an issue
+    it had before it was merged stays with it."""
+    report = duplicates.primary_of(report)
     integration = db.session.get(Integration, integration_id)
     if integration is None or integration.project_id != report.project_id:
         raise not_found("Integration not found")

@@ -14,10 +14,19 @@ from svc.models import (
     Membership,
     Project,
     Report,
+    ReportDuplicate,
     ReportSignature,
     User,
 )
 from svc.services import search
+
+# What a report's answer shows beside its own row (its signature, its group: docs/api.md §8.9,
+# §8.11), loaded with it wherever an answer shows reports.
+ANSWER_OPTIONS = (
+    selectinload(Report.signature_row),
+    selectinload(Report.duplicate_row).selectinload(ReportDuplicate.primary),
+    selectinload(Report.duplicate_rows),
+)
 
 _SORT_COLUMNS = {
     "created_at": Report.created_at,
@@ -107,6 +116,9 @@ def filter_conditions(user: User, query: dict) -> list:
     if "linked" in query:
         linked = exists().where(ExternalIssue.report_id == Report.id)
         conditions.append(linked if query["linked"] else not_(linked))
+    if query.get("duplicates", "include") != "include":
+        merged = Report.id.in_(select(ReportDuplicate.report_id))
+        conditions.append(merged if query["duplicates"] == "only" else not_(merged))
     if "signature" in query:
         signed = select(ReportSignature.report_id).where(
             ReportSignature.signature == query["signature"]
@@ -165,7 +177,7 @@ def list_for(user: User, query: dict) -> Page:
         select(Report)
         # Projects in a second query: joined to each report, they led SQLite's planner to fetch
         # every report of the user's projects and sort them, instead of walking the sort index.
-        .options(selectinload(Report.project), selectinload(Report.signature_row))
+        .options(selectinload(Report.project), *ANSWER_OPTIONS)
         .where(chosen)
         .order_by(*order)
         .limit(query["page_size"])

@@ -4,9 +4,9 @@ calls `update` or `commented` in its own transaction, before its commit; what di
 them is said by the `Source` it passes, never by a copy of these lines.
 
 A status change: the fields, `updated_at`, the overview's counters, a report.updated webhook,
-the activity, the linked issues' close or reopen, the reporter's mail, the assignee's
-notification. A comment: the activity, a report.commented webhook, the mentioned members' and
-the reporter's mails.
+the activity, the linked issues' close or reopen, the reporter's mail (and its duplicates'
+reporters'), the assignee's notification. A comment: the activity, a report.commented webhook,
+the mentioned members' and the reporter's mails (a public one: its duplicates' reporters' too).
 """
 
 import uuid
@@ -50,12 +50,13 @@ def tracker(integration) -> Source:
 BY_REPORTER = Source(via=REPORTER)
 
 
-def update(report: Report, changes: dict, source: Source) -> dict:
+def update(report: Report, changes: dict, source: Source, also: dict | None = None) -> dict:
     """Set the fields that differ ({snake_case field: value}) and set off what that does.
     What changed, as {"<camelCaseField>": {"from": old, "to": new}} (empty when nothing did,
-    and then nothing is set off)."""
+    and then nothing is set off). `also`: changes the caller made itself, in that form (a
+    report marked a duplicate: svc.services.duplicates), told with the rest."""
     before = stats.Counted.of(report)
-    changed = {}
+    changed = dict(also or {})
     for field, value in changes.items():
         old = getattr(report, field)
         if old != value:
@@ -76,7 +77,9 @@ def update(report: Report, changes: dict, source: Source) -> dict:
         )
         if source.reporter:
             notifications.report_reopened(report)
-        else:
+        elif "duplicateOf" not in changed:
+            # A report merged into another or taken out of it: its reporter hears of the
+            # primary's resolution instead, and its status page says it was merged.
             reporter_mails.status_changed(report, old, report.status)
     if "assigneeId" in changed:
         notifications.report_assigned(report, report.assignee_id, source.user)

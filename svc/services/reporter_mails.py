@@ -24,6 +24,7 @@ from svc.models import (
     OutgoingMail,
     Project,
     Report,
+    ReportDuplicate,
     ReporterOptOut,
 )
 from svc.models.base import utcnow
@@ -116,28 +117,48 @@ def queue(project_id: uuid.UUID, to: str, subject: str, text: str, headers: dict
 
 def status_changed(report: Report, old: str, new: str) -> None:
     """In the change's transaction: the reporter's mail when the report becomes resolved or
-    closed."""
+    closed; its duplicates' reporters get theirs, each about their own report."""
     if new in DONE_STATUSES and old not in DONE_STATUSES:
         words = status_page.status_in_words(new)
-        _queue_if_wanted(
-            report,
-            RESOLVED,
-            f"[{report.project.name}] {report.tracking_id} is {words}",
-            f"The problem you reported, {report.tracking_id} ({one_line(report.title)}), is "
-            f"{words} now. If it still happens, say so on its page.",
-        )
+        for each in _following(report):
+            _queue_if_wanted(
+                each,
+                RESOLVED,
+                f"[{each.project.name}] {each.tracking_id} is {words}",
+                f"The problem you reported, {each.tracking_id} ({one_line(each.title)}), is "
+                f"{words} now. If it still happens, say so on its page.",
+            )
 
 
 def commented(report: Report, comment: Comment) -> None:
-    """In the comment's transaction: the reporter's mail of a public comment."""
+    """In the comment's transaction: the reporter's mail of a public comment, and its
+    duplicates' reporters'."""
     if comment.public:
-        _queue_if_wanted(
-            report,
-            PUBLIC_COMMENT,
-            f"[{report.project.name}] A reply about your report {report.tracking_id}",
-            f"{status_page.name_of(comment, report)} wrote about your report {report.tracking_id} "
-            f"({one_line(report.title)}):\n\n{comment.body}",
+        for each in _following(report):
+            _queue_if_wanted(
+                each,
+                PUBLIC_COMMENT,
+                f"[{each.project.name}] A reply about your report {each.tracking_id}",
+                f"{status_page.name_of(comment, report)} wrote about your report "
+                f"{each.tracking_id} ({one_line(each.title)}):\n\n{comment.body}",
+            )
+
+
+def _following(report: Report) -> list[Report]:
+    """The report and those marked its duplicates (docs/api.md §8.11), one per reporter's
+    address: a reporter who filed the bug twice gets one mail."""
+    reports = [report]
+    if report.duplicate_rows:
+        reports += db.session.scalars(
+            select(Report)
+            .join(ReportDuplicate, ReportDuplicate.report_id == Report.id)
+            .where(ReportDuplicate.primary_id == report.id)
+            .order_by(Report.created_at)
         )
+    by_address = {}
+    for each in reports:
+        by_address.setdefault(address_of(each) or each.id, each)
+    return list(by_address.values())
 
 
 def _queue_if_wanted(report: Report, event: str, subject: str, opening: str) -> None:

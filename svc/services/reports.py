@@ -8,10 +8,9 @@ from collections import Counter
 from sqlalchemy import delete as delete_rows  # `delete` is this module's verb
 from sqlalchemy import or_, select, tuple_
 from sqlalchemy import update as update_rows  # `update` is this module's verb
-from sqlalchemy.orm import selectinload
 
 from svc import audit
-from svc.errors import field_error, not_found
+from svc.errors import NotFound, field_error, not_found
 from svc.extensions import db
 from svc.models import (
     MEMBER,
@@ -21,6 +20,7 @@ from svc.models import (
 )
 from svc.services import (
     activity,
+    duplicates,
     listing,
     projects,
     report_changes,
@@ -38,9 +38,7 @@ TRACKING_ID = re.compile(r"^([A-Z][A-Z0-9]{1,9})-([1-9][0-9]{0,9})$")
 
 def get_for(user: User, reference: str) -> Report:
     """A report by its UUID or its tracking id (WS-12), if the user's projects include it."""
-    statement = (
-        select(Report).where(listing.visible_to(user)).options(selectinload(Report.signature_row))
-    )
+    statement = select(Report).where(listing.visible_to(user)).options(*listing.ANSWER_OPTIONS)
     match = TRACKING_ID.match(reference.upper())
     if match:
         statement = statement.join(Project, Project.id == Report.project_id).where(
@@ -89,9 +87,43 @@ def bulk_update(user: User, references: list[str], changes: dict) -> int:
     found = _all_workable(user, references)
     _check_assignee(changes, {report.project_id for report in found})
     source = report_changes.member(user)
-    changed = sum(bool(report_changes.update(report, changes, source)) for report in found)
+    if "duplicate_of" in changes:
+        changes = dict(changes)
+        field = "set.duplicate_of"
+        target = _target(user, changes.pop("duplicate_of"), field)
+        for report in found:
+            duplicates.check_target(report, target, field)
+        changed = sum(bool(duplicates.merge(report, target, source, changes)) for report in found)
+    else:
+        changed = sum(bool(report_changes.update(report, changes, source)) for report in found)
     db.session.commit()
     return changed
+
+
+def mark_duplicate(user: User, reference: str, target_reference: str) -> Report:
+    """Mark a report a duplicate of another of its project (docs/api.md §8.11)."""
+    report = workable_for(user, reference)
+    target = _target(user, target_reference, "target")
+    duplicates.check_target(report, target, "target")
+    duplicates.merge(report, target, report_changes.member(user))
+    db.session.commit()
+    return report
+
+
+def unmark_duplicate(user: User, reference: str) -> Report:
+    report = workable_for(user, reference)
+    duplicates.split(report, report_changes.member(user))
+    db.session.commit()
+    return report
+
+
+def _target(user: User, reference: str, field: str) -> Report:
+    """The report a duplicate is merged into, named in a body: 422 on `field` when the user
+    cannot see it (the request's own report is found, its body is wrong)."""
+    try:
+        return get_for(user, reference)
+    except NotFound:
+        raise field_error(field, f"No report {reference} in your projects.") from None
 
 
 def _check_assignee(changes: dict, project_ids: set[uuid.UUID]) -> None:
@@ -192,6 +224,7 @@ def _all_workable(user: User, references: list[str]) -> list[Report]:
     statement = (
         select(Report)
         .join(Project, Project.id == Report.project_id)
+        .options(*listing.ANSWER_OPTIONS)
         .where(
             listing.visible_to(user),
             or_(

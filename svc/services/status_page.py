@@ -29,7 +29,7 @@ from svc.models import (
     Report,
 )
 from svc.models.activity import CHANGED, REOPENED
-from svc.services import report_changes
+from svc.services import duplicates, report_changes
 
 INVALID_LINK = "This status page does not exist"
 _STATUS_WORDS = {
@@ -109,19 +109,23 @@ def page(token: str) -> dict:
 
 
 def _page_of(report: Report) -> dict:
+    """A duplicate's page (docs/api.md §8.11) shows its primary's status and public replies
+    beside its own: that is where its problem is worked now."""
+    primary = duplicates.primary_of(report)
     comments = db.session.scalars(
         select(Comment)
-        .where(Comment.report_id == report.id, Comment.public)
+        .where(Comment.report_id.in_({report.id, primary.id}), Comment.public)
         .order_by(Comment.created_at, Comment.id)
     )
     return {
         "tracking_id": report.tracking_id,
         "project_name": report.project.name,
         "title": report.title,
-        "status": report.status,
-        "reopened": report.status == "new" and _was_done(report),
+        "status": primary.status,
+        "merged": primary is not report,
+        "reopened": primary.status == "new" and _was_done(primary),
         "created_at": report.created_at,
-        "updated_at": report.updated_at,
+        "updated_at": max(report.updated_at, primary.updated_at),
         "comments": [_shown(comment, report) for comment in comments],
     }
 
@@ -165,8 +169,9 @@ def reopen(token: str) -> dict:
     activity `reopened` via the reporter), its trackers' issues reopen, its assignee hears.
     What the page shows now."""
     report = report_of(token)
-    if report.status not in DONE_STATUSES:
+    worked = duplicates.primary_of(report)  # a duplicate's reporter reopens what they follow
+    if worked.status not in DONE_STATUSES:
         raise Conflict("Only a resolved or closed report can be reopened")
-    report_changes.update(report, {"status": "new"}, report_changes.BY_REPORTER)
+    report_changes.update(worked, {"status": "new"}, report_changes.BY_REPORTER)
     db.session.commit()
     return _page_of(report)

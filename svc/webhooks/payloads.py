@@ -38,6 +38,11 @@ def event_payload(event: str, report, at, changes: dict | None = None, comment=N
     }
     if event == UPDATED:
         data["assigneeId"] = _plain(report.assignee_id)
+        merged_into = report.duplicate_of  # docs/api.md §8.11
+        data["duplicateOf"] = merged_into and {
+            "id": str(merged_into["id"]),
+            "trackingId": merged_into["tracking_id"],
+        }
         data["changes"] = {
             field: {"from": _plain(change["from"]), "to": _plain(change["to"])}
             for field, change in (changes or {}).items()
