@@ -26,6 +26,7 @@ from bench import (
     replay,
     retention,
     scale,
+    similar,
     storage,
     store,
     webhooks,
@@ -51,6 +52,7 @@ def run_all(quick: bool, databases: list[str]) -> None:
         (operations, ["--reports", "10000" if quick else "100000", *on_each]),
         (storage, ["--seconds", "5", "--kills", "3", "--lease", "5"] if quick else []),
         (retention, ["--reports", "10000" if quick else "100000", *seconds]),
+        (similar, on_each),
     )
 
 
@@ -66,6 +68,7 @@ def run_smoke(databases: list[str]) -> None:
         (operations, ["--reports", "200", *on_each]),
         (storage, ["--seconds", "1", "--clients", "2", "--kills", "1", "--lease", "2"]),
         (retention, ["--reports", "500", "--seconds", "1"]),
+        (similar, ["--noise", "0", *on_each]),
         *(
             (load, ["--database", database, "--clients", "4", "--seconds", "2"])
             for database in databases
@@ -160,6 +163,10 @@ def headline() -> list[dict]:
                 "< 100 ms and < 0.1x the scan",
                 p50 < 100 and p50 < scan / 10,
             )
+        if "similar_p50_ms" in large:  # figures of a run from before similar reports lack it
+            p50 = large["similar_p50_ms"]
+            add(f"scale {database}", f"similar p50 at {max(mine):,}", f"{p50} ms", "< 100 ms",
+                p50 < 100)  # fmt: skip
         if "stats_all_p50_ms" in large:  # figures of a run from before the overview lack it
             for name in ("stats_all", "stats_project"):
                 p50 = large[f"{name}_p50_ms"]
@@ -174,6 +181,15 @@ def headline() -> list[dict]:
                 large["export_memory_growth_mb"] < 64,
             )
 
+    for row in read_result("similar") or []:
+        add(
+            f"similar {row['database']}",
+            f"labelled set: {row['grouped_reports']} reports of 12 bugs among {row['reports']}",
+            f"a duplicate first {row['top1']:.0%}, in the first three {row['top3']:.0%}; "
+            f"lookup p50 {row['lookup_p50_ms']} ms",
+            f">= {similar.TOP1_GOAL:.0%} first, >= {similar.TOP3_GOAL:.0%} in three",
+            row["top1"] >= similar.TOP1_GOAL and row["top3"] >= similar.TOP3_GOAL,
+        )
     hooks = read_result("webhooks")
     if hooks:
         add(

@@ -14,6 +14,7 @@ each size times calls through the HTTP API of the service as `make run` starts i
     search_two     ?search=<word> <word>
     stats_all      GET /api/v1/stats                         (the overview, 30 days)
     stats_project  GET /api/v1/stats?project_id=&days=90
+    similar        GET /api/v1/reports/{id}/similar           (a random report's similar ones)
 
 then exports every report as NDJSON (GET /api/v1/reports/export), timing it and reading the
 service's private memory (RssAnon, sampled) meanwhile: a streamed export leaves it where it was
@@ -54,8 +55,8 @@ from harness.service import sign_up
 from svc import create_app
 from svc.database import refresh_planner_statistics
 from svc.extensions import db
-from svc.models import CATEGORIES, SEVERITIES, SEVERITY_RANK, STATUSES, Report
-from svc.services import stats
+from svc.models import CATEGORIES, SEVERITIES, SEVERITY_RANK, STATUSES, Report, ReportSignature
+from svc.services import signatures, stats
 
 SIZES = (10_000, 100_000, 1_000_000)
 PROJECTS = 10
@@ -125,6 +126,7 @@ def fill(engine, project_ids: list[uuid.UUID], start: int, stop: int, corpus: Co
             # index data at every statement of a transaction that fires its triggers, so a
             # statement per row costs a flush and a merge per row.
             connection.execute(table.insert().values(rows))
+            connection.execute(ReportSignature.__table__.insert().values(signed(rows, rng)))
     with engine.begin() as connection:
         # What the service keeps up on each create (svc.services.intake._NEXT_NUMBER).
         connection.execute(
@@ -137,6 +139,48 @@ def fill(engine, project_ids: list[uuid.UUID], start: int, stop: int, corpus: Co
             )
         )
         stats.recount_all(connection)
+
+
+def signed(rows: list[dict], rng: random.Random) -> list[dict]:
+    """The fan-out's signature rows of the reports (svc.services.signatures): their words'
+    stems, and parts drawn from pools, so that some reports share an error or a request."""
+
+    def part(kind: str, pool: int, share: float) -> str | None:
+        return f"{kind}{rng.randrange(pool):015d}" if rng.random() < share else None
+
+    return [
+        {
+            "report_id": row["id"],
+            "project_id": row["project_id"],
+            "created_at": row["created_at"],
+            "signature": f"c:{rng.randrange(20_000):040d}",
+            "error_key": part("e", 5_000, 0.5),
+            "request_key": part("r", 2_000, 0.4),
+            "page_key": part("p", 200, 1.0),
+            "terms": " ".join(signatures.terms_of(row["title"], row["description"])),
+            "label": "console: " + row["title"].lower(),
+        }
+        for row in rows
+    ]
+
+
+def time_similar(api, base_url: str, url: str) -> list[float]:
+    """GET /reports/{id}/similar for reports drawn at random."""
+    engine = create_engine(url)
+    with engine.connect() as connection:
+        ids = connection.execute(
+            text(f"SELECT id FROM reports ORDER BY random() LIMIT {REPEATS + 3}")
+        ).scalars()
+        reports = [str(uuid.UUID(str(report_id))) for report_id in ids]
+    engine.dispose()
+    times = []
+    for number, report_id in enumerate(reports):
+        started = time.perf_counter()
+        answer = api.get(f"{base_url}/api/v1/reports/{report_id}/similar")
+        if number >= 3:  # the first three warm up
+            times.append(time.perf_counter() - started)
+        answer.raise_for_status()
+    return times
 
 
 def bulk_load_engine(url: str):
@@ -303,6 +347,9 @@ def run(database: str, sizes: list[int], keep: Path | None = None) -> list[dict]
                         times = time_calls(api, f"{base_url}/api/v1/stats", make_params)
                         row[f"{name}_p50_ms"] = milliseconds(percentile(times, 0.50))
                         row[f"{name}_p95_ms"] = milliseconds(percentile(times, 0.95))
+                    times = time_similar(api, base_url, url)
+                    row["similar_p50_ms"] = milliseconds(percentile(times, 0.50))
+                    row["similar_p95_ms"] = milliseconds(percentile(times, 0.95))
                     row.update(time_export(api, base_url, size))
                 scan = like_scan(url, corpus)
                 row["like_scan_p50_ms"] = milliseconds(percentile(scan, 0.50))

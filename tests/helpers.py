@@ -193,6 +193,9 @@ SUMMARY_FIELDS = {
     "metadata",
     "assigneeId",
     "signature",
+    "duplicateOf",
+    "duplicateCount",
+    "reporterCount",
     "createdAt",
     "updatedAt",
 }

@@ -390,7 +390,9 @@ def test_changing_the_factors_needs_the_password_or_a_code_and_mails_the_user(ap
     with app.app_context():
         mailed = [
             mail.text_body or ""
-            for mail in db.session.query(OutgoingMail).filter_by(to_address="ada@example.com")
+            for mail in db.session.query(OutgoingMail)
+            .filter_by(to_address="ada@example.com")
+            .order_by(OutgoingMail.created_at)
         ]
     subjects_said = [text.split("\n\n")[1].split(" on your svc")[0] for text in mailed]
     assert subjects_said == [

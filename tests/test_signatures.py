@@ -2,12 +2,15 @@
 their own order numbers, addresses and ids, gets one signature; another bug another. Made by
 the fan-out, over HTTP here as the widget files reports; older reports by the backfill."""
 
+from datetime import timedelta
+
 import pytest
-from sqlalchemy import delete
+from sqlalchemy import delete, update
 
 from harness.client import create_project
 from svc.extensions import db
 from svc.models import ReportSignature
+from svc.models.base import utcnow
 from svc.services import signatures
 from tests.helpers import file_report
 
@@ -104,6 +107,41 @@ def test_the_fan_out_signs_reports_and_the_list_groups_them(app, user_client):
         assert signatures.backfill() == 0
     again = user_client.get("/api/v1/reports", query_string={"signature": signature})
     assert again.get_json()["total"] == 2
+
+
+def test_groups_are_the_largest_of_the_last_days_with_their_reporters(app, user_client):
+    """GET /reports/groups (docs/api.md §8.13): what the list's "Group by bug" and the
+    overview's growing bugs show."""
+    project = create_project(user_client)
+    key = project["apiKey"]
+    for n, reporter in enumerate(["a@example.com", "A@example.com", "b@example.com", None]):
+        file_report(user_client, key, reporter_identifier=reporter,
+                    console_logs=error(f"Cannot pay order {n}"))  # fmt: skip
+    for _ in range(2):
+        file_report(user_client, key, console_logs=error("Cart is empty"))
+    file_report(user_client, key, console_logs=error("Once only"))
+    other = create_project(user_client, name="Blog")
+    file_report(user_client, other["apiKey"], console_logs=error("Cannot pay order 1"))
+
+    def groups(**query):
+        answer = user_client.get("/api/v1/reports/groups", query_string=query)
+        assert answer.status_code == 200, answer.get_json()
+        return [(g["label"], g["count"], g["reporterCount"], g["newest"]["trackingId"])
+                for g in answer.get_json()["items"]]  # fmt: skip
+
+    assert groups(project_id=project["id"]) == [
+        ("console: cannot pay order <n>", 4, 3, "WS-4"),
+        ("console: cart is empty", 2, 2, "WS-6"),
+    ]
+    assert [count for _, count, _, _ in groups()] == [4, 2]  # Blog's one report: no group
+    assert len(groups(min_count=1, project_id=project["id"])) == 3
+    assert len(groups(limit=1)) == 1
+    # Only what was filed in the last days counts.
+    with app.app_context():
+        db.session.execute(update(ReportSignature).values(created_at=utcnow() - timedelta(days=8)))
+        db.session.commit()
+    assert groups() == [] and len(groups(days=9)) == 2
+    assert user_client.get("/api/v1/reports/groups?days=0").status_code == 422
 
 
 def test_a_report_as_markdown_says_what_it_shows_and_nothing_of_the_reporters_markup(

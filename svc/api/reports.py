@@ -24,13 +24,26 @@ from svc.schemas.comments import ActivityOut
 from svc.schemas.reports import (
     DuplicateOfIn,
     ExportQuery,
+    GroupsOut,
+    GroupsQuery,
     ReportCreateIn,
     ReportListQuery,
     ReportOut,
     ReportPageOut,
     ReportUpdateIn,
+    SimilarQuery,
+    SimilarReportsOut,
 )
-from svc.services import export, intake, listing, report_markdown, reports, repro
+from svc.services import (
+    export,
+    intake,
+    listing,
+    report_markdown,
+    reports,
+    repro,
+    signatures,
+    similar,
+)
 
 bp = Blueprint("reports", __name__, url_prefix="/api/v1/reports")
 
@@ -117,6 +130,15 @@ def export_reports(params):
     return _download(stream_with_context(body), EXPORT_TYPES[kind], filename)
 
 
+@bp.get("/groups")
+@login_required
+@query(GroupsQuery())
+@response(GroupsOut())
+def report_groups(params):
+    """One bug's reports grouped by signature: the largest groups of the last days first."""
+    return {"items": signatures.groups_for(current_user(), params)}
+
+
 @bp.get("/<report_ref>")
 @login_required
 @response(ReportOut())
@@ -196,6 +218,16 @@ def update_report(data, report_ref: str):
     """Change status, severity, category, title, description or assignee."""
     report, _changes = reports.update(current_user(), report_ref, data)
     return report
+
+
+@bp.get("/<report_ref>/similar")
+@login_required
+@query(SimilarQuery())
+@response(SimilarReportsOut())
+def similar_reports(params, report_ref: str):
+    """The reports of its project most likely to be the same bug, best first, with reasons."""
+    report = reports.get_for(current_user(), report_ref)
+    return {"items": similar.similar_to(report, params["limit"])}
 
 
 @bp.post("/<report_ref>/duplicate-of")

@@ -121,19 +121,20 @@ class Report(db.Model):
     def reporter_count(self) -> int:
         """The distinct people who reported it: its reporter and its duplicates' (a report
         without a reporter's identifier counts as one of its own)."""
-        return len({reporter_key(self), *(row.reporter_key for row in self.duplicate_rows)})
+        own = reporter_key(self.reporter_identifier, self.id)
+        return len({own, *(row.reporter_key for row in self.duplicate_rows)})
 
     @property
     def tracking_id(self) -> str:
         return f"{self.project.tracking_prefix}-{self.number}"
 
 
-def reporter_key(report: Report) -> str:
+def reporter_key(identifier: str | None, report_id: uuid.UUID) -> str:
     """Who filed a report, as ReportDuplicate keeps it: a hash of the identifier (no second copy
     of an address), or the report's own id when the widget sent none."""
-    identifier = (report.reporter_identifier or "").strip().lower()
+    identifier = (identifier or "").strip().lower()
     if not identifier:
-        return report.id.hex
+        return report_id.hex
     return hashlib.sha256(identifier.encode()).hexdigest()[:32]
 
 
@@ -233,13 +234,31 @@ class ReportSignature(db.Model):
     ingest's row stays as narrow as it was, and the list's plans with it."""
 
     __tablename__ = "report_signatures"
-    __table_args__ = (Index("ix_report_signatures_signature_project", "signature", "project_id"),)
+    __table_args__ = (
+        # A group (the list's `signature=`), and for similar reports (svc.services.similar) a
+        # project's newest and the newest sharing a part with a report.
+        Index("ix_report_signatures_signature_project", "signature", "project_id", "created_at"),
+        Index("ix_report_signatures_project_created", "project_id", "created_at"),
+        Index("ix_report_signatures_error_project", "error_key", "project_id", "created_at"),
+        Index("ix_report_signatures_request_project", "request_key", "project_id", "created_at"),
+    )
 
     report_id: Mapped[uuid.UUID] = mapped_column(
         ForeignKey("reports.id", ondelete="CASCADE"), primary_key=True
     )
     project_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
     signature: Mapped[str] = mapped_column(String(64))
+    # The report's own, so that a project's newest are read here alone.
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # svc.services.signatures.Parts: keys of the first console error, the first failed request
+    # and the page, each None when the report has none.
+    error_key: Mapped[str | None] = mapped_column(String(16))
+    request_key: Mapped[str | None] = mapped_column(String(16))
+    page_key: Mapped[str | None] = mapped_column(String(16))
+    # The stems of its words (signatures.terms_of), separated by spaces.
+    terms: Mapped[str] = mapped_column(String(1000), default="")
+    # What the signature is made from, in words (signatures.source_of): a group's name.
+    label: Mapped[str] = mapped_column(String(400), default="")
 
 
 class ReportDuplicate(db.Model):

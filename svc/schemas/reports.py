@@ -252,5 +252,48 @@ class ReportOut(ReportSummaryOut):
 ReportPageOut = page_of(ReportSummaryOut, "ReportPageOut")
 
 
+class GroupsQuery(InSchema):
+    project_id = fields.UUID()
+    days = fields.Integer(load_default=7, validate=validate.Range(min=1, max=365))
+    min_count = fields.Integer(load_default=2, validate=validate.Range(min=1, max=10_000))
+    limit = fields.Integer(load_default=10, validate=validate.Range(min=1, max=50))
+
+
+class ReportTitleOut(ReportRefOut):
+    title = fields.String(required=True)
+
+
+class GroupOut(OutSchema):
+    """Reports of one project with one signature (docs/api.md §8.13)."""
+
+    signature = fields.String(required=True)
+    project_id = fields.UUID(required=True)
+    # What the signature is made from, in words: "console: typeerror: ... @ /assets/app.js".
+    label = fields.String(required=True)
+    count = fields.Integer(required=True)
+    reporter_count = fields.Integer(required=True)
+    newest_at = Timestamp(required=True)
+    newest = fields.Nested(ReportTitleOut, required=True)
+
+
+class GroupsOut(OutSchema):
+    items = fields.List(fields.Nested(GroupOut), required=True)
+
+
+class SimilarQuery(InSchema):
+    limit = fields.Integer(load_default=5, validate=validate.Range(min=1, max=20))
+
+
+class SimilarReportOut(OutSchema):
+    report = fields.Nested(ReportSummaryOut, required=True)
+    # How likely the two are one bug, 0 to 1 (docs/api.md §8.12).
+    score = fields.Float(required=True)
+    reasons = fields.List(fields.String(), required=True)
+
+
+class SimilarReportsOut(OutSchema):
+    items = fields.List(fields.Nested(SimilarReportOut), required=True)
+
+
 class ScreenshotOut(Schema):
     key = fields.String(required=True)

@@ -55,7 +55,7 @@ def merge(report: Report, target: Report, source, changes: dict | None = None) -
             ReportDuplicate(
                 report_id=report.id,
                 primary_id=target.id,
-                reporter_key=reporter_key(report),
+                reporter_key=reporter_key(report.reporter_identifier, report.id),
                 created_at=utcnow(),
             )
         )

@@ -50,8 +50,8 @@ class Batch:
     auto_create: dict[uuid.UUID, list] = field(default_factory=dict)
     # the reporters' receipts: [(report id, project id, to, subject, text, headers)]
     receipts: list[tuple] = field(default_factory=list)
-    # the new reports' signatures: [(report id, project id, signature)]
-    signatures: list[tuple] = field(default_factory=list)
+    # the new reports' signature rows (svc.services.signatures.row_of)
+    signatures: list[dict] = field(default_factory=list)
 
 
 # Each effect does its part for all of a batch's events of one kind at once (a statement for
