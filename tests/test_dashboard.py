@@ -769,6 +769,71 @@ def test_the_overview_page_draws_its_charts(page, base_url):
     save_screenshot(page, "overview")
 
 
+def test_a_duplicate_is_marked_from_similar_reports_and_the_list_groups_one_bug(page, base_url):
+    """Issue 50: "Similar reports" on the report page with one-click "Mark as duplicate", the
+    undo, the list grouped by bug and the overview's bugs of the week."""
+    sign_up(page)
+    api_key = create_project(page)
+    captured = {"console_logs": [CAPTURED["console_logs"][2]], "metadata": {"url": "/checkout"}}
+    for title, reporter in (("Checkout fails with a 500", "ada@shop.example"),
+                            ("Can't pay, order 2231", "grace@shop.example"),
+                            ("Pay button dead", "linus@shop.example")):  # fmt: skip
+        file_report(base_url, api_key, title=title, reporter_identifier=reporter, severity="high",
+                    **captured)  # fmt: skip
+    file_report(base_url, api_key, title="Logo is blurry", category="ui", severity="low",
+                description="On my retina screen.")  # fmt: skip
+
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base_url)
+    page.goto("/reports/WS-2")
+    page.get_by_role("button", name="Copy as Markdown").click()
+    expect(page.get_by_text("Copied.")).to_be_visible()
+    assert page.evaluate("navigator.clipboard.readText()").startswith("# WS-2: Can't pay")
+    duplicates = page.get_by_role("region", name="Duplicates")
+    similar = duplicates.locator("ol.similar li")
+    expect(similar).to_have_count(2)
+    expect(similar.first).to_contain_text("same console error")
+    expect(duplicates).not_to_contain_text("Logo is blurry")
+    save_screenshot(page, "similar-reports")
+    duplicates.get_by_role("button", name="Mark WS-2 a duplicate of WS-1").click()
+    expect(duplicates).to_contain_text("A duplicate of WS-1")
+    expect(page.locator(".badges")).to_contain_text("closed")
+    activity = page.get_by_role("region", name="Activity")
+    expect(activity).to_contain_text("duplicate of none → WS-1")
+
+    # The primary counts it; a refusal says why, beside the field.
+    page.goto("/reports/WS-1")
+    duplicates = page.get_by_role("region", name="Duplicates")
+    expect(duplicates).to_contain_text("1 duplicate: reported by 2 people.")
+    expect(page.get_by_role("region", name="Activity")).to_contain_text(
+        "marked WS-2 a duplicate of this report"
+    )
+    duplicates.get_by_role("textbox", name="Duplicate of").fill("WS-2")
+    duplicates.get_by_role("button", name="Mark as duplicate", exact=True).click()
+    expect(duplicates).to_contain_text("WS-2 is a duplicate of WS-1: undo that first.")
+
+    # Undo from the duplicate's page.
+    page.goto("/reports/WS-2")
+    page.get_by_role("button", name="Not a duplicate").click()
+    expect(page.locator(".badges")).to_contain_text("new")
+    expect(page.get_by_role("region", name="Duplicates").locator("ol.similar li")).to_have_count(2)
+
+    go_to(page, "Reports")
+    page.get_by_role("link", name="Group by bug").click()
+    expect(page).to_have_url(re.compile(r"group=bug"))
+    group = page.locator("ol.groups li")
+    expect(group).to_have_count(1)
+    expect(group).to_contain_text("3 reports from 3 reporters, newest")
+    expect(group).to_contain_text("console: typeerror: cart.total is undefined")
+    save_screenshot(page, "reports-by-bug")
+    group.locator("a").first.click()
+    expect(page).to_have_url(re.compile(r"signature="))
+    expect(rows(page)).to_have_count(3)
+    go_to(page, "Overview")
+    expect(page.get_by_role("region", name="Bugs reported most this week")).to_contain_text(
+        "3 reports from 3 reporters"
+    )
+
+
 def test_title_and_description_are_edited_in_place(page, base_url):
     sign_up(page)
     api_key = create_project(page)

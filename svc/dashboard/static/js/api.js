@@ -61,9 +61,9 @@ async function send(method, path, body) {
 
 const NO_REFRESH = new Set(["/auth/login", "/auth/register", "/auth/refresh", "/auth/logout"]);
 
-// Resolves with the parsed body (null for 204); rejects with an ApiError. An expired access
-// cookie is refreshed silently and the request sent once more.
-export async function request(method, path, body) {
+// Resolves with the parsed body (null for 204; the text itself with `asText`); rejects with an
+// ApiError. An expired access cookie is refreshed silently and the request sent once more.
+export async function request(method, path, body, asText = false) {
   let response;
   try {
     response = await send(method, path, body);
@@ -74,6 +74,7 @@ export async function request(method, path, body) {
     throw new ApiError(0, null);
   }
   const text = await response.text();
+  if (asText && response.ok) return text;
   const parsed = text ? safeJson(text) : null;
   if (!response.ok) {
     if (response.status === 401 && !NO_REFRESH.has(path)) onSignedOut();
@@ -92,6 +93,7 @@ function safeJson(text) {
 
 export const api = {
   get: (path) => request("GET", path),
+  text: (path) => request("GET", path, undefined, true),
   post: (path, body) => request("POST", path, body),
   patch: (path, body) => request("PATCH", path, body),
   put: (path, body) => request("PUT", path, body),

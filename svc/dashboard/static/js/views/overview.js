@@ -4,6 +4,7 @@
 
 import { api, query } from "../api.js";
 import { appendTo, h, label, plural, select } from "../dom.js";
+import { groupItem } from "./duplicates.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const PERIODS = [["7", "Last 7 days"], ["30", "Last 30 days"], ["90", "Last 90 days"], ["365", "Last year"]];
@@ -20,7 +21,11 @@ export async function overviewView(main, context) {
     project_id: context.query.get("project_id") || "",
     days: context.query.get("days") || "30",
   };
-  const [projects, stats] = await Promise.all([api.get("/projects"), api.get(`/stats${query(wanted)}`)]);
+  const [projects, stats, growing] = await Promise.all([
+    api.get("/projects"),
+    api.get(`/stats${query(wanted)}`),
+    api.get(`/reports/groups${query({ project_id: wanted.project_id, days: 7, limit: 5 })}`),
+  ]);
   if (!context.isCurrent()) return;
   const choose = h("form", { class: "filters", "aria-label": "Overview of" },
     h("div", { class: "filter" }, h("label", { for: "overview-project" }, "Project"),
@@ -45,7 +50,12 @@ export async function overviewView(main, context) {
     h("div", { class: "charts" },
       chartPanel("Open by severity", barChart(stats.open.bySeverity, "severity")),
       chartPanel("Open by category", barChart(stats.open.byCategory, "category"))),
-    chartPanel("Filed and resolved per day", dayChart(stats.perDay)));
+    chartPanel("Filed and resolved per day", dayChart(stats.perDay)),
+    h("section", { class: "panel", "aria-label": "Bugs reported most this week" },
+      h("h2", {}, "Bugs reported most this week"),
+      growing.items.length
+        ? h("ol", { class: "groups" }, growing.items.map(groupItem))
+        : h("p", { class: "empty" }, "No bug was reported twice in the last 7 days.")));
 }
 
 function figure(title, value, note) {

@@ -8,6 +8,7 @@ import {
 } from "../dom.js";
 import { CATEGORIES, SEVERITIES, STATUSES } from "../constants.js";
 import { curlCommand } from "../curl.js";
+import { duplicatesPanel } from "./duplicates.js";
 import { issuesPanel } from "./integrations.js";
 import { timelinePanel } from "./timeline.js";
 
@@ -28,6 +29,9 @@ export async function reportView(main, context) {
   const badges = h("p", { class: "badges" });
   const details = facts(report, project, members);
   const replay = replayPanel(report);
+  const duplicates = duplicatesPanel(report, canEdit, () => changed());
+  await duplicates.draw();
+  if (!context.isCurrent()) return;
   // After any save, everything drawn from the report shows the answer's values, and the
   // activity the change added.
   const draw = () => {
@@ -64,6 +68,7 @@ export async function reportView(main, context) {
       h("aside", { class: "report-side" },
         project.role === "viewer" ? null : editForm(report, members, changed),
         details.element,
+        duplicates.element,
         issues,
         canEdit && project.settings.reporterUpdates.enabled ? statusLinkPanel(report) : null,
         project.role === "viewer" ? null : deleteButton(report, context))));
@@ -304,11 +309,29 @@ function copyAsCurl(entry) {
 function reproKit(report) {
   const base = `/api/v1/reports/${encodeURIComponent(report.id)}`;
   return section("Reproduce", h("p", { class: "button-row" },
+    copyButtonOf("Copy as Markdown", () => api.text(`/reports/${encodeURIComponent(report.id)}/markdown`)),
     h("a", { class: "button secondary", href: `${base}/har`, download: `${report.trackingId}.har` }, "Download HAR"),
     h("a", { class: "button secondary", href: `${base}/repro.spec.ts`, download: `${report.trackingId}.spec.ts` },
       "Download Playwright test")),
-    h("p", { class: "hint" }, "The HAR opens in the browser's developer tools; the test replays the "
+    h("p", { class: "hint" }, "Markdown is the report for a chat, a tracker or an AI assistant. "
+      + "The HAR opens in the browser's developer tools; the test replays the "
       + "reporter's clicks, route changes and typed fields (with placeholder values) with Playwright."));
+}
+
+// Copies what `read` fetches; says so, or shows it to copy by hand when the browser refuses.
+function copyButtonOf(text, read) {
+  const said = h("span", { class: "hint", role: "status" });
+  const button = h("button", { type: "button", class: "secondary" }, text);
+  button.addEventListener("click", async () => {
+    const copied = await read();
+    try {
+      await navigator.clipboard.writeText(copied);
+      said.replaceChildren(" Copied.");
+    } catch (_) {
+      said.replaceChildren(h("pre", {}, copied));
+    }
+  });
+  return h("span", {}, button, said);
 }
 
 function actionTimeline(entries) {

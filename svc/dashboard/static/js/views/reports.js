@@ -4,12 +4,15 @@
 import { api, query } from "../api.js";
 import { appendTo, badge, confirmDialog, formatTime, h, label, plural, select } from "../dom.js";
 import { CATEGORIES, SEVERITIES, SORTS, STATUSES } from "../constants.js";
+import { groupItem } from "./duplicates.js";
 import { snippetBlock } from "./snippet.js";
 
 const FILTERS = [
-  "project_id", "status", "severity", "category", "assignee", "has_screenshot", "linked", "created_after",
-  "created_before", "reporter", "search", "sort",
+  "project_id", "status", "severity", "category", "assignee", "has_screenshot", "linked", "duplicates",
+  "signature", "created_after", "created_before", "reporter", "search", "sort", "group",
 ];
+// "Group by bug" shows the signatures of this many days (docs/api.md §8.13).
+const GROUP_DAYS = 30;
 const PAGE_SIZE = 20;
 
 function choices(values, anyText) {
@@ -19,9 +22,13 @@ function choices(values, anyText) {
 export async function reportListView(main, context) {
   const wanted = Object.fromEntries(FILTERS.map((name) => [name, context.query.get(name) || ""]));
   const page = Math.max(1, Number.parseInt(context.query.get("page") || "1", 10) || 1);
+  const grouped = wanted.group === "bug";
+  const { group, ...filtersWanted } = wanted;
   const [projects, listing] = await Promise.all([
     api.get("/projects"),
-    api.get(`/reports${query({ ...wanted, page, page_size: PAGE_SIZE })}`),
+    grouped
+      ? api.get(`/reports/groups${query({ project_id: wanted.project_id, days: GROUP_DAYS, limit: 50 })}`)
+      : api.get(`/reports${query({ ...filtersWanted, page, page_size: PAGE_SIZE })}`),
   ]);
   if (!context.isCurrent()) return;
   const projectNames = new Map(projects.map((project) => [project.id, project.name]));
@@ -41,6 +48,7 @@ export async function reportListView(main, context) {
     filterSelect("Assignee", "assignee", [["", "Anyone"], ["me", "Me"], ["none", "Nobody"]], wanted),
     filterSelect("Screenshot", "has_screenshot", [["", "With or without"], ["true", "With"], ["false", "Without"]], wanted),
     filterSelect("Tracker issue", "linked", [["", "With or without"], ["true", "With"], ["false", "Without"]], wanted),
+    filterSelect("Duplicates", "duplicates", [["", "Shown"], ["exclude", "Hidden"], ["only", "Only duplicates"]], wanted),
     filterDate("Reported from", "created_after", wanted),
     filterDate("Reported before", "created_before", wanted),
     filterSelect("Sort", "sort", SORTS, wanted),
@@ -67,17 +75,33 @@ export async function reportListView(main, context) {
     });
   });
 
-  const filtered = FILTERS.some((name) => name !== "sort" && wanted[name]);
+  const filtered = FILTERS.some((name) => name !== "sort" && name !== "group" && wanted[name]);
   const selection = new Set();
   const bar = bulkBar(selection, () => context.navigate(location.pathname + location.search, { replace: true }));
+  const views = h("p", { class: "views" },
+    h("a", { href: "/reports?assignee=me", "aria-current": wanted.assignee === "me" ? "page" : null },
+      "Assigned to me"), " · ",
+    h("a", { href: `/reports${query({ project_id: wanted.project_id, group: grouped ? "" : "bug" })}`,
+      "aria-current": grouped ? "page" : null }, grouped ? "One row per report" : "Group by bug"), " · ",
+    exportLink(filtersWanted, "csv", "Export CSV"), " · ", exportLink(filtersWanted, "ndjson", "Export NDJSON"));
+  if (grouped) {
+    // Reports of one signature: the largest groups of the last days first, each a link to its list.
+    appendTo(main,
+      h("div", { class: "page-heading" }, h("h1", {}, "Reports by bug"),
+        h("p", { class: "count", role: "status" }, `${plural(listing.items.length, "group")} of the last ${GROUP_DAYS} days`),
+        views),
+      listing.items.length
+        ? h("ol", { class: "groups" }, listing.items.map(groupItem))
+        : h("p", { class: "empty" }, "No bug was reported twice in these days."));
+    return;
+  }
   appendTo(main,
     h("div", { class: "page-heading" }, h("h1", {}, "Reports"),
       h("p", { class: "count", role: "status" }, `${listing.total} report${listing.total === 1 ? "" : "s"}`),
-      h("p", { class: "views" },
-        h("a", { href: "/reports?assignee=me", "aria-current": wanted.assignee === "me" ? "page" : null },
-          "Assigned to me"), " · ",
-        exportLink(wanted, "csv", "Export CSV"), " · ", exportLink(wanted, "ndjson", "Export NDJSON"))),
+      views),
     filters,
+    wanted.signature ? h("p", { class: "filter-note" }, "The reports of one bug (one signature). ",
+      h("a", { href: `/reports${query({ ...wanted, signature: "" })}` }, "Show every report")) : null,
     bar.element,
     listing.items.length
       ? reportTable(listing.items, projectNames, selection, bar.update)
@@ -97,7 +121,7 @@ function bulkBar(selection, reload) {
       await request();
     } catch (error) {
       if (!error.status) throw error;
-      problem.textContent = error.message;
+      problem.textContent = error.errors ? Object.values(error.errors).flat().join(" ") : error.message;
       problem.hidden = false;
       return;
     }
@@ -112,12 +136,18 @@ function bulkBar(selection, reload) {
     if (!Object.keys(changes).length) return;
     run(() => api.patch("/reports", { ids: [...selection], set: changes }));
   } }, "Apply to selected");
+  const primary = h("input", { name: "duplicate_of", maxlength: 64, placeholder: "WS-12", size: 8,
+    "aria-label": "Mark the selected reports duplicates of this report" });
+  const merge = h("button", { type: "button", class: "secondary", onclick: () => {
+    if (!primary.value.trim()) return;
+    run(() => api.patch("/reports", { ids: [...selection], set: { duplicate_of: primary.value.trim() } }));
+  } }, "Mark as duplicates of");
   const remove = h("button", { type: "button", class: "danger", onclick: async () => {
     if (!await confirmDialog(`Delete ${plural(selection.size, "report")} and their screenshots? This cannot be undone.`, "Delete reports")) return;
     run(() => api.delete("/reports", { ids: [...selection] }));
   } }, "Delete selected");
   const element = h("div", { class: "bulk-bar", role: "region", "aria-label": "Selected reports", hidden: true },
-    count, " selected ", status, severity, apply, remove, problem);
+    count, " selected ", status, severity, apply, merge, primary, remove, problem);
   const update = () => {
     count.textContent = String(selection.size);
     element.hidden = selection.size === 0;
@@ -180,7 +210,9 @@ function reportTable(reports, projectNames, selection, selectionChanged) {
       return h("tr", {},
         h("td", { "data-label": "Select", class: "pick" }, boxes[index]),
         h("td", { "data-label": "Id" }, h("a", { href }, report.trackingId)),
-        h("td", { "data-label": "Title", class: "title" }, h("a", { href }, report.title)),
+        h("td", { "data-label": "Title", class: "title" }, h("a", { href }, report.title),
+          report.duplicateOf ? h("small", { class: "hint" }, ` duplicate of ${report.duplicateOf.trackingId}`) : null,
+          report.duplicateCount ? h("small", { class: "hint" }, ` +${plural(report.duplicateCount, "duplicate")}`) : null),
         h("td", { "data-label": "Status" }, badge("status", report.status)),
         h("td", { "data-label": "Severity" }, badge("severity", report.severity)),
         h("td", { "data-label": "Category" }, label(report.category)),

@@ -35,6 +35,7 @@ export async function timelinePanel(report, project, members, user) {
     show();
   };
   const describeValue = (field, value) => {
+    if (field === "duplicateOf") return value ?? "none";
     if (value === null || value === "") return "nobody";
     if (field === "assigneeId") return names.get(value) || "someone who left";
     if (["status", "severity", "category"].includes(field)) return label(value);
@@ -43,7 +44,7 @@ export async function timelinePanel(report, project, members, user) {
   const changeText = (changes) => Object.entries(changes).map(([field, change]) =>
     ["title", "description"].includes(field)
       ? `${field === "title" ? "the title" : "the description"}`
-      : `${field === "assigneeId" ? "assignee" : field} ${describeValue(field, change.from)} → ${describeValue(field, change.to)}`,
+      : `${{ assigneeId: "assignee", duplicateOf: "duplicate of" }[field] || field} ${describeValue(field, change.from)} → ${describeValue(field, change.to)}`,
   ).join(", ");
   const commentItem = (entry) => {
     const comment = comments.get(entry.commentId);
@@ -90,6 +91,9 @@ export async function timelinePanel(report, project, members, user) {
       comment_deleted: `${who} deleted a comment`,
       linked: `${who} linked the issue ${entry.changes?.issue?.to ?? ""}`,
       reopened: `${who} reopened it: still happening`,
+      duplicate: entry.changes?.duplicates?.to
+        ? `${who} marked ${entry.changes.duplicates.to} a duplicate of this report`
+        : `${who} took ${entry.changes?.duplicates?.from ?? "a report"} off this report's duplicates`,
     }[entry.kind] || entry.kind;
     return h("li", {}, h("span", {}, text), " · ", h("time", {}, formatTime(entry.at)));
   };
