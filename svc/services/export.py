@@ -12,6 +12,7 @@ import io
 import json
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from sqlalchemy import select
 from sqlalchemy.orm import aliased
@@ -107,44 +108,53 @@ def _rows(user: User, query: dict) -> Iterator[dict]:
         .order_by(Report.created_at.desc(), Report.id)
         .execution_options(yield_per=BATCH)
     )
-    batch = []
+    groups = _groups(user, query.get("project_id"))
     for row in rows:
-        batch.append(_report(row))
-        if len(batch) == BATCH:
-            yield from _with_groups(batch)
-            batch = []
-    yield from _with_groups(batch)
+        yield _with_group(_report(row), groups)
 
 
-def _with_groups(batch: list[dict]) -> list[dict]:
-    """The reports with what their groups say (docs/api.md §8.11): two queries a batch."""
-    if not batch:
-        return batch
-    ids = [uuid.UUID(item["id"]) for item in batch]
+@dataclass
+class _Groups:
+    """Every duplicate of the exported projects (docs/api.md §8.11): read in one query before
+    the first row, so that the export stays one streamed query however many reports it holds.
+    Its memory grows with the duplicates, not with the reports."""
+
+    merged_into: dict[uuid.UUID, tuple[uuid.UUID, int]]  # duplicate: (primary, its number)
+    reporters: dict[uuid.UUID, list[str]]  # primary: its duplicates' reporter keys
+
+
+def _groups(user: User, project_id) -> _Groups:
     primary = aliased(Report)
-    merged_into = {
-        report_id: {"id": str(primary_id), "trackingId": f"{prefix}-{number}"}
-        for report_id, primary_id, prefix, number in db.session.execute(
-            select(ReportDuplicate.report_id, primary.id, Project.tracking_prefix, primary.number)
-            .join(primary, primary.id == ReportDuplicate.primary_id)
-            .join(Project, Project.id == primary.project_id)
-            .where(ReportDuplicate.report_id.in_(ids))
+    groups = _Groups({}, {})
+    for report_id, primary_id, number, key in db.session.execute(
+        select(
+            ReportDuplicate.report_id,
+            ReportDuplicate.primary_id,
+            primary.number,
+            ReportDuplicate.reporter_key,
         )
-    }
-    reporters: dict[uuid.UUID, list[str]] = {}
-    for primary_id, key in db.session.execute(
-        select(ReportDuplicate.primary_id, ReportDuplicate.reporter_key).where(
-            ReportDuplicate.primary_id.in_(ids)
-        )
+        .join(primary, primary.id == ReportDuplicate.primary_id)
+        .where(primary.project_id.in_(listing.projects_of(user, project_id)))
     ):
-        reporters.setdefault(primary_id, []).append(key)
-    for report_id, item in zip(ids, batch, strict=True):
-        others = reporters.get(report_id, [])
+        groups.merged_into[report_id] = (primary_id, number)
+        groups.reporters.setdefault(primary_id, []).append(key)
+    return groups
+
+
+def _with_group(item: dict, groups: _Groups) -> dict:
+    if not groups.merged_into:
+        return item
+    report_id = uuid.UUID(item["id"])
+    merged = groups.merged_into.get(report_id)
+    if merged is not None:
+        prefix = item["trackingId"].rsplit("-", 1)[0]  # a primary is of the same project
+        item["duplicateOf"] = {"id": str(merged[0]), "trackingId": f"{prefix}-{merged[1]}"}
+    others = groups.reporters.get(report_id)
+    if others:
         own = reporter_key(item["reporterIdentifier"], report_id)
-        item["duplicateOf"] = merged_into.get(report_id)
         item["duplicateCount"] = len(others)
         item["reporterCount"] = len({own, *others})
-    return batch
+    return item
 
 
 def _report(row) -> dict:
