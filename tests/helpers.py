@@ -205,6 +205,7 @@ FULL_FIELDS = SUMMARY_FIELDS | {
     "userActions",
     "externalIssues",
     "replayUrl",
+    "locale",
 }
 
 

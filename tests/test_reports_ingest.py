@@ -825,3 +825,30 @@ def test_user_actions_are_redacted_as_console_entries_are(client, api_key):
     assert stored[1]["data"]["text"] == "copy [redacted]"
     assert stored[2]["target"] == "/reset#token=[redacted]"
     assert "s3cr3t" not in json.dumps(stored)
+
+
+@pytest.mark.any_database
+@pytest.mark.parametrize(
+    "sent, header, kept",
+    [
+        ("de-AT", "fr", "de-AT"),
+        ("pt_br", None, "pt-BR"),
+        ("zh-hans-cn", None, "zh-Hans-CN"),
+        (None, "de-AT,de;q=0.9,en;q=0.5", "de-AT"),
+        ("not a tag", "fr;q=0.4, ar;q=0.8", "ar"),
+        ("x" * 40, None, "en"),
+        (12, "*", "en"),
+        (None, None, "en"),
+    ],
+)
+def test_a_report_keeps_its_reporters_language(user_client, sent, header, kept):
+    """docs/api.md §8.1: the widget's tag, else the request's Accept-Language, else "en";
+    anything that is no BCP 47 tag is never refused, only not used."""
+    project = create_project(user_client)
+    extra = {} if sent is None else {"locale": sent}
+    headers = {"Accept-Language": header} if header else {}
+    answer = file_report(user_client, project["apiKey"], headers=headers, **extra)
+    assert answer.status_code == 201, answer.get_json()
+    filed = answer.get_json()
+    assert filed["locale"] == kept
+    assert user_client.get(f"/api/v1/reports/{filed['id']}").get_json()["locale"] == kept

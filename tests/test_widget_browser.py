@@ -196,6 +196,7 @@ def test_captures_annotates_and_files_a_report(page, host_site, team):
     assert metadata["viewport"] == VIEWPORT
     assert metadata["release"] == "shop@4.2.0"
     assert metadata["language"] == "en-GB"
+    assert report["locale"] == "en-GB"  # navigator.languages[0], the reporter's language
     assert {"userAgent", "screen", "pixelRatio", "timeZone", "referrer"} <= set(metadata)
 
     original = image(team, report["screenshotUrl"])

@@ -175,6 +175,9 @@ class ReportDetail(db.Model):
     # here, with the rest of what was captured: a wider reports row changed SQLite's plan for
     # a sort of the list (tests/test_reports_list.py).
     replay_key: Mapped[str | None] = mapped_column(String(255))
+    # The reporter's language, a BCP 47 tag (docs/api.md §8.1): the widget's, else the request's
+    # Accept-Language, else "en". Here beside the captured rest, so the list's row stays narrow.
+    locale: Mapped[str] = mapped_column(String(35), default="en", server_default="en")
 
     report: Mapped[Report] = relationship(back_populates="detail")
 

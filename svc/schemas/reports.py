@@ -112,6 +112,9 @@ class ReportCreateIn(InSchema):
     screenshot_url = _screenshot_key_field()
     annotated_screenshot_url = _screenshot_key_field()
     replay_key = _screenshot_key_field()
+    # The reporter's language: anything that is no BCP 47 tag is left to Accept-Language, then
+    # "en" (svc.locales), never refused.
+    locale = fields.Raw(allow_none=True, load_default=None)
     console_logs = _log_field()
     network_logs = _log_field()
     user_actions = _log_field()
@@ -243,6 +246,8 @@ class ReportOut(ReportSummaryOut):
     user_actions = Objects(required=True, attribute="detail.user_actions")
     # Where the team reads the replay's events (docs/replay.md); null without one.
     replay_url = fields.String(required=True, allow_none=True, attribute="detail.replay_url")
+    # The reporter's language (docs/api.md §8.1).
+    locale = fields.String(required=True, attribute="detail.locale")
     external_issues = fields.List(fields.Nested(ExternalIssueOut), required=True)
     # Only in the widget's 201, when the project keeps reporters up to date: the report's
     # status page (docs/reporter-updates.md), never in lists or webhooks.

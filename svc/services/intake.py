@@ -111,6 +111,7 @@ def _new_report(project: Project, data: dict) -> Report:
         network_logs=data["network_logs"],
         user_actions=data["user_actions"],
         replay_key=data["replay_key"],
+        locale=data["locale"],
     )
     return report
 

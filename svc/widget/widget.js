@@ -664,6 +664,8 @@
       network_logs: include.network ? snapshot.network.map(include.details ? maskedDetails : withoutDetails) : [],
       user_actions: include.actions ? snapshot.actions : [],
       metadata,
+      // The reporter's language (docs/widget.md): what svc's mails and pages to them speak.
+      locale: run.options.locale || (navigator.languages && navigator.languages[0]) || navigator.language || null,
       hp_field: form.hp_field || "",
     };
   }
