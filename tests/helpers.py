@@ -263,6 +263,8 @@ VALID_BODIES = {
     ("/api/v1/projects/<uuid:project_id>/members/<uuid:user_id>", "PATCH"): {"role": "viewer"},
     ("/api/v1/reports/<report_ref>", "PATCH"): {"status": "closed"},
     ("/api/v1/reports", "PATCH"): {"ids": ["WS-1"], "set": {"status": "closed"}},
+    # The furnished project's one report: itself, which is refused after the role is checked.
+    ("/api/v1/reports/<report_ref>/duplicate-of", "POST"): {"target": "WS-1"},
     ("/api/v1/reports", "DELETE"): {"ids": ["WS-1"]},
     ("/api/v1/reports/<report_ref>/comments", "POST"): {"body": "Me too"},
     ("/api/v1/comments/<uuid:comment_id>", "PATCH"): {"body": "Edited"},

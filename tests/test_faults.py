@@ -195,7 +195,8 @@ def test_a_full_database_disk_is_a_503_and_the_service_recovers(mount_tmpfs, ser
 def fill_up(disk: Path) -> Path:
     """Write a file until the file system has no space left; the file, to be removed."""
     filler = disk / "filler"
-    with open(filler, "wb") as handle:
+    # Unbuffered: nothing left to write when it closes, which would fail on the full disk.
+    with open(filler, "wb", buffering=0) as handle:
         try:
             while True:
                 handle.write(b"\0" * 65536)

@@ -46,6 +46,12 @@ REACHES_A_TRACKER = {
     ("/api/v1/integrations/<uuid:integration_id>/test", "POST"),
     ("/api/v1/reports/<report_ref>/issues", "POST"),
 }
+# Let in, then refused for what the one furnished report is: not a duplicate of itself (422),
+# not a duplicate to undo (409). tests/test_duplicates.py makes both with two reports.
+LET_IN_THEN_REFUSED = {
+    ("/api/v1/reports/<report_ref>/duplicate-of", "POST"): 422,
+    ("/api/v1/reports/<report_ref>/duplicate-of", "DELETE"): 409,
+}
 
 
 def set_role(client, project_id, user_id, role):
@@ -156,6 +162,8 @@ def check_access(team, rule: str, method: str, role: str) -> None:
         # Let in, then refused by the tracker no test here can reach (or by the body's id,
         # that of no integration); tests/test_integrations.py makes these with a tracker.
         assert response.status_code in (404, 422, 502), response.get_json()
+    elif role_at_least(role, needed) and (rule, method) in LET_IN_THEN_REFUSED:
+        assert response.status_code == LET_IN_THEN_REFUSED[rule, method], response.get_json()
     elif role_at_least(role, needed):
         assert response.status_code < 400, response.get_json()
     else:
@@ -193,6 +201,8 @@ def test_the_routes_that_need_a_role_are_the_expected_ones():
         ("/api/v1/reports/<report_ref>", "PATCH"): "member",
         ("/api/v1/reports/<report_ref>", "DELETE"): "member",
         ("/api/v1/reports/<report_ref>/comments", "POST"): "member",
+        ("/api/v1/reports/<report_ref>/duplicate-of", "POST"): "member",
+        ("/api/v1/reports/<report_ref>/duplicate-of", "DELETE"): "member",
         ("/api/v1/comments/<uuid:comment_id>", "PATCH"): "member",
         ("/api/v1/comments/<uuid:comment_id>", "DELETE"): "member",
         (

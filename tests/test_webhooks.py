@@ -27,6 +27,10 @@ CREATED_FIELDS = SUMMARY_FIELDS - {
     "metadata",
     "assigneeId",
     "signature",  # made by the fan-out, after the created payload; the list and API show it
+    # A group's (docs/api.md §8.11): report.updated says what a report is a duplicate of.
+    "duplicateOf",
+    "duplicateCount",
+    "reporterCount",
 }
 
 
@@ -166,7 +170,8 @@ def test_report_updated_carries_changes(team, receiver):
     created, updated = sorted(receiver.wait_for(2), key=lambda r: r.json()["event"])
     data = updated.json()["data"]
     assert updated.json()["event"] == "report.updated"
-    assert set(data) == CREATED_FIELDS | {"assigneeId", "changes"}
+    assert set(data) == CREATED_FIELDS | {"assigneeId", "duplicateOf", "changes"}
+    assert data["duplicateOf"] is None
     assert data["status"] == "in_progress" and data["assigneeId"] == owner.user["id"]
     assert data["changes"] == {
         "status": {"from": "new", "to": "in_progress"},

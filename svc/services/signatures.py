@@ -68,7 +68,8 @@ _MAX_TEXT = 300
 # start of its description, common words left out.
 MAX_TERMS = 40
 _WORDS_READ = 2000
-_WORD = re.compile(r"[^\W\d_]{3,}")
+# Whole words of 3 to 24 letters (a longer run of letters is no word): 40 stems fit the column.
+_WORD = re.compile(r"\b[^\W\d_]{3,24}\b")
 # Words of any report, which say nothing of what went wrong.
 _COMMON_WORDS = """
     the and for are but not you all any can had her was one our out has him his how its may new
