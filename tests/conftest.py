@@ -65,6 +65,29 @@ def pytest_collection_modifyitems(items):
     items.sort(key=rank)
 
 
+def _remember_url_builders() -> None:
+    """Every app the tests make compiles the same URL builders again: werkzeug writes and
+    compiles two Python functions per route (docs/performance.md, "The test suite": 80 ms of
+    each of the suite's thousands of apps). A builder is a function of the rule's parts and
+    defaults alone, so one compiled for a rule serves the same rule of every later app."""
+    from werkzeug.routing.rules import Rule
+
+    made = {}
+    compile_builder = Rule._compile_builder
+
+    def remembered(rule, append_unknown=True):
+        key = (rule.rule, tuple(rule._trace), repr(sorted((rule.defaults or {}).items())),
+               append_unknown)  # fmt: skip
+        if key not in made:
+            made[key] = compile_builder(rule, append_unknown)
+        return made[key]
+
+    Rule._compile_builder = remembered
+
+
+_remember_url_builders()
+
+
 @pytest.fixture(autouse=True)
 def quick_password_hashing(request, monkeypatch):
     """Argon2id at its least cost in the tests' own process: at OWASP's (20 ms of CPU a hash)
