@@ -16,7 +16,7 @@ BENCH_STAMP := $(VENV)/.bench-installed
 # it: that folder is the package itself here. Its warnings are UserWarnings.
 PIP := PYTHONWARNINGS=ignore::UserWarning $(BIN)/python -m pip install --quiet
 
-.PHONY: run test screenshots lint migrate clean load bench
+.PHONY: run test screenshots lint migrate clean load bench translations-extract translations-update
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,11 +31,29 @@ $(TEST_STAMP): $(STAMP)
 migrate: $(STAMP)
 	$(BIN)/flask --app svc db upgrade
 
+# The reporter's language (svc/i18n.py): the catalogs are written by hand and committed, each
+# compiled here for the service to read (make run and make test do it; the .mo files are not
+# committed).
+CATALOGS := $(wildcard svc/translations/*/LC_MESSAGES/messages.po)
+COMPILED := $(CATALOGS:.po=.mo)
+svc/translations/%/LC_MESSAGES/messages.mo: svc/translations/%/LC_MESSAGES/messages.po | $(STAMP)
+	$(BIN)/pybabel compile -l $* -i $< -o $@
+
+## translations-extract: the English messages of the code and the status page into
+## svc/translations/messages.pot; translations-update merges them into every catalog
+translations-extract: $(STAMP)
+	$(BIN)/pybabel extract -F babel.cfg -k speak -k N_ --no-wrap --sort-by-file \
+	    --project svc --omit-header -o svc/translations/messages.pot .
+
+translations-update: $(STAMP)
+	$(BIN)/pybabel update --no-wrap --no-fuzzy-matching -D messages \
+	    -i svc/translations/messages.pot -d svc/translations
+
 ## run: apply migrations, then run the Procfile in the foreground: gunicorn on SVC_BIND with
 ## SVC_WORKERS workers, and a scheduler process (SVC_ROLE=web or scheduler: that one alone).
 ## Ctrl-C or SIGTERM stops both. Warns when the interpreter is older than PYTHON_TESTED, the
 ## oldest release the suite ran on.
-run: migrate $(NODE_RUN_STAMP)
+run: migrate $(NODE_RUN_STAMP) $(COMPILED)
 	@$(BIN)/python -c "$$PYTHON_CHECK" "$(PYTHON_TESTED)"
 	@# honcho exits 143 when a SIGTERM stopped it cleanly: not an error for make to report.
 	$(BIN)/honcho --no-colour --env /dev/null --procfile Procfile start $(ROLE_PROCESSES) \
@@ -56,7 +74,7 @@ endef
 
 ## test: the whole suite (SQLite; PostgreSQL too when SVC_TEST_DATABASE_URL is set), the
 ## dashboard's tests in Debian's headless Chromium included
-test: $(TEST_STAMP) $(CHROMIUM) $(NODE_STAMP)
+test: $(TEST_STAMP) $(CHROMIUM) $(NODE_STAMP) $(COMPILED)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 ## screenshots: the browser tests that take the README's pictures, writing them into

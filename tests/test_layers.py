@@ -15,6 +15,7 @@ SVC = ROOT / "svc"
 # its top. Parts not listed are not restricted here.
 MAY_IMPORT = {
     "svc.extensions": set(),
+    "svc.i18n": set(),
     "svc.models": {"svc.extensions"},
     "svc.database": {"svc.extensions"},
     "svc.auth": {
@@ -69,6 +70,7 @@ MAY_IMPORT = {
         "svc.database",
         "svc.errors",
         "svc.extensions",
+        "svc.i18n",
         "svc.json_codec",
         "svc.models",
         "svc.openapi",
@@ -96,6 +98,7 @@ MAY_IMPORT = {
         "svc.database",
         "svc.errors",
         "svc.extensions",
+        "svc.i18n",
         "svc.integrations",
         "svc.json_codec",
         "svc.mail",

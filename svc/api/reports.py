@@ -5,7 +5,7 @@ import json
 
 from flask import Blueprint, Response, request, stream_with_context
 
-from svc import locales
+from svc import i18n
 from svc.api.cors import widget_cors
 from svc.api.decorators import (
     api_key_and_address,
@@ -66,7 +66,7 @@ def _idempotency_key() -> str | None:
 @response(ReportOut(), 201, also=(200,))
 def create_report(data):
     """File a report (the widget). A repeated Idempotency-Key answers 200 with the first report."""
-    data["locale"] = locales.of_request(data["locale"], request.accept_languages)
+    data["locale"] = i18n.locale_of_request(data["locale"], request.accept_languages)
     report, created = intake.create(current_project(), data, _idempotency_key())
     return report, {"Location": f"/api/v1/reports/{report.id}"}, 201 if created else 200
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from flask import Blueprint, Response, current_app, render_template, request, send_file
 from werkzeug.exceptions import NotFound
 
+from svc import i18n
 from svc.errors import NotFound as ReportNotFound
 from svc.errors import error_response
 from svc.models import DONE_STATUSES
@@ -74,13 +75,17 @@ STATUS_PAGE_POLICY = (
 def status(token: str) -> Response:
     try:
         report, code = status_page.page(token), 200
+        speak = i18n.speaker(report["language"])
     except ReportNotFound:
+        # No report to ask: the visitor's own language.
         report, code = None, 404
+        speak = i18n.speaker(request.accept_languages.best)
     done = report is not None and report["status"] in DONE_STATUSES
     shown = report and ("reopened" if report["reopened"] else report["status"])
-    words = status_page.status_in_words(shown) if report else None
-    html = render_template("status.html", report=report, done=done, status_words=words)
+    words = status_page.status_in_words(shown, speak) if report else None
+    html = render_template("status.html", report=report, done=done, status_words=words, _=speak)
     response = current_app.make_response((html, code))
+    response.headers["Content-Language"] = speak.language
     response.headers["Content-Security-Policy"] = STATUS_PAGE_POLICY
     response.headers["Cache-Control"] = "no-store"
     response.headers["Referrer-Policy"] = "no-referrer"

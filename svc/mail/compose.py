@@ -55,10 +55,11 @@ def message(
     mail["Subject"] = subject
     mail["Date"] = formatdate(localtime=False)
     mail["Message-ID"] = message_id
-    for name, value in headers.items():
-        mail[name] = value
     mail.set_content(text)
     mail.add_alternative(html_body, subtype="html")
+    # After the content: setting it clears every Content-* header (Content-Language).
+    for name, value in headers.items():
+        mail[name] = value
     return mail
 
 

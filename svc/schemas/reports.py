@@ -113,7 +113,7 @@ class ReportCreateIn(InSchema):
     annotated_screenshot_url = _screenshot_key_field()
     replay_key = _screenshot_key_field()
     # The reporter's language: anything that is no BCP 47 tag is left to Accept-Language, then
-    # "en" (svc.locales), never refused.
+    # "en" (svc.i18n), never refused.
     locale = fields.Raw(allow_none=True, load_default=None)
     console_logs = _log_field()
     network_logs = _log_field()

@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy import text as sql
 from sqlalchemy.exc import IntegrityError
 
+from svc import i18n
 from svc.config import public_url
 from svc.errors import not_found
 from svc.extensions import db
@@ -24,6 +25,7 @@ from svc.models import (
     OutgoingMail,
     Project,
     Report,
+    ReportDetail,
     ReportDuplicate,
     ReporterOptOut,
 )
@@ -60,8 +62,9 @@ def receipts(report_ids: list[uuid.UUID]) -> list[tuple[uuid.UUID, uuid.UUID, st
     id, to, subject, text, headers), read before its write transaction. A receipt holds no word
     the reporter wrote: anyone can file a report naming anyone's address."""
     rows = db.session.execute(
-        select(Report, Project)
+        select(Report, Project, ReportDetail.locale)
         .join(Project, Project.id == Report.project_id)
+        .join(ReportDetail, ReportDetail.report_id == Report.id)
         .where(
             Report.id.in_(report_ids),
             Project.reporter_updates.is_not(None),
@@ -69,15 +72,18 @@ def receipts(report_ids: list[uuid.UUID]) -> list[tuple[uuid.UUID, uuid.UUID, st
         )
     ).all()
     made = []
-    for report, project in rows:
+    for report, project, locale in rows:
         address = address_of(report)
         if address and _wants(project, RECEIVED) and not _opted_out(project, address):
-            subject = f"[{project.name}] We received your report {report.tracking_id}"
-            opening = (
-                f"Thank you for telling us about a problem with {project.name}. We received it "
-                f"as {report.tracking_id}."
+            speak = i18n.speaker(locale)
+            names = {"project": project.name, "tracking_id": report.tracking_id}
+            subject = speak("[{project}] We received your report {tracking_id}", **names)
+            opening = speak(
+                "Thank you for telling us about a problem with {project}. "
+                "We received it as {tracking_id}.",
+                **names,
             )
-            mail = _mail(report, project, address, subject, opening)
+            mail = _mail(speak, report, project, address, subject, opening)
             made.append((report.id, project.id, address, *mail))
     return made
 
@@ -119,15 +125,8 @@ def status_changed(report: Report, old: str, new: str) -> None:
     """In the change's transaction: the reporter's mail when the report becomes resolved or
     closed; its duplicates' reporters get theirs, each about their own report."""
     if new in DONE_STATUSES and old not in DONE_STATUSES:
-        words = status_page.status_in_words(new)
         for each in _following(report):
-            _queue_if_wanted(
-                each,
-                RESOLVED,
-                f"[{each.project.name}] {each.tracking_id} is {words}",
-                f"The problem you reported, {each.tracking_id} ({one_line(each.title)}), is "
-                f"{words} now. If it still happens, say so on its page.",
-            )
+            _queue_if_wanted(each, RESOLVED, lambda speak, each=each: _done_words(speak, each, new))
 
 
 def commented(report: Report, comment: Comment) -> None:
@@ -136,12 +135,34 @@ def commented(report: Report, comment: Comment) -> None:
     if comment.public:
         for each in _following(report):
             _queue_if_wanted(
-                each,
-                PUBLIC_COMMENT,
-                f"[{each.project.name}] A reply about your report {each.tracking_id}",
-                f"{status_page.name_of(comment, report)} wrote about your report "
-                f"{each.tracking_id} ({one_line(each.title)}):\n\n{comment.body}",
+                each, PUBLIC_COMMENT, lambda speak, each=each: _reply_words(speak, each, comment)
             )
+
+
+def _done_words(speak: i18n.Speaker, report: Report, status: str) -> tuple[str, str]:
+    names = {
+        "project": report.project.name,
+        "tracking_id": report.tracking_id,
+        "title": one_line(report.title),
+        "status": status_page.status_in_words(status, speak),
+    }
+    return speak("[{project}] {tracking_id} is {status}", **names), speak(
+        "The problem you reported, {tracking_id} ({title}), is {status} now. "
+        "If it still happens, say so on its page.",
+        **names,
+    )
+
+
+def _reply_words(speak: i18n.Speaker, report: Report, comment: Comment) -> tuple[str, str]:
+    names = {
+        "project": report.project.name,
+        "tracking_id": report.tracking_id,
+        "title": one_line(report.title),
+        "name": status_page.name_of(comment, report, speak),
+    }
+    subject = speak("[{project}] A reply about your report {tracking_id}", **names)
+    opening = speak("{name} wrote about your report {tracking_id} ({title}):", **names)
+    return subject, f"{opening}\n\n{comment.body}"
 
 
 def _following(report: Report) -> list[Report]:
@@ -161,28 +182,35 @@ def _following(report: Report) -> list[Report]:
     return list(by_address.values())
 
 
-def _queue_if_wanted(report: Report, event: str, subject: str, opening: str) -> None:
+def _queue_if_wanted(report: Report, event: str, words) -> None:
+    """Queue the mail whose (subject, opening) `words(speaker)` says, in the report's
+    language, when its reporter wants it."""
     project = report.project
     address = address_of(report)
     if address and _wants(project, event) and not _opted_out(project, address):
-        queue(project.id, address, *_mail(report, project, address, subject, opening))
+        speak = i18n.speaker(report.detail.locale)
+        queue(project.id, address, *_mail(speak, report, project, address, *words(speak)))
 
 
 def _opted_out(project: Project, address: str) -> bool:
     return db.session.get(ReporterOptOut, (project.id, address)) is not None
 
 
-def _mail(report: Report, project: Project, address: str, subject: str, opening: str):
+def _mail(
+    speak: i18n.Speaker, report: Report, project: Project, address: str, subject: str, opening: str
+):
     """(subject, text, headers): the opening, the status page link, and the footer with the
-    one-click unsubscribe for this address and project."""
+    one-click unsubscribe for this address and project, in the speaker's language (said by
+    Content-Language)."""
     unsubscribe = public_url(f"/unsubscribe/{_unsubscribe_token(project, address)}")
     page = status_page.status_url(report)
-    text = (
-        f"{opening}\n\nFollow it, add to it, or tell us it still happens: {page}"
-        f"\n\n--\nYou get this mail because you reported a problem with {project.name}."
-        f"\nNo more mails about {project.name}: {unsubscribe}"
-    )
-    return subject, text, one_click_unsubscribe(unsubscribe)
+    follow = speak("Follow it, add to it, or tell us it still happens: {link}", link=page)
+    why = speak("You get this mail because you reported a problem with {project}.",
+                project=project.name)  # fmt: skip
+    stop = speak("No more mails about {project}: {link}", project=project.name, link=unsubscribe)
+    text = f"{opening}\n\n{follow}\n\n--\n{why}\n{stop}"
+    headers = {**one_click_unsubscribe(unsubscribe), "Content-Language": speak.language}
+    return subject, text, headers
 
 
 # --- unsubscribing -------------------------------------------------------------------------------

@@ -16,10 +16,12 @@ import uuid
 from flask import current_app
 from sqlalchemy import select
 
+from svc import i18n
 from svc.auth import tokens
 from svc.config import public_url
 from svc.errors import Conflict, not_found
 from svc.extensions import db
+from svc.i18n import N_
 from svc.models import (
     DEFAULT_REPORTER_UPDATES,
     DONE_STATUSES,
@@ -32,13 +34,14 @@ from svc.models.activity import CHANGED, REOPENED
 from svc.services import duplicates, report_changes
 
 INVALID_LINK = "This status page does not exist"
+ENGLISH = i18n.speaker(i18n.DEFAULT)
 _STATUS_WORDS = {
-    "new": "received, not yet looked at",
+    "new": N_("received, not yet looked at"),
     # new again, after it was resolved or closed
-    "reopened": "open again, waiting to be looked at",
-    "in_progress": "being worked on",
-    "resolved": "resolved",
-    "closed": "closed",
+    "reopened": N_("open again, waiting to be looked at"),
+    "in_progress": N_("being worked on"),
+    "resolved": N_("resolved"),
+    "closed": N_("closed"),
 }
 
 
@@ -48,13 +51,15 @@ def reporter_updates_of(project: Project) -> dict:
     return project.reporter_updates or DEFAULT_REPORTER_UPDATES
 
 
-def name_of(comment: Comment, report: Report) -> str:
+def name_of(comment: Comment, report: Report, speak: i18n.Speaker = ENGLISH) -> str:
     """Who wrote a comment, as the reporter sees it."""
-    return comment.author.name if comment.author else f"The {report.project.name} team"
+    if comment.author:
+        return comment.author.name
+    return speak("The {project} team", project=report.project.name)
 
 
-def status_in_words(status: str) -> str:
-    return _STATUS_WORDS[status]
+def status_in_words(status: str, speak: i18n.Speaker = ENGLISH) -> str:
+    return speak(_STATUS_WORDS[status])
 
 
 # --- the status page's address -------------------------------------------------------------------
@@ -112,6 +117,7 @@ def _page_of(report: Report) -> dict:
     """A duplicate's page (docs/api.md §8.11) shows its primary's status and public replies
     beside its own: that is where its problem is worked now."""
     primary = duplicates.primary_of(report)
+    speak = speaker_of(report)
     comments = db.session.scalars(
         select(Comment)
         .where(Comment.report_id.in_({report.id, primary.id}), Comment.public)
@@ -126,7 +132,8 @@ def _page_of(report: Report) -> dict:
         "reopened": primary.status == "new" and _was_done(primary),
         "created_at": report.created_at,
         "updated_at": max(report.updated_at, primary.updated_at),
-        "comments": [_shown(comment, report) for comment in comments],
+        "comments": [_shown(comment, report, speak) for comment in comments],
+        "language": speak.language,
     }
 
 
@@ -141,10 +148,15 @@ def _was_done(report: Report) -> bool:
     return any((change or {}).get("status", {}).get("from") in DONE_STATUSES for change in changes)
 
 
-def _shown(comment: Comment, report: Report) -> dict:
+def speaker_of(report: Report) -> i18n.Speaker:
+    """The report's reporter's language (docs/api.md §8.1), for their page and mails."""
+    return i18n.speaker(report.detail.locale)
+
+
+def _shown(comment: Comment, report: Report, speak: i18n.Speaker) -> dict:
     return {
         "body": comment.body,
-        "author": "You" if comment.from_reporter else name_of(comment, report),
+        "author": speak("You") if comment.from_reporter else name_of(comment, report, speak),
         "from_reporter": comment.from_reporter,
         "created_at": comment.created_at,
     }
@@ -161,7 +173,7 @@ def reply(token: str, body: str) -> dict:
     db.session.add(comment)
     report_changes.commented(report, comment, report_changes.BY_REPORTER)
     db.session.commit()
-    return _shown(comment, report)
+    return _shown(comment, report, speaker_of(report))
 
 
 def reopen(token: str) -> dict:

@@ -17,7 +17,7 @@ async function send(path, body) {
   const { detail } = await answer.json().catch(() => ({}));
   // A refused field's detail is {field: [messages]}.
   const words = typeof detail === "object" && detail ? Object.values(detail).flat().join(" ") : detail;
-  said.textContent = words || "That did not work; try again later.";
+  said.textContent = words || said.dataset.failed;
 }
 
 document.getElementById("reply").addEventListener("submit", (event) => {

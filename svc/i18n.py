@@ -1,0 +1,139 @@
+"""The reporter's language: a report's locale as it is filed, and what svc says to the reporter
+in it (contract v5 §22; docs/widget.md,
+"Languages"): the status page and the mails to a reporter speak the report's locale, falling
+back tag by tag to English.
+
+The words live in gettext catalogs handled by Babel (svc/translations/<language>/LC_MESSAGES/
+messages.po, compiled to .mo by the Makefile): `make translations-extract` collects the English
+messages of the code and templates into messages.pot, `make translations-update` merges them
+into every catalog, and `make run` and `make test` compile them. A message's placeholders are
+named in braces (`{tracking_id}`) and filled after translation, so a translator may move them.
+"""
+
+import functools
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from babel import Locale
+from babel.dates import format_date, format_time
+from babel.support import NullTranslations, Translations
+
+# The languages svc speaks to reporters; English is the messages themselves.
+LANGUAGES = ("en", "de", "fr", "es", "pt-BR", "it", "nl", "pl", "ja", "zh-CN", "ar")
+RIGHT_TO_LEFT = frozenset({"ar"})
+DEFAULT = "en"
+CATALOGS = Path(__file__).resolve().parent / "translations"
+# Where a language has no catalog of its own but one of ours serves its readers.
+_NEAREST = {"pt": "pt-BR", "zh": "zh-CN", "zh-Hans": "zh-CN"}
+# Chinese written in traditional characters: Simplified is not what its readers read.
+_TRADITIONAL = re.compile(r"^zh-(Hant|TW|HK|MO)\b", re.I)
+
+
+def N_(message: str) -> str:
+    """A message to translate later, where it is defined (`make translations-extract` looks
+    for this name); it returns the English as it is."""
+    return message
+
+
+@functools.cache
+def spoken() -> tuple[str, ...]:
+    """The languages of LANGUAGES that have a compiled catalog here, English always."""
+    return tuple(
+        language
+        for language in LANGUAGES
+        if language == DEFAULT or (_folder(language) / "LC_MESSAGES" / "messages.mo").is_file()
+    )
+
+
+def language_of(tag: str | None) -> str:
+    """The language spoken here that serves a BCP 47 tag: the tag itself, else the tag with
+    its last subtag removed, and so on (de-AT-x-foo, de-AT, de); else English."""
+    if not tag or _TRADITIONAL.match(tag):
+        return DEFAULT
+    known = {language.lower(): language for language in spoken()}
+    parts = tag.split("-")
+    while parts:
+        candidate = "-".join(parts)
+        if candidate.lower() in known:
+            return known[candidate.lower()]
+        if _NEAREST.get(candidate) in known.values():
+            return _NEAREST[candidate]
+        parts.pop()
+    return DEFAULT
+
+
+@dataclass(frozen=True)
+class Speaker:
+    """Words, dates and the page direction of one language."""
+
+    language: str
+    translations: NullTranslations
+
+    @property
+    def direction(self) -> str:
+        return "rtl" if self.language in RIGHT_TO_LEFT else "ltr"
+
+    def __call__(self, message: str, **values) -> str:
+        """The message in this language, its {placeholders} filled."""
+        return self.translations.gettext(message).format(**values)
+
+    def plural(self, one: str, many: str, count: int, **values) -> str:
+        """By the language's own plural rule (Polish and Arabic have several forms)."""
+        return self.translations.ngettext(one, many, count).format(count=count, **values)
+
+    def moment(self, value: datetime) -> str:
+        """A date and time to the minute as the language writes them, in UTC: its long date
+        and short time, joined as the language joins them."""
+        locale = _babel_locale(self.language)
+        value = value.replace(tzinfo=value.tzinfo or UTC)
+        time = format_time(value, "short", tzinfo=UTC, locale=locale)
+        return locale.datetime_formats["medium"].format(time, format_date(value, "long", locale))
+
+
+@functools.cache
+def speaker(language: str) -> Speaker:
+    """The Speaker of a language of LANGUAGES (or of a tag, through language_of)."""
+    language = language_of(language)
+    if language == DEFAULT:
+        return Speaker(DEFAULT, NullTranslations())
+    found = Translations.load(str(CATALOGS), [str(_babel_locale(language))], domain="messages")
+    return Speaker(language, found)
+
+
+def _babel_locale(language: str) -> Locale:
+    return Locale.parse(language, sep="-")
+
+
+def _folder(language: str) -> Path:
+    return CATALOGS / str(_babel_locale(language))
+
+
+# --- a report's locale (docs/api.md §8.1): checked, never guessed --------------------------------
+
+LOCALE_MAX_LENGTH = 35
+# language (2-3 letters), then subtags of 1-8 letters or digits: de, de-AT, zh-Hans-CN, pt-BR.
+_TAG = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*$")
+
+
+def usable(tag) -> str | None:
+    """The tag written as BCP 47 writes it (de-AT, zh-Hans), or None when it is not one."""
+    if not isinstance(tag, str) or len(tag) > LOCALE_MAX_LENGTH or not _TAG.match(tag):
+        return None
+    language, *subtags = tag.replace("_", "-").split("-")
+    shaped = [language.lower()]
+    for subtag in subtags:
+        if len(subtag) == 2 and subtag.isalpha():
+            shaped.append(subtag.upper())  # a region: AT
+        elif len(subtag) == 4 and subtag.isalpha():
+            shaped.append(subtag.title())  # a script: Hans
+        else:
+            shaped.append(subtag.lower())
+    return "-".join(shaped)
+
+
+def locale_of_request(sent, accept_languages) -> str:
+    """The report's locale: what the widget sent, else the request's best Accept-Language (a
+    werkzeug LanguageAccept), else DEFAULT."""
+    return usable(sent) or usable(accept_languages.best) or DEFAULT

@@ -1,0 +1,158 @@
+"""The reporter's language (contract v5 §22, svc/i18n.py): the status page and the mails to a
+reporter speak the report's locale, falling back tag by tag to English; the catalogs hold
+every message the code and the page say, with the same placeholders."""
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
+from babel.messages.pofile import read_po
+
+from harness.client import create_project, csrf, register
+from svc import i18n
+from tests.helpers import file_report, send_due, text_of
+
+ROOT = Path(__file__).resolve().parent.parent
+CATALOGS = sorted((ROOT / "svc" / "translations").glob("*/LC_MESSAGES/messages.po"))
+PLACEHOLDER = re.compile(r"\{(\w*)\}")
+STATUS_LINK = re.compile(r"https://bugs\.example\.com(/status/[\w-]+)")
+
+
+def english_messages() -> set[str]:
+    """What `make translations-extract` finds in the code and the status page now."""
+    method_map = [("svc/**.py", "python"), ("svc/dashboard/templates/status.html", "jinja2")]
+    keywords = {**DEFAULT_KEYWORDS, "speak": None, "N_": None}
+    return {
+        message
+        for _file, _line, message, _comments, _context in extract_from_dir(
+            str(ROOT), method_map, keywords=keywords
+        )
+    }
+
+
+def test_the_template_and_every_catalog_hold_every_message_with_its_placeholders():
+    said = english_messages()
+    with (ROOT / "svc" / "translations" / "messages.pot").open("rb") as template:
+        assert {m.id for m in read_po(template) if m.id} == said, "run make translations-extract"
+    assert CATALOGS, "no catalog"
+    for path in CATALOGS:
+        with path.open("rb") as file:
+            catalog = read_po(file)
+        translated = {m.id: m for m in catalog if m.id}
+        assert set(translated) == said, f"{path}: run make translations-update"
+        for message_id, message in translated.items():
+            assert message.string and not message.fuzzy, f"{path}: {message_id!r} untranslated"
+            assert set(PLACEHOLDER.findall(message.string)) == set(
+                PLACEHOLDER.findall(message_id)
+            ), f"{path}: {message_id!r} has other placeholders"
+
+
+@pytest.mark.parametrize(
+    "tag, language",
+    [("de", "de"), ("de-AT", "de"), ("DE-at-x-private", "de"), ("xx", "en"), (None, "en"),
+     ("zh-TW", "en"), ("en-GB", "en")],
+)  # fmt: skip
+def test_a_tag_falls_back_subtag_by_subtag_to_english(tag, language):
+    assert i18n.language_of(tag) == language
+
+
+@pytest.fixture
+def shop(mail_app, smtp_server):
+    ada = mail_app.test_client()
+    register(ada)
+    project = create_project(ada)
+    settings = {"settings": {"reporter_updates": {"enabled": True}}}
+    changed = ada.patch(f"/api/v1/projects/{project['id']}", json=settings, headers=csrf(ada))
+    assert changed.status_code == 200
+    send_due(mail_app)
+    with smtp_server.lock:
+        smtp_server.messages.clear()
+    ada.project, ada.smtp = project, smtp_server
+    return ada
+
+
+def mails(shop) -> list:
+    send_due(shop.application)
+    with shop.smtp.lock:
+        found = list(shop.smtp.messages)
+        shop.smtp.messages.clear()
+    return found
+
+
+def test_a_reporter_whose_browser_says_de_at_reads_german_and_xx_reads_english(shop):
+    file_report(shop, shop.project["apiKey"], reporter_identifier="rep@example.com",
+                headers={"Accept-Language": "de-AT,de;q=0.9"})  # fmt: skip
+    file_report(shop, shop.project["apiKey"], reporter_identifier="other@example.com",
+                locale="xx")  # fmt: skip
+    german, english = sorted(mails(shop), key=lambda mail: mail["To"] != "rep@example.com")
+    assert german["Subject"] == "[Web Shop] Wir haben Ihre Meldung WS-1 erhalten"
+    assert german["Content-Language"] == "de"
+    assert "Danke, dass Sie uns ein Problem mit Web Shop gemeldet haben." in text_of(german)
+    assert english["Subject"] == "[Web Shop] We received your report WS-2"
+    assert english["Content-Language"] == "en"
+
+    page = shop.get(STATUS_LINK.search(text_of(german))[1]).get_data(as_text=True)
+    assert '<html lang="de" dir="ltr">' in page
+    assert "eingegangen, noch nicht angesehen" in page and "Unterhaltung" in page
+    assert (
+        shop.get(STATUS_LINK.search(text_of(english))[1])
+        .get_data(as_text=True)
+        .count('<html lang="en" dir="ltr">')
+        == 1
+    )
+
+    shop.patch("/api/v1/reports/WS-1", json={"status": "resolved"}, headers=csrf(shop))
+    [resolved] = mails(shop)
+    assert resolved["Subject"] == "[Web Shop] WS-1: behoben"
+    assert "ist jetzt behoben" in text_of(resolved)
+    page = shop.get(STATUS_LINK.search(text_of(resolved))[1]).get_data(as_text=True)
+    assert "Tritt es noch auf?" in page
+    # A page that does not exist speaks the visitor's language.
+    gone = shop.get("/status/nothing", headers={"Accept-Language": "de"})
+    assert gone.status_code == 404 and "Diese Statusseite gibt es nicht." in gone.get_data(True)
+
+
+class _Texts(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.texts, self._skip = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        self._skip += tag in ("script", "style", "time")
+        self.texts += [value for name, value in attrs if name in ("data-failed",) and value]
+
+    def handle_endtag(self, tag):
+        self._skip -= tag in ("script", "style", "time")
+
+    def handle_data(self, data):
+        if not self._skip and data.strip():
+            self.texts.append(data.strip())
+
+
+def pseudo(message: str) -> str:
+    """Every message wrapped and a third longer: what is not wrapped was never translated."""
+    return f"⟦{message}{'~' * (len(message) // 3)}⟧"
+
+
+def test_no_english_is_left_on_the_status_page_or_in_a_mail_in_a_pseudo_language(shop, monkeypatch):
+    class Pseudo(i18n.Speaker):
+        def __call__(self, message, **values):
+            return pseudo(message).format(**values)
+
+    monkeypatch.setattr(i18n, "speaker", lambda _tag: Pseudo("en", None))
+    file_report(shop, shop.project["apiKey"], reporter_identifier="rep@example.com")
+    [receipt] = mails(shop)
+    subject, body = receipt["Subject"], text_of(receipt)
+    assert subject.startswith("⟦[Web Shop] We received") and subject.endswith("⟧")
+    lines = [line for line in body.splitlines() if line.strip() and line != "--"]
+    assert all(line.startswith("⟦") and line.endswith("⟧") for line in lines), lines
+
+    page = shop.get(STATUS_LINK.search(body)[1]).get_data(as_text=True)
+    texts = _Texts()
+    texts.feed(page)
+    # What the report itself says (its id, title, project) is the reporter's, not svc's.
+    own = {"WS-1", "Checkout button does nothing", "Web Shop", "WS-1: Checkout button does nothing"}
+    left = [text for text in texts.texts if text not in own and not text.startswith("⟦")]
+    assert left == [], left
