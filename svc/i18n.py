@@ -98,7 +98,7 @@ def speaker(language: str) -> Speaker:
     language = language_of(language)
     if language == DEFAULT:
         return Speaker(DEFAULT, NullTranslations())
-    found = Translations.load(str(CATALOGS), [str(_babel_locale(language))], domain="messages")
+    found = Translations.load(str(CATALOGS), [_folder(language).name], domain="messages")
     return Speaker(language, found)
 
 
@@ -107,7 +107,8 @@ def _babel_locale(language: str) -> Locale:
 
 
 def _folder(language: str) -> Path:
-    return CATALOGS / str(_babel_locale(language))
+    """A language's catalog folder, named as gettext names locales: pt_BR, zh_CN."""
+    return CATALOGS / language.replace("-", "_")
 
 
 # --- a report's locale (docs/api.md §8.1): checked, never guessed --------------------------------

@@ -13,6 +13,7 @@ from werkzeug.serving import make_server
 
 from harness.client import create_project, csrf, new_member, register
 from svc.services import notifications
+from tests.browser import save_screenshot
 from tests.helpers import file_report, run_in_processes, send_due, text_of
 
 STATUS_LINK = re.compile(r"https://bugs\.example\.com/status/([\w-]+)")
@@ -427,6 +428,34 @@ def test_the_mailed_link_opens_a_page_that_shows_only_what_the_reporter_may_see(
     listed = shop.ada.get("/api/v1/reports/WS-1/comments").get_json()
     assert listed[-1]["body"] == "Still broken on Firefox" and listed[-1]["fromReporter"] is True
     assert shop.ada.get("/api/v1/reports/WS-1").get_json()["status"] == "new"
+
+
+@pytest.mark.browser
+def test_an_arabic_reporters_page_reads_right_to_left_in_their_words(shop, served, browser):
+    """Contract v5 §22: the report's language, right to left for Arabic, seen in Chromium."""
+    file(shop, locale="ar-EG")
+    token = token_in(mails_to(shop)[0])
+    comment(shop.grace, "WS-1", "Thanks, we are on it.", public=True)
+    mails_to(shop)
+    context = browser.new_context(
+        base_url=served, locale="en-GB", viewport={"width": 390, "height": 844}
+    )
+    tab = context.new_page()
+    tab.goto(f"/status/{token}")
+    assert tab.evaluate("[document.documentElement.lang, document.dir]") == ["ar", "rtl"]
+    expect(tab.locator("#status")).to_have_text("تم الاستلام، لم يُراجع بعد")
+    expect(tab.get_by_role("heading", name="المحادثة")).to_be_visible()
+    # Mirrored: the headings start at the right edge, as the language reads.
+    heading = tab.get_by_role("heading", name="المحادثة").bounding_box()
+    text_end = tab.evaluate(
+        "(() => { const r = document.createRange();"
+        " r.selectNodeContents(document.getElementById('conversation-heading'));"
+        " return r.getBoundingClientRect().right; })()"
+    )
+    assert abs(text_end - (heading["x"] + heading["width"])) < 2
+    assert tab.evaluate("document.documentElement.scrollWidth") <= 390  # nothing cut off
+    save_screenshot(tab, "status-page-ar")
+    context.close()
 
 
 def test_erasing_a_reporter_cancels_the_mails_waiting_for_them(shop):
