@@ -175,6 +175,7 @@ WIDGET_DEFAULTS = {
     "enableReplay": False,
     "replaySeconds": 60,
     "replayMaskAllText": True,
+    "locale": "auto",
 }
 
 # The report object of docs/api.md §8: the list leaves out the captured arrays.

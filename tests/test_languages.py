@@ -156,3 +156,22 @@ def test_no_english_is_left_on_the_status_page_or_in_a_mail_in_a_pseudo_language
     own = {"WS-1", "Checkout button does nothing", "Web Shop", "WS-1: Checkout button does nothing"}
     left = [text for text in texts.texts if text not in own and not text.startswith("⟦")]
     assert left == [], left
+
+
+def test_a_project_may_speak_one_language_to_every_reporter(user_client):
+    """settings.widget.locale (docs/api.md §7.3): auto, or one tag for every report."""
+    project = create_project(user_client)
+    url = f"/api/v1/projects/{project['id']}"
+
+    def fix(locale):
+        body = {"settings": {"widget": {"locale": locale}}}
+        return user_client.patch(url, json=body, headers=csrf(user_client))
+
+    assert project["settings"]["widget"]["locale"] == "auto"
+    for wrong in ("xx yy", "", "english", 7):
+        assert fix(wrong).status_code == 422, wrong
+    assert fix("pt_br").get_json()["settings"]["widget"]["locale"] == "pt-BR"
+    filed = file_report(user_client, project["apiKey"], locale="fr")
+    assert filed.get_json()["locale"] == "pt-BR"
+    assert fix("auto").status_code == 200
+    assert file_report(user_client, project["apiKey"], locale="fr").get_json()["locale"] == "fr"

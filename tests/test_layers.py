@@ -86,6 +86,7 @@ MAY_IMPORT = {
         "svc.auth",
         "svc.config",
         "svc.errors",
+        "svc.i18n",
         "svc.json_codec",
         "svc.models",
         "svc.webhooks",

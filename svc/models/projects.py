@@ -30,6 +30,9 @@ WIDGET_DEFAULTS = {
     "replay_seconds": 60,
     # The replay masks every text of the page but [data-svc-unmask]'s (docs/replay.md).
     "replay_mask_all_text": True,
+    # The reporters' language (docs/widget.md, "Languages"): each reporter's own, or one tag
+    # for every reporter of the project.
+    "locale": "auto",
 }
 
 OWNER = "owner"

@@ -1,8 +1,9 @@
 """The widget's settings (PATCH /projects/{id} `settings.widget`) and what the widget reads with
 the API key (docs/api.md §7.3)."""
 
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, ValidationError, fields, post_load, validate
 
+from svc import i18n
 from svc.models.projects import WIDGET_POSITIONS
 from svc.schemas.base import InSchema, OutSchema, Text, check_absolute_url
 
@@ -31,6 +32,11 @@ def validate_image_url(value: str | None) -> None:
         check_absolute_url(value, ("https", "http"))
 
 
+def _auto_or_a_tag(value: str) -> None:
+    if value != "auto" and i18n.usable(value) is None:
+        raise ValidationError("auto, or a language tag such as de or pt-BR.")
+
+
 def _label():
     return Text(validate=validate.Length(min=1, max=60))
 
@@ -53,6 +59,14 @@ class WidgetSettingsIn(InSchema):
     enable_replay = Flag()
     replay_seconds = fields.Integer(strict=True, validate=validate.Range(min=10, max=300))
     replay_mask_all_text = Flag()
+    locale = fields.String(validate=_auto_or_a_tag)
+
+    @post_load
+    def locale_as_written(self, data, **kwargs):
+        """A tag as BCP 47 writes it (pt_br is pt-BR)."""
+        if data.get("locale", "auto") != "auto":
+            data["locale"] = i18n.usable(data["locale"])
+        return data
 
 
 class WidgetSettingsOut(OutSchema):
@@ -73,6 +87,7 @@ class WidgetSettingsOut(OutSchema):
     enable_replay = fields.Boolean(required=True)
     replay_seconds = fields.Integer(required=True)
     replay_mask_all_text = fields.Boolean(required=True)
+    locale = fields.String(required=True)
 
 
 class WidgetConfigOut(WidgetSettingsOut):

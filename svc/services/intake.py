@@ -143,7 +143,10 @@ def create(
         earlier = _earlier_answer(project, idempotency_key, body_hash)
         if earlier is not None:
             return _offering_status_page(project, earlier), False
-    details = widget.settings_in_force(project)["capture_network_details"]
+    settings = widget.settings_in_force(project)
+    details = settings["capture_network_details"]
+    if settings["locale"] != "auto":  # the project speaks one language to every reporter
+        data = {**data, "locale": settings["locale"]}
     data = redaction.redact_report(data, setting("SVC_REDACT_NAMES"), details)
     report = _new_report(project, data)
     _store(report)
