@@ -505,6 +505,7 @@ def test_the_widget_is_set_up_and_tried_from_the_project_page(page, base_url):
     widget = page.get_by_role("form", name="Widget")
     widget.get_by_label("Button text").fill("Found a bug?")
     widget.get_by_label("Position").select_option("bottom-left")
+    widget.get_by_label("Reporters' language").select_option("de")
     widget.get_by_label("Console messages and uncaught errors").uncheck()
     widget.get_by_role("button", name="Save widget").click()
     expect(widget.get_by_text("Widget saved.")).to_be_visible()
@@ -523,6 +524,9 @@ def test_the_widget_is_set_up_and_tried_from_the_project_page(page, base_url):
 
     go_to(page, "Reports")
     expect(page.get_by_role("link", name="Test report from the dashboard")).to_be_visible()
+    cookies = {c["name"]: c["value"] for c in page.context.cookies()}
+    report = requests.get(f"{base_url}/api/v1/reports/WS-1", cookies=cookies)
+    assert report.json()["locale"] == "de"  # the project's one language, not the browser's
     # Leaving the page took the widget off the dashboard, hooks and all.
     expect(page.locator("[data-svc-widget]")).to_have_count(0)
     assert page.evaluate("String(window.fetch).includes('[native code]')")

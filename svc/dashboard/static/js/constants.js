@@ -26,6 +26,14 @@ export const WIDGET_POSITIONS = [
   ["top-right", "Top right"],
   ["top-left", "Top left"],
 ];
+// The reporters' language (settings.widget.locale): each one's own, or one for all of them; the
+// languages svc speaks to reporters (svc/i18n.py LANGUAGES), each in its own words.
+export const REPORTER_LANGUAGES = [
+  ["auto", "Each reporter's own (their browser's)"],
+  ["en", "English"], ["de", "Deutsch"], ["fr", "Français"], ["es", "Español"],
+  ["pt-BR", "Português (Brasil)"], ["it", "Italiano"], ["nl", "Nederlands"], ["pl", "Polski"],
+  ["ja", "日本語"], ["zh-CN", "中文（简体）"], ["ar", "العربية"],
+];
 // The widget's switches (settings.widget), in the order the settings page shows them.
 export const WIDGET_SWITCHES = [
   ["enable_screenshot", "enableScreenshot", "Screenshots (capture the page or attach an image)"],

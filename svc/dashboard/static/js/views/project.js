@@ -7,7 +7,7 @@ import {
   actionButton, appendTo, badge, confirmDialog, copyButton, field, form, formatTime, h, notice,
   pageButtons, replaceContent, select,
 } from "../dom.js";
-import { ROLES, WEBHOOK_FORMATS, WIDGET_POSITIONS, WIDGET_SWITCHES } from "../constants.js";
+import { REPORTER_LANGUAGES, ROLES, WEBHOOK_FORMATS, WIDGET_POSITIONS, WIDGET_SWITCHES } from "../constants.js";
 import { auditPanel } from "./audit.js";
 import { dataPanel } from "./data.js";
 import { integrationsPanel } from "./integrations.js";
@@ -163,6 +163,9 @@ function widgetForm(project, owner, features) {
     text("Dialog title", "modal_title", widget.modalTitle),
     colourField(widget.primaryColor, owner),
     field("Position", select("position", WIDGET_POSITIONS, widget.position, { disabled: !owner })),
+    field("Reporters' language", select("locale", REPORTER_LANGUAGES.some(([tag]) => tag === widget.locale)
+      ? REPORTER_LANGUAGES : [...REPORTER_LANGUAGES, [widget.locale, widget.locale]], widget.locale, { disabled: !owner }),
+    "What the mails and the status page say to reporters; each one's own by default."),
     field("Logo URL", h("input", { name: "logo_url", type: "url", value: widget.logoUrl || "",
       placeholder: "https://example.com/logo.svg", disabled: !owner }),
     "Shown on the button and in the dialog; your site's Content-Security-Policy must allow it. Empty: no logo."),
@@ -178,6 +181,7 @@ function widgetForm(project, owner, features) {
       modal_title: values.modal_title,
       primary_color: values.primary_color,
       position: values.position,
+      locale: values.locale,
       logo_url: values.logo_url.trim() || null,
     };
     for (const [name] of WIDGET_SWITCHES) settings[name] = values[name] === "on";
