@@ -64,6 +64,11 @@ def language_of(tag: str | None) -> str:
     return DEFAULT
 
 
+class _Unfilled(dict):
+    def __missing__(self, name: str) -> str:
+        return "{" + name + "}"
+
+
 @dataclass(frozen=True)
 class Speaker:
     """Words, dates and the page direction of one language."""
@@ -76,12 +81,14 @@ class Speaker:
         return "rtl" if self.language in RIGHT_TO_LEFT else "ltr"
 
     def __call__(self, message: str, **values) -> str:
-        """The message in this language, its {placeholders} filled."""
-        return self.translations.gettext(message).format(**values)
+        """The message in this language, its {placeholders} filled; one not given stays as it
+        is, for a page's script to fill."""
+        return self.translations.gettext(message).format_map(_Unfilled(values))
 
     def plural(self, one: str, many: str, count: int, **values) -> str:
         """By the language's own plural rule (Polish and Arabic have several forms)."""
-        return self.translations.ngettext(one, many, count).format(count=count, **values)
+        translated = self.translations.ngettext(one, many, count)
+        return translated.format_map(_Unfilled(values, count=count))
 
     def moment(self, value: datetime) -> str:
         """A date and time to the minute as the language writes them, in UTC: its long date

@@ -22,7 +22,11 @@ STATUS_LINK = re.compile(r"https://bugs\.example\.com(/status/[\w-]+)")
 
 def english_messages() -> set[str]:
     """What `make translations-extract` finds in the code and the status page now."""
-    method_map = [("svc/**.py", "python"), ("svc/dashboard/templates/status.html", "jinja2")]
+    method_map = [
+        ("svc/**.py", "python"),
+        ("svc/dashboard/templates/status.html", "jinja2"),
+        ("svc/dashboard/templates/unsubscribe.html", "jinja2"),
+    ]
     keywords = {**DEFAULT_KEYWORDS, "speak": None, "N_": None}
     return {
         message
@@ -112,6 +116,21 @@ def test_a_reporter_whose_browser_says_de_at_reads_german_and_xx_reads_english(s
     # A page that does not exist speaks the visitor's language.
     gone = shop.get("/status/nothing", headers={"Accept-Language": "de"})
     assert gone.status_code == 404 and "Diese Statusseite gibt es nicht." in gone.get_data(True)
+
+
+def test_a_reporters_unsubscribe_page_speaks_the_visitors_language(shop):
+    file_report(shop, shop.project["apiKey"], reporter_identifier="rep@example.com", locale="fr")
+    [receipt] = mails(shop)
+    link = re.search(r"https://bugs\.example\.com(/unsubscribe/\S+)", text_of(receipt))[1]
+    page = shop.get(link, headers={"Accept-Language": "fr-CH, en;q=0.5"})
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200 and page.headers["Content-Language"] == "fr"
+    assert '<html lang="fr" dir="ltr">' in html and "Ne plus recevoir ces e-mails" in html
+    assert "default-src 'none'" in page.headers["Content-Security-Policy"]
+    # Opening it changed nothing; the button's POST (as a mail program's) does.
+    assert shop.post(link).get_json() == {"email": "rep@example.com", "projectName": "Web Shop"}
+    arabic = shop.get(link, headers={"Accept-Language": "ar"}).get_data(as_text=True)
+    assert '<html lang="ar" dir="rtl">' in arabic and "إيقاف هذه الرسائل" in arabic
 
 
 class _Texts(HTMLParser):

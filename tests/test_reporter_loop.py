@@ -434,11 +434,12 @@ def test_the_mailed_link_opens_a_page_that_shows_only_what_the_reporter_may_see(
 def test_an_arabic_reporters_page_reads_right_to_left_in_their_words(shop, served, browser):
     """Contract v5 §22: the report's language, right to left for Arabic, seen in Chromium."""
     file(shop, locale="ar-EG")
-    token = token_in(mails_to(shop)[0])
+    [receipt] = mails_to(shop)
+    token = token_in(receipt)
     comment(shop.grace, "WS-1", "Thanks, we are on it.", public=True)
     mails_to(shop)
     context = browser.new_context(
-        base_url=served, locale="en-GB", viewport={"width": 390, "height": 844}
+        base_url=served, locale="ar", viewport={"width": 390, "height": 844}
     )
     tab = context.new_page()
     tab.goto(f"/status/{token}")
@@ -455,6 +456,13 @@ def test_an_arabic_reporters_page_reads_right_to_left_in_their_words(shop, serve
     assert abs(text_end - (heading["x"] + heading["width"])) < 2
     assert tab.evaluate("document.documentElement.scrollWidth") <= 390  # nothing cut off
     save_screenshot(tab, "status-page-ar")
+    # Its unsubscribe page speaks the visitor's language (this browser's: Arabic too).
+    tab.goto(urlsplit(UNSUBSCRIBE.search(receipt["List-Unsubscribe"])[0][1:-1]).path)
+    assert tab.evaluate("document.dir") == "rtl"
+    tab.get_by_role("button", name="إيقاف هذه الرسائل").click()
+    expect(tab.locator("#said")).to_have_text(
+        "تم: لن تصل بعد الآن إلى rep@example.com رسائل تتعلق بـ Web Shop."
+    )
     context.close()
 
 

@@ -14,7 +14,7 @@ from svc import i18n
 from svc.errors import NotFound as ReportNotFound
 from svc.errors import error_response
 from svc.models import DONE_STATUSES
-from svc.services import status_page
+from svc.services import reporter_mails, status_page
 
 bp = Blueprint(
     "dashboard",
@@ -31,7 +31,6 @@ PAGES = (
     "/forgot-password",
     "/reset-password/<token>",
     "/invite/<token>",
-    "/unsubscribe/<token>",
     "/reports",
     "/overview",
     "/reports/<ref>",
@@ -90,6 +89,22 @@ def status(token: str) -> Response:
     response.headers["Cache-Control"] = "no-store"
     response.headers["Referrer-Policy"] = "no-referrer"
     response.headers["X-Robots-Tag"] = "noindex, nofollow"
+    return response
+
+
+@bp.get("/unsubscribe/<token>")
+def unsubscribe(token: str) -> Response:
+    """A member's link opens the dashboard's page; a reporter's, a page of its own in the
+    visitor's language (docs/reporter-updates.md): nothing is stored of which report it was."""
+    if not reporter_mails.is_unsubscribe_token(token):
+        return page()
+    speak = i18n.speaker(request.accept_languages.best)
+    response = current_app.make_response(render_template("unsubscribe.html", _=speak))
+    response.headers["Content-Security-Policy"] = STATUS_PAGE_POLICY
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers["X-Robots-Tag"] = "noindex, nofollow"
+    response.headers["Content-Language"] = speak.language
     return response
 
 
