@@ -83,6 +83,12 @@ def status(token: str) -> Response:
     shown = report and ("reopened" if report["reopened"] else report["status"])
     words = status_page.status_in_words(shown, speak) if report else None
     html = render_template("status.html", report=report, done=done, status_words=words, _=speak)
+    return _reporters_page(html, code, speak)
+
+
+def _reporters_page(html: str, code: int, speak: i18n.Speaker) -> Response:
+    """A page a reporter opens from a mail: its address is a credential (never cached, never
+    sent on as a referrer, never indexed); in their language, said by Content-Language."""
     response = current_app.make_response((html, code))
     response.headers["Content-Language"] = speak.language
     response.headers["Content-Security-Policy"] = STATUS_PAGE_POLICY
@@ -99,13 +105,7 @@ def unsubscribe(token: str) -> Response:
     if not reporter_mails.is_unsubscribe_token(token):
         return page()
     speak = i18n.speaker(request.accept_languages.best)
-    response = current_app.make_response(render_template("unsubscribe.html", _=speak))
-    response.headers["Content-Security-Policy"] = STATUS_PAGE_POLICY
-    response.headers["Cache-Control"] = "no-store"
-    response.headers["Referrer-Policy"] = "no-referrer"
-    response.headers["X-Robots-Tag"] = "noindex, nofollow"
-    response.headers["Content-Language"] = speak.language
-    return response
+    return _reporters_page(render_template("unsubscribe.html", _=speak), 200, speak)
 
 
 # The docs a deployed user is pointed to from the dashboard, served from the checkout svc runs
