@@ -286,13 +286,14 @@ def _wait_for_lease(app: Flask, holder: str, stopping: threading.Event):
                 if lease is not None:
                     leadership.stop_standing_by(holder)
                     return lease
+                # The row first, then the line: whoever reads the line finds the row.
+                if time.monotonic() - said_at >= seconds / 3:
+                    leadership.stand_by(holder, seconds)
+                    said_at = time.monotonic()
                 if (now := leadership.current()["holder"]) != active:
                     # Said once per holder: a standby is seen in the log, not once a second.
                     active = now
                     log.info("scheduler: standing by; %s is active", now or "no one")
-                if time.monotonic() - said_at >= seconds / 3:
-                    leadership.stand_by(holder, seconds)
-                    said_at = time.monotonic()
         except OperationalError as exc:
             log.warning("scheduler: could not read the lease (%s)", exc)
         stopping.wait(LEASE_POLL_SECONDS)
