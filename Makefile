@@ -33,21 +33,26 @@ migrate: $(STAMP)
 
 # The reporter's language (svc/i18n.py): the catalogs are written by hand and committed, each
 # compiled here for the service to read (make run and make test do it; the .mo files are not
-# committed).
-CATALOGS := $(wildcard svc/translations/*/LC_MESSAGES/messages.po)
+# committed). Two domains: messages (the status page, mails) and widget (widget.js's words).
+CATALOGS := $(wildcard svc/translations/*/LC_MESSAGES/*.po)
 COMPILED := $(CATALOGS:.po=.mo)
-svc/translations/%/LC_MESSAGES/messages.mo: svc/translations/%/LC_MESSAGES/messages.po | $(STAMP)
-	$(BIN)/pybabel compile -l $* -i $< -o $@
+svc/translations/%.mo: svc/translations/%.po | $(STAMP)
+	$(BIN)/pybabel compile -i $< -o $@
 
 ## translations-extract: the English messages of the code and the status page into
-## svc/translations/messages.pot; translations-update merges them into every catalog
+## svc/translations/messages.pot, the widget's into widget.pot; translations-update merges
+## them into every catalog
+EXTRACT = $(BIN)/pybabel extract -k speak -k speakPlural:1,2 -k N_ --no-wrap --sort-by-file \
+	--project svc --omit-header
 translations-extract: $(STAMP)
-	$(BIN)/pybabel extract -F babel.cfg -k speak -k N_ --no-wrap --sort-by-file \
-	    --project svc --omit-header -o svc/translations/messages.pot .
+	$(EXTRACT) -F babel.cfg -o svc/translations/messages.pot .
+	$(EXTRACT) -F babel-widget.cfg -o svc/translations/widget.pot .
 
 translations-update: $(STAMP)
-	$(BIN)/pybabel update --no-wrap --no-fuzzy-matching -D messages \
-	    -i svc/translations/messages.pot -d svc/translations
+	for domain in messages widget; do \
+	    $(BIN)/pybabel update --no-wrap --no-fuzzy-matching -D $$domain \
+	        -i svc/translations/$$domain.pot -d svc/translations || exit 1; \
+	done
 
 ## run: apply migrations, then run the Procfile in the foreground: gunicorn on SVC_BIND with
 ## SVC_WORKERS workers, and a scheduler process (SVC_ROLE=web or scheduler: that one alone).

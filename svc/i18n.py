@@ -18,6 +18,7 @@ from pathlib import Path
 
 from babel import Locale
 from babel.dates import format_date, format_time
+from babel.messages.pofile import read_po
 from babel.support import NullTranslations, Translations
 
 # The languages svc speaks to reporters; English is the messages themselves.
@@ -107,6 +108,58 @@ def speaker(language: str) -> Speaker:
         return Speaker(DEFAULT, NullTranslations())
     found = Translations.load(str(CATALOGS), [_folder(language).name], domain="messages")
     return Speaker(language, found)
+
+
+# --- the widget's words (GET /widget-<locale>.json) ---------------------------------------------
+
+# The widget's messages are a catalog of their own (domain "widget", from widget.js), so that
+# what the browser downloads is the widget's words alone; this template lists them.
+WIDGET_TEMPLATE = CATALOGS / "widget.pot"
+
+
+@functools.cache
+def widget_words(language: str) -> dict:
+    """The widget's messages in a language of LANGUAGES (or a tag's, through language_of),
+    for the widget to fetch beside /widget.js (docs/widget.md, "Languages")."""
+    language = language_of(language)
+    if language == DEFAULT:
+        return words_in(DEFAULT, NullTranslations())
+    found = Translations.load(str(CATALOGS), [_folder(language).name], domain="widget")
+    return words_in(language, found)
+
+
+def words_in(language: str, translations: NullTranslations) -> dict:
+    """Every message of the widget's template as `translations` says it. A plural message is
+    said once per plural category of the language (CLDR's, which the browser's
+    Intl.PluralRules names too), keyed by its English singular."""
+    with WIDGET_TEMPLATE.open("rb") as file:
+        template = read_po(file)
+    samples = _plural_samples(language)
+    messages, plurals = {}, {}
+    for message in template:
+        if not message.id:
+            continue
+        if message.pluralizable:
+            one, many = message.id
+            plurals[one] = {
+                category: translations.ngettext(one, many, count)
+                for category, count in samples.items()
+            }
+        else:
+            messages[message.id] = translations.gettext(message.id)
+    direction = "rtl" if language in RIGHT_TO_LEFT else "ltr"
+    return {"locale": language, "dir": direction, "messages": messages, "plurals": plurals}
+
+
+def _plural_samples(language: str) -> dict[str, int]:
+    """A whole number of each plural category of the language: {"one": 1, "few": 2, ...}."""
+    rule = _babel_locale(language).plural_form
+    samples: dict[str, int] = {}
+    for count in (*range(201), 1000, 1_000_000):
+        samples.setdefault(rule(count), count)
+    # Where "other" is for fractions only (Polish), the widget still needs one to fall back on.
+    samples.setdefault("other", 100)
+    return samples
 
 
 def _babel_locale(language: str) -> Locale:

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pyotp
+from babel.support import NullTranslations
 
 from harness.client import PASSWORD, create_project, csrf, invite, png_bytes, register
 
@@ -90,6 +91,7 @@ def furnish(owner, project: dict) -> dict:
         "call_id": call_id,
         "key": key,
         "name": "player.js",  # /replay/<name>: a file of the replay player
+        "locale": "de",  # /widget-<locale>.json: the widget's words in German
     }
 
 
@@ -382,3 +384,22 @@ def unspent_totp_code(secret: str, spent: int) -> str:
     """A code svc takes after step `spent` was used: the current step's, or, while the clock is
     still on the spent step, the next one's (within the drift)."""
     return totp_code(secret, max(spent + 1, totp_step()))
+
+
+# --- a pseudo-language: what svc says, wrapped and made longer ---------------------------------
+
+
+def pseudo(message: str) -> str:
+    """Every message wrapped and a third longer: what is not wrapped was never translated, and
+    what is cut off or overflows would be in a longer language."""
+    return f"⟦{message}{'~' * (len(message) // 3)}⟧"
+
+
+class PseudoTranslations(NullTranslations):
+    """A catalog that says every message in the pseudo-language."""
+
+    def gettext(self, message):
+        return pseudo(message)
+
+    def ngettext(self, singular, plural, n):
+        return pseudo(singular if n == 1 else plural)

@@ -8,49 +8,58 @@ from pathlib import Path
 
 import pytest
 from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
+from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
 
 from harness.client import create_project, csrf, register
 from svc import i18n
-from tests.helpers import file_report, send_due, text_of
+from tests.helpers import file_report, pseudo, send_due, text_of
 
 ROOT = Path(__file__).resolve().parent.parent
-CATALOGS = sorted((ROOT / "svc" / "translations").glob("*/LC_MESSAGES/messages.po"))
+TRANSLATIONS = ROOT / "svc" / "translations"
+# Each domain's template and where its messages are found (the Makefile's translations-extract).
+DOMAINS = {"messages": ROOT / "babel.cfg", "widget": ROOT / "babel-widget.cfg"}
+KEYWORDS = {**DEFAULT_KEYWORDS, "speak": None, "speakPlural": (1, 2), "N_": None}
 PLACEHOLDER = re.compile(r"\{(\w*)\}")
 STATUS_LINK = re.compile(r"https://bugs\.example\.com(/status/[\w-]+)")
 
 
-def english_messages() -> set[str]:
-    """What `make translations-extract` finds in the code and the status page now."""
-    method_map = [
-        ("svc/**.py", "python"),
-        ("svc/dashboard/templates/status.html", "jinja2"),
-        ("svc/dashboard/templates/unsubscribe.html", "jinja2"),
-    ]
-    keywords = {**DEFAULT_KEYWORDS, "speak": None, "N_": None}
-    return {
-        message
-        for _file, _line, message, _comments, _context in extract_from_dir(
-            str(ROOT), method_map, keywords=keywords
-        )
-    }
+def english_messages(domain: str) -> set:
+    """What `make translations-extract` finds for a domain now (a plural message: a pair)."""
+    with DOMAINS[domain].open() as mapping:
+        method_map, options_map = parse_mapping_cfg(mapping)
+    found = extract_from_dir(str(ROOT), method_map, options_map, keywords=KEYWORDS)
+    return {message for _file, _line, message, _comments, _context in found}
 
 
-def test_the_template_and_every_catalog_hold_every_message_with_its_placeholders():
-    said = english_messages()
-    with (ROOT / "svc" / "translations" / "messages.pot").open("rb") as template:
+def placeholders(text) -> set[str]:
+    return set(PLACEHOLDER.findall(" ".join(text) if isinstance(text, tuple) else text))
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_the_template_and_every_catalog_hold_every_message_with_its_placeholders(domain):
+    said = english_messages(domain)
+    assert said, "no message found"
+    with (TRANSLATIONS / f"{domain}.pot").open("rb") as template:
         assert {m.id for m in read_po(template) if m.id} == said, "run make translations-extract"
-    assert CATALOGS, "no catalog"
-    for path in CATALOGS:
+    catalogs = sorted(TRANSLATIONS.glob(f"*/LC_MESSAGES/{domain}.po"))
+    assert {path.parent.parent.name.replace("_", "-") for path in catalogs} == set(
+        i18n.LANGUAGES
+    ) - {i18n.DEFAULT}, "a language without its catalog"
+    for path in catalogs:
         with path.open("rb") as file:
             catalog = read_po(file)
         translated = {m.id: m for m in catalog if m.id}
         assert set(translated) == said, f"{path}: run make translations-update"
         for message_id, message in translated.items():
-            assert message.string and not message.fuzzy, f"{path}: {message_id!r} untranslated"
-            assert set(PLACEHOLDER.findall(message.string)) == set(
-                PLACEHOLDER.findall(message_id)
-            ), f"{path}: {message_id!r} has other placeholders"
+            forms = message.string if isinstance(message.string, tuple) else (message.string,)
+            assert all(forms) and not message.fuzzy, f"{path}: {message_id!r} untranslated"
+            if message.pluralizable:
+                assert len(forms) == catalog.num_plurals, f"{path}: {message_id!r} forms"
+            for form in forms:
+                assert placeholders(form) == placeholders(message_id), (
+                    f"{path}: {message_id!r} has other placeholders"
+                )
 
 
 @pytest.mark.parametrize(
@@ -148,11 +157,6 @@ class _Texts(HTMLParser):
     def handle_data(self, data):
         if not self._skip and data.strip():
             self.texts.append(data.strip())
-
-
-def pseudo(message: str) -> str:
-    """Every message wrapped and a third longer: what is not wrapped was never translated."""
-    return f"⟦{message}{'~' * (len(message) // 3)}⟧"
 
 
 def test_no_english_is_left_on_the_status_page_or_in_a_mail_in_a_pseudo_language(shop, monkeypatch):

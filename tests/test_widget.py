@@ -56,6 +56,37 @@ def test_the_script_stays_within_its_size_budget():
     assert size <= BUDGET_BYTES
 
 
+def test_the_widgets_words_come_beside_the_script_in_the_language_that_serves_a_tag(client):
+    """docs/widget.md, "Languages": one small JSON per language, cached as the script is."""
+    german = client.get("/widget-de-AT.json")
+    assert german.status_code == 200 and german.mimetype == "application/json"
+    words = german.get_json()
+    assert (words["locale"], words["dir"]) == ("de", "ltr")
+    assert words["messages"]["Send report"] == "Meldung senden"
+    assert words["plurals"]["Console messages: {count} entry"] == {
+        "one": "Konsolenmeldungen: {count} Eintrag",
+        "other": "Konsolenmeldungen: {count} Einträge",
+    }
+    assert german.headers["Access-Control-Allow-Origin"] == "*"
+    assert "max-age=86400" in german.headers["Cache-Control"]
+    again = client.get("/widget-de.json", headers={"If-None-Match": german.headers["ETag"]})
+    assert again.status_code == 304
+    # Polish and Arabic: every plural category the browser's Intl.PluralRules can name.
+    polish = client.get("/widget-pl.json").get_json()["plurals"]
+    assert polish["Network requests: {count} request"]["few"].endswith("{count} żądania")
+    assert polish["Network requests: {count} request"]["many"].endswith("{count} żądań")
+    arabic = client.get("/widget-ar.json").get_json()
+    assert arabic["dir"] == "rtl"
+    assert set(arabic["plurals"]["Console messages: {count} entry"]) == {
+        "zero", "one", "two", "few", "many", "other"
+    }  # fmt: skip
+    # A language svc does not speak is English; what is not a tag is not found.
+    english = client.get("/widget-xx.json").get_json()
+    assert english["locale"] == "en" and english["messages"]["Send report"] == "Send report"
+    refused = client.get("/widget-%3Cscript%3E.json")
+    assert refused.status_code == 404 and refused.get_json() == {"detail": "Not a language tag"}
+
+
 def test_config_has_the_defaults_and_the_upload_limit(client, project):
     response = config(client, project["apiKey"], ORIGIN)
     assert response.status_code == 200

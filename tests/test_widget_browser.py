@@ -18,8 +18,9 @@ from playwright.sync_api import Page, expect
 
 from harness.client import csrf
 from harness.service import wait_until
+from svc import i18n
 from tests.browser import OPEN_SHADOW_ROOTS, save_screenshot
-from tests.helpers import team_with_project
+from tests.helpers import PseudoTranslations, pseudo, team_with_project
 from tests.host_site import HostSite
 
 # In the browser the database cannot change the answer: SQLite alone (tests/conftest.py).
@@ -698,4 +699,130 @@ def test_dark_mode_keeps_the_thank_you_link_readable_and_the_status_page_dark(
     page.goto(link.get_attribute("href"))
     assert _luminance(page.locator("body").evaluate(BACKGROUND_BEHIND)) < 0.05
     assert _luminance(page.locator("body").evaluate("(b) => getComputedStyle(b).color")) > 0.8
+    context.close()
+
+
+# --- the reporter's language (contract v5 §22; docs/widget.md, "Languages") ----------------------
+
+SMALL_SCREEN = {"width": 390, "height": 844}
+
+WIDGET_TEXTS = """() => {
+  const root = document.querySelector("[data-svc-widget]").shadowRoot;
+  const texts = [];
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const element = node.parentElement;
+    if (element.closest(".honeypot, [hidden]")) continue;  // the honeypot is for robots
+    if (node.textContent.trim()) texts.push(node.textContent.trim());
+  }
+  for (const element of root.querySelectorAll("[aria-label], [placeholder], [title]")) {
+    for (const name of ["aria-label", "placeholder", "title"]) {
+      if (element.getAttribute(name)) texts.push(element.getAttribute(name));
+    }
+  }
+  return texts;
+}"""
+
+# What lies outside the dialog or overflows its own box: a word cut off on a small screen.
+CUT_OFF = """() => {
+  const root = document.querySelector("[data-svc-widget]").shadowRoot;
+  const dialog = root.querySelector("dialog").getBoundingClientRect();
+  const cut = [];
+  if (dialog.left < 0 || dialog.right > innerWidth) cut.push("the dialog");
+  for (const element of root.querySelectorAll("dialog *")) {
+    if (element.closest(".honeypot") || !element.getClientRects().length) continue;
+    const box = element.getBoundingClientRect();
+    const outside = box.left < dialog.left - 1 || box.right > dialog.right + 1;
+    const overflows = element.clientWidth > 0 && element.scrollWidth > element.clientWidth + 1;
+    if (outside || overflows) cut.push(element.tagName + ": " + element.textContent.slice(0, 60));
+  }
+  return cut;
+}"""
+
+
+def reporter_page(browser, locale: str, viewport=VIEWPORT):
+    context = browser.new_context(viewport=viewport, locale=locale)
+    tab = context.new_page()
+    tab.add_init_script(OPEN_SHADOW_ROOTS)
+    return context, tab
+
+
+def test_a_reporter_whose_browser_says_de_at_files_in_german_and_follows_in_german(
+    browser, host_site, team
+):
+    updates = {"settings": {"reporter_updates": {"enabled": True}}}
+    team.patch(f"/api/v1/projects/{team.project['id']}", json=updates, headers=csrf(team))
+    context, tab = reporter_page(browser, "de-AT")
+    open_shop(tab, host_site, team.key)
+    tab.get_by_role("button", name="Fehler melden").click()
+    form = tab.get_by_role("dialog", name="Fehler melden")
+    assert form.evaluate("(d) => [d.closest('[lang]').lang, d.closest('[dir]').dir]") == [
+        "de",
+        "ltr",
+    ]
+    expect(form.get_by_label("Schweregrad")).to_have_value("medium")
+    expect(form.get_by_label("Schweregrad").locator("option:checked")).to_have_text("Mittel")
+    expect(form.get_by_text("Konsolenmeldungen:")).to_be_visible()
+    form.get_by_role("button", name="Meldung senden").click()
+    expect(form.get_by_role("alert")).to_have_text("Bitte geben Sie der Meldung einen Titel.")
+    form.get_by_label("Titel").fill("Bezahlen geht nicht")
+    form.get_by_role("button", name="Meldung senden").click()
+    expect(form.get_by_role("status").first).to_contain_text(
+        "Danke \u2013 WS-1. Ihre Meldung ist eingegangen."
+    )
+    wait_for_reports(team, 1)
+    assert team.get("/api/v1/reports/WS-1").get_json()["locale"] == "de-AT"
+    link = form.get_by_role("link", name="Ihre Meldung verfolgen: Status ansehen, etwas ergänzen")
+    tab.goto(link.get_attribute("href"))
+    assert tab.evaluate("document.documentElement.lang") == "de"
+    expect(tab.locator("#status")).to_have_text("eingegangen, noch nicht angesehen")
+    context.close()
+
+
+def test_an_arabic_reporter_sees_the_widget_right_to_left(browser, host_site, team):
+    context, tab = reporter_page(browser, "ar", SMALL_SCREEN)
+    open_shop(tab, host_site, team.key)
+    tab.get_by_role("button", name="الإبلاغ عن مشكلة").click()
+    form = tab.get_by_role("dialog", name="الإبلاغ عن مشكلة")
+    assert form.evaluate("(d) => getComputedStyle(d).direction") == "rtl"
+    # Mirrored: the title starts at the right and the close button sits at the left.
+    heading = form.get_by_role("heading").bounding_box()
+    close = form.get_by_role("button", name="إغلاق").first.bounding_box()
+    assert close["x"] + close["width"] <= heading["x"] + 1
+    expect(form.get_by_role("button", name="إرسال البلاغ")).to_be_visible()
+    assert tab.evaluate(CUT_OFF) == []
+    save_screenshot(tab, "widget-ar")
+    context.close()
+
+
+def test_no_english_is_left_in_the_widget_nor_cut_off_in_a_pseudo_language(
+    browser, host_site, team, live_server
+):
+    """Every message wrapped and a third longer (tests/helpers.py, pseudo), served as a
+    language svc does not speak would be, at 390 px: what is not wrapped was never
+    translated, what overflows would be cut off in a longer language."""
+    words = {**i18n.words_in("en", PseudoTranslations()), "locale": "eo"}
+    context, tab = reporter_page(browser, "eo", SMALL_SCREEN)
+    tab.route(f"{live_server}/widget-eo.json", lambda route: route.fulfill(json=words))
+    updates = {"settings": {"reporter_updates": {"enabled": True}}}
+    team.patch(f"/api/v1/projects/{team.project['id']}", json=updates, headers=csrf(team))
+    open_shop(tab, host_site, team.key)
+    launcher = tab.get_by_role("button", name=pseudo("Report a bug"))
+    launcher.click()
+    form = tab.get_by_role("dialog", name=pseudo("Report a bug"))
+    form.get_by_role("button", name=pseudo("Send report")).click()
+    expect(form.get_by_role("alert")).to_have_text(pseudo("Please give the report a title."))
+
+    def english_left() -> list[str]:  # the close button's "\u00d7" is a sign, not a word
+        return [t for t in tab.evaluate(WIDGET_TEXTS) if t != "\u00d7" and not t.startswith("⟦")]
+
+    assert english_left() == []
+    assert tab.evaluate(CUT_OFF) == []
+    form.get_by_label(pseudo("Title")).fill("Pay")
+    form.get_by_role("button", name=pseudo("Send report")).click()
+    expect(
+        form.get_by_role("link", name=pseudo("Follow your report: see its status, add to it"))
+    ).to_be_visible()
+    assert english_left() == []
+    assert tab.evaluate(CUT_OFF) == []
     context.close()

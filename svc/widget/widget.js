@@ -27,26 +27,37 @@
   const SECRET_KEY = /password|passwd|passphrase|secret|token|authorization|apikey|cookie|credential|privatekey|cardnumber|ccnumber|cvv|cvc|iban/;
   // Elements whose text is what someone typed or chose, never what they clicked on.
   const TYPED = "input,textarea,select,[contenteditable]:not([contenteditable=false])";
-  const SEVERITIES = [["low", "Low"], ["medium", "Medium"], ["high", "High"], ["critical", "Critical"]];
-  const CATEGORIES = [["bug", "Something is broken"], ["ui", "Looks wrong"], ["performance", "Slow"],
-    ["crash", "Crash or freeze"], ["other", "Other"]];
+  // What the reporter reads is written in English and marked for `make translations-extract`:
+  // speak() where it is said, N_() where it is only defined (docs/widget.md, "Languages").
+  const N_ = (message) => message;
+  const SEVERITIES = [["low", N_("Low")], ["medium", N_("Medium")], ["high", N_("High")], ["critical", N_("Critical")]];
+  const CATEGORIES = [["bug", N_("Something is broken")], ["ui", N_("Looks wrong")], ["performance", N_("Slow")],
+    ["crash", N_("Crash or freeze")], ["other", N_("Other")]];
+  // A project's own button text or title is said as written; these defaults in the reporter's language.
   const CONFIG_DEFAULTS = {
-    primaryColor: "#2563eb", buttonText: "Report a bug", modalTitle: "Report a bug", logoUrl: null,
+    primaryColor: "#2563eb", buttonText: N_("Report a bug"), modalTitle: N_("Report a bug"), logoUrl: null,
     position: "bottom-right", enableScreenshot: true, enableSessionRecording: true,
     showWatermark: false, captureConsole: true, captureNetwork: true, captureActions: true,
     captureNetworkDetails: false, enableReplay: false, replaySeconds: 60, replayMaskAllText: true,
     maxScreenshotBytes: DEFAULT_MAX_SCREENSHOT,
   };
   const MESSAGES = {
-    401: "This bug reporter is not set up correctly (its project key was refused).",
-    403: "This site is not allowed to send bug reports to this project.",
-    413: "The report is too large to send.",
-    429: "Too many reports were sent from here. Please try again in a minute.",
-    offline: "You seem to be offline.",
-    unreachable: "svc could not be reached.",
-    saved: "Your report is saved in this browser and will be sent automatically.",
-    notSaved: "This browser's storage is full, so the report could not be kept. Please send it again later.",
-    failed: "The report could not be sent.",
+    401: N_("This bug reporter is not set up correctly (its project key was refused)."),
+    403: N_("This site is not allowed to send bug reports to this project."),
+    413: N_("The report is too large to send."),
+    429: N_("Too many reports were sent from here. Please try again in a minute."),
+    422: N_("The report was not accepted: {errors}"),
+    offline: N_("You seem to be offline."),
+    unreachable: N_("svc could not be reached."),
+    saved: N_("Your report is saved in this browser and will be sent automatically."),
+    notSaved: N_("This browser's storage is full, so the report could not be kept. Please send it again later."),
+    failed: N_("The report could not be sent."),
+  };
+  // What a report kept in this browser goes without, by the parts it lost (partNames).
+  const LOST = {
+    "the screenshot": N_("It goes without the screenshot: this browser's storage is too full to keep it."),
+    "the replay": N_("It goes without the replay: this browser's storage is too full to keep it."),
+    "the screenshot and the replay": N_("It goes without the screenshot and the replay: this browser's storage is too full to keep them."),
   };
 
   // What the page had before the widget touched it: the widget's own requests and warnings
@@ -61,11 +72,33 @@
   // only for a project that records replays, at most once per page.
   let replay = null;
   let replayRequested = false;
+  // The reporter's language: English until svc's words for another arrive (loadWords).
+  const ENGLISH = { locale: "en", dir: "ltr", messages: {}, plurals: {} };
+  let words = ENGLISH;
 
   // --- small helpers ------------------------------------------------------------------------
 
   function quietly(fn) {
     try { return fn(); } catch (_) { return undefined; }
+  }
+
+  // {name} in a message takes values[name], wherever the language put it.
+  function fill(message, values) {
+    return values ? message.replace(/\{(\w+)\}/g, (whole, name) => (name in values ? String(values[name]) : whole)) : message;
+  }
+
+  function speak(message, values) {
+    return fill(words.messages[message] || message, values);
+  }
+
+  // By the language's plural rules (Polish and Arabic have several forms); {count} is the count.
+  function speakPlural(one, many, count, values) {
+    const forms = words.plurals[one];
+    const form = forms
+      ? forms[quietly(() => new Intl.PluralRules(words.locale).select(count))] || forms.other
+      : (count === 1 ? one : many);
+    const written = quietly(() => new Intl.NumberFormat(words.locale).format(count)) || String(count);
+    return fill(form, { ...values, count: written });
   }
 
   function warn(message) {
@@ -472,10 +505,12 @@
 
   // --- talking to the service -----------------------------------------------------------------
 
+  // Its message in English (the console's, and Svc.report's callers'); said() in the reporter's.
   class Problem extends Error {
-    constructor(message, { status = 0, retryable = false, retryAfter = null, errors = null } = {}) {
-      super(message);
+    constructor(message, { values = null, status = 0, retryable = false, retryAfter = null, errors = null } = {}) {
+      super(fill(message, values));
       Object.assign(this, { status, retryable, retryAfter, errors });
+      this.said = () => speak(message, values);
     }
   }
 
@@ -493,9 +528,9 @@
     if (response.ok) return body;
     const retryable = response.status >= 500 || response.status === 429;
     const retryAfter = Number(response.headers.get("Retry-After")) || null;
-    const message = MESSAGES[response.status] ||
-      (response.status === 422 ? "The report was not accepted: " + describeErrors(body) : MESSAGES.failed);
-    throw new Problem(message, { status: response.status, retryable, retryAfter, errors: body.errors });
+    const message = MESSAGES[response.status] || MESSAGES.failed;
+    const values = response.status === 422 ? { errors: describeErrors(body) } : null;
+    throw new Problem(message, { values, status: response.status, retryable, retryAfter, errors: body.errors });
   }
 
   function describeErrors(body) {
@@ -665,7 +700,7 @@
       user_actions: include.actions ? snapshot.actions : [],
       metadata,
       // The reporter's language (docs/widget.md): what svc's mails and pages to them speak.
-      locale: run.options.locale || (navigator.languages && navigator.languages[0]) || navigator.language || null,
+      locale: askedLocale(run),
       hp_field: form.hp_field || "",
     };
   }
@@ -891,7 +926,7 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
   }
 
   function options(values, selected) {
-    return values.map(([value, text]) => el("option", { value, selected: value === selected, text }));
+    return values.map(([value, text]) => el("option", { value, selected: value === selected, text: speak(text) }));
   }
 
   // Text colour that stays readable on the project's colour.
@@ -913,8 +948,8 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
     const logo = () => (config.logoUrl ? el("img", { src: config.logoUrl, alt: "" }) : null);
     const position = run.options.position || config.position;
     const launcher = el("button", { type: "button", class: "launcher " + position, "aria-haspopup": "dialog",
-      hidden: run.options.launcher === false }, logo(), el("span", { text: config.buttonText }));
-    const wrapper = el("div", { class: "svc" }, launcher);
+      hidden: run.options.launcher === false }, logo(), el("span", { text: speak(config.buttonText) }));
+    const wrapper = el("div", { class: "svc", lang: words.locale, dir: words.dir }, launcher);
     root.append(wrapper);
 
     let dialog = null;
@@ -949,7 +984,7 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
     const frozen = snapshot(run);
     const alert = el("p", { class: "alert", role: "alert", hidden: true });
     const showAlert = (text) => { alert.textContent = text; alert.hidden = !text; };
-    if (run.configProblem) showAlert(run.configProblem);
+    if (run.configProblem) showAlert(run.configProblem.said());
     const user = identity.user || {};
     const title = el("input", { id: "svc-title", name: "title", required: true, maxlength: 200, autocomplete: "off", autofocus: true });
     title.value = prefill.title || "";
@@ -960,25 +995,25 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
     const email = el("input", { id: "svc-email", name: "email", type: "email", maxlength: 320, autocomplete: "email" });
     email.value = prefill.email || user.email || "";
     const honeypot = el("input", { id: "svc-website", name: "hp_field", tabindex: "-1", autocomplete: "off" });
-    const submit = el("button", { type: "submit", class: "primary" }, "Send report");
+    const submit = el("button", { type: "submit", class: "primary" }, speak("Send report"));
     const includes = includeChoices(run, frozen);
     const screenshot = run.config.enableScreenshot ? screenshotPanel(run, ui.hideUi) : null;
     const form = el("form", { novalidate: true },
-      el("header", {}, logo(), el("h2", { id: "svc-heading", text: config.modalTitle }),
-        el("button", { type: "button", class: "close", "aria-label": "Close", onclick: close }, "×")),
+      el("header", {}, logo(), el("h2", { id: "svc-heading", text: speak(config.modalTitle) }),
+        el("button", { type: "button", class: "close", "aria-label": speak("Close"), onclick: close }, "×")),
       alert,
-      el("div", {}, el("label", { for: "svc-title", text: "Title" }), title),
-      el("div", {}, el("label", { for: "svc-description" }, "What happened? ", el("span", { class: "optional", text: "(optional)" })), description),
+      el("div", {}, el("label", { for: "svc-title", text: speak("Title") }), title),
+      el("div", {}, el("label", { for: "svc-description" }, speak("What happened?") + " ", el("span", { class: "optional", text: speak("(optional)") })), description),
       el("div", { class: "row" },
-        el("div", {}, el("label", { for: "svc-severity", text: "Severity" }), severity),
-        el("div", {}, el("label", { for: "svc-category", text: "Category" }), category)),
-      el("div", {}, el("label", { for: "svc-email" }, "Your e-mail ", el("span", { class: "optional",
-        text: run.config.mailsReporters ? "(optional: we mail you a receipt and news of this report)" : "(optional, for follow-up questions)" })), email),
+        el("div", {}, el("label", { for: "svc-severity", text: speak("Severity") }), severity),
+        el("div", {}, el("label", { for: "svc-category", text: speak("Category") }), category)),
+      el("div", {}, el("label", { for: "svc-email" }, speak("Your e-mail") + " ", el("span", { class: "optional",
+        text: run.config.mailsReporters ? speak("(optional: we mail you a receipt and news of this report)") : speak("(optional, for follow-up questions)") })), email),
       el("div", { class: "honeypot", "aria-hidden": "true" }, el("label", { for: "svc-website", text: "Leave this field empty" }), honeypot),
       screenshot && screenshot.element,
       includes.element,
-      el("footer", {}, el("button", { type: "button", onclick: close }, "Cancel"), submit),
-      config.showWatermark ? el("p", { class: "watermark", text: "Bug reports by svc" }) : null);
+      el("footer", {}, el("button", { type: "button", onclick: close }, speak("Cancel")), submit),
+      config.showWatermark ? el("p", { class: "watermark", text: speak("Bug reports by svc") }) : null);
     const done = el("div", { class: "done", role: "status", hidden: true });
     const box = el("dialog", { "aria-labelledby": "svc-heading" }, form, done);
     box.addEventListener("close", () => box.remove());
@@ -987,14 +1022,14 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
       event.preventDefault();
       showAlert("");
       if (!title.value.trim()) {
-        showAlert("Please give the report a title.");
+        showAlert(speak("Please give the report a title."));
         title.setAttribute("aria-invalid", "true");
         title.focus();
         return;
       }
       title.removeAttribute("aria-invalid");
       submit.disabled = true;
-      submit.textContent = "Sending…";
+      submit.textContent = speak("Sending…");
       form.setAttribute("aria-busy", "true");
       try {
         const chosen = includes.chosen();
@@ -1004,21 +1039,22 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
           category: category.value, email: email.value.trim(), hp_field: honeypot.value,
         });
         const report = await send(run, fields, images, ATTEMPTS_IN_DIALOG);
-        finish(done, form, close, report ? "Thanks — " + report.trackingId + ". Your report has been filed." : "Thanks — your report has been filed.", report && report.statusUrl);
+        finish(done, form, close, report
+          ? speak("Thanks — {tracking_id}. Your report has been filed.", { tracking_id: report.trackingId })
+          : speak("Thanks — your report has been filed."), report && report.statusUrl);
       } catch (problem) {
         if (problem instanceof Problem && problem.retryable && !problem.stored.kept) {
-          showAlert(problem.message + " " + MESSAGES.notSaved);
+          showAlert(problem.said() + " " + speak(MESSAGES.notSaved));
         } else if (problem instanceof Problem && problem.retryable) {
-          const lost = problem.stored.lost.length ? " It goes without " + partsNamed(problem.stored.lost)
-            + ": this browser's storage is too full to keep " + (partNames(problem.stored.lost).length > 1 ? "them." : "it.") : "";
-          finish(done, form, close, problem.message + " " + MESSAGES.saved + lost);
+          const lost = LOST[partsNamed(problem.stored.lost)];
+          finish(done, form, close, [problem.said(), speak(MESSAGES.saved), lost && speak(lost)].filter(Boolean).join(" "));
           flushWhenOnline(run);
         } else {
-          showAlert(problem instanceof Problem ? problem.message : MESSAGES.failed);
+          showAlert(problem instanceof Problem ? problem.said() : speak(MESSAGES.failed));
         }
       } finally {
         submit.disabled = false;
-        submit.textContent = "Send report";
+        submit.textContent = speak("Send report");
         form.removeAttribute("aria-busy");
       }
     });
@@ -1027,9 +1063,9 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
 
   // statusUrl: the report's status page, when the project keeps reporters up to date.
   function finish(done, form, close, text, statusUrl) {
-    const closeButton = el("button", { type: "button", class: "primary", onclick: close }, "Close");
+    const closeButton = el("button", { type: "button", class: "primary", onclick: close }, speak("Close"));
     const follow = /^https?:\/\//.test(statusUrl || "")
-      ? el("p", {}, el("a", { href: statusUrl, target: "_blank", rel: "noopener noreferrer", text: "Follow your report: see its status, add to it" }))
+      ? el("p", {}, el("a", { href: statusUrl, target: "_blank", rel: "noopener noreferrer", text: speak("Follow your report: see its status, add to it") }))
       : null;
     done.replaceChildren(...[el("p", { text }), follow, el("footer", {}, closeButton)].filter(Boolean));
     form.hidden = true;
@@ -1042,10 +1078,10 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
   function screenshotPanel(run, hideUi) {
     let shot = null; // { base: canvas, annotate: annotator }
     const canCapture = !!(navigator.mediaDevices && navigator.mediaDevices.getDisplayMedia);
-    const file = el("input", { type: "file", accept: "image/*", hidden: true, "aria-label": "Attach an image" });
-    const canvas = el("canvas", { "aria-label": "Screenshot: drag to draw on it" });
-    const hint = el("p", { class: "hint", text: "Drag on the picture to mark it. Redact hides what should not be seen." });
-    const tools = el("div", { class: "tools", role: "toolbar", "aria-label": "Annotation tools" });
+    const file = el("input", { type: "file", accept: "image/*", hidden: true, "aria-label": speak("Attach an image") });
+    const canvas = el("canvas", { "aria-label": speak("Screenshot: drag to draw on it") });
+    const hint = el("p", { class: "hint", text: speak("Drag on the picture to mark it. Redact hides what should not be seen.") });
+    const tools = el("div", { class: "tools", role: "toolbar", "aria-label": speak("Annotation tools") });
     const area = el("div", { hidden: true }, tools, canvas, hint);
     const status = el("p", { class: "hint", role: "status" });
     const problem = el("p", { class: "alert", role: "alert", hidden: true });
@@ -1055,25 +1091,25 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
       problem.textContent = wrong ? text : "";
       problem.hidden = !wrong;
     };
-    const toolButtons = [["redact", "Redact"], ["highlight", "Highlight"], ["pen", "Pen"]].map(([name, text]) =>
+    const toolButtons = [["redact", speak("Redact")], ["highlight", speak("Highlight")], ["pen", speak("Pen")]].map(([name, text]) =>
       el("button", { type: "button", "aria-pressed": String(name === "redact"), onclick: (event) => {
         shot.annotate.setTool(name);
         for (const button of toolButtons) button.setAttribute("aria-pressed", String(button === event.currentTarget));
       } }, text));
     tools.append(...toolButtons,
-      el("button", { type: "button", onclick: () => shot.annotate.undo() }, "Undo"),
-      el("button", { type: "button", onclick: () => shot.annotate.clear() }, "Clear"),
-      el("button", { type: "button", onclick: () => { shot = null; area.hidden = true; say("Screenshot removed."); } }, "Remove"));
+      el("button", { type: "button", onclick: () => shot.annotate.undo() }, speak("Undo")),
+      el("button", { type: "button", onclick: () => shot.annotate.clear() }, speak("Clear")),
+      el("button", { type: "button", onclick: () => { shot = null; area.hidden = true; say(speak("Screenshot removed.")); } }, speak("Remove")));
     const use = (base) => {
       shot = { base, annotate: annotator(canvas, base) };
       area.hidden = false;
-      say("Screenshot added.");
+      say(speak("Screenshot added."));
     };
     const attach = async (blob) => {
       try {
         use(await imageToCanvas(blob));
       } catch (_) {
-        say("That file could not be read as an image. Try a PNG, JPEG, GIF or WebP file.", true);
+        say(speak("That file could not be read as an image. Try a PNG, JPEG, GIF or WebP file."), true);
       }
     };
     file.addEventListener("change", () => { if (file.files[0]) attach(file.files[0]); file.value = ""; });
@@ -1081,13 +1117,15 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
       try {
         use(await captureTab(hideUi));
       } catch (error) {
-        say("The page could not be captured (" + (error && error.name === "NotAllowedError" ? "the browser or you refused it" : "not supported here") + "). Attach an image instead.", true);
+        say(error && error.name === "NotAllowedError"
+          ? speak("The page could not be captured (the browser or you refused it). Attach an image instead.")
+          : speak("The page could not be captured (not supported here). Attach an image instead."), true);
       }
-    } }, "Capture this page") : null;
-    const element = el("fieldset", {}, el("legend", { text: "Screenshot" }),
+    } }, speak("Capture this page")) : null;
+    const element = el("fieldset", {}, el("legend", { text: speak("Screenshot") }),
       el("div", { class: "buttons" }, captureButton,
-        el("button", { type: "button", onclick: () => file.click() }, "Attach an image"), file),
-      el("p", { class: "hint", text: "You can also paste an image here." }), status, problem, area);
+        el("button", { type: "button", onclick: () => file.click() }, speak("Attach an image")), file),
+      el("p", { class: "hint", text: speak("You can also paste an image here.") }), status, problem, area);
     return {
       element,
       paste(event) {
@@ -1106,21 +1144,22 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
 
   function includeChoices(run, frozen) {
     const capture = run.capture;
+    const seconds = run.config.replaySeconds;
     const choices = [
-      ["console", capture.console, "Console messages", frozen.console.length, "entry", "entries"],
-      ["network", capture.network, "Network requests", frozen.network.length, "request", "requests"],
-      ["details", capture.details, "Request and response details (headers, bodies up to 10 KB)", null],
-      ["replay", capture.replay && !!replay, "Replay of the last " + run.config.replaySeconds + " seconds of this page ("
-        + (run.config.replayMaskAllText === false ? "its text; " : "its layout, text hidden; ") + "never what you typed)", null],
-      ["actions", capture.actions, "Recent clicks and page changes", frozen.actions.length, "action", "actions"],
-      ["metadata", true, "Page address, browser and screen size", null],
+      ["console", capture.console, () => speakPlural("Console messages: {count} entry", "Console messages: {count} entries", frozen.console.length)],
+      ["network", capture.network, () => speakPlural("Network requests: {count} request", "Network requests: {count} requests", frozen.network.length)],
+      ["details", capture.details, () => speak("Request and response details (headers, bodies up to 10 KB)")],
+      ["replay", capture.replay && !!replay, () => (run.config.replayMaskAllText === false
+        ? speakPlural("Replay of the last {count} second of this page (its text; never what you typed)", "Replay of the last {count} seconds of this page (its text; never what you typed)", seconds)
+        : speakPlural("Replay of the last {count} second of this page (its layout, text hidden; never what you typed)", "Replay of the last {count} seconds of this page (its layout, text hidden; never what you typed)", seconds))],
+      ["actions", capture.actions, () => speakPlural("Recent clicks and page changes: {count} action", "Recent clicks and page changes: {count} actions", frozen.actions.length)],
+      ["metadata", true, () => speak("Page address, browser and screen size")],
     ].filter(([, enabled]) => enabled);
     const boxes = {};
-    const element = el("fieldset", { class: "checks" }, el("legend", { text: "Also send, to help fix it" }),
-      choices.map(([name, , text, count, one, many]) => {
+    const element = el("fieldset", { class: "checks" }, el("legend", { text: speak("Also send, to help fix it") }),
+      choices.map(([name, , text]) => {
         boxes[name] = el("input", { type: "checkbox", id: "svc-include-" + name, checked: true });
-        const counted = count === null ? text : text + ": " + count + " " + (count === 1 ? one : many);
-        return el("label", { for: "svc-include-" + name }, boxes[name], counted);
+        return el("label", { for: "svc-include-" + name }, boxes[name], text());
       }));
     return {
       element,
@@ -1168,17 +1207,39 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
 
   // --- starting and stopping ------------------------------------------------------------------
 
+  function askedLocale(run) {
+    return run.options.locale || (navigator.languages && navigator.languages[0]) || navigator.language || null;
+  }
+
+  // svc's words for a language (GET /widget-<locale>.json, beside this script: cached as it is),
+  // or null for English, which is written here.
+  async function loadWords(run, locale) {
+    if (!locale || /^en(-|$)/i.test(locale)) return null;
+    const address = run.options.endpoint + "/widget-" + encodeURIComponent(locale) + ".json";
+    const response = await nativeFetch.call(window, address, { mode: "cors", credentials: "omit" });
+    const found = response.ok ? await response.json() : null;
+    return found && found.messages && found.plurals ? found : null;
+  }
+
   async function loadConfig(run) {
+    // The reporter's words load beside the settings; a project that fixes one language
+    // (settings.widget.locale) has that one loaded instead.
+    const asked = askedLocale(run);
+    const wordsFor = (locale) => loadWords(run, locale).catch(() => null);
+    const loading = wordsFor(asked);
     try {
       const config = await call(run, "/projects/widget-config", { method: "GET" });
       Object.assign(run.config, config);
     } catch (problem) {
       if (problem.status === 401 || problem.status === 403) {
-        run.configProblem = problem.message;
+        run.configProblem = problem;
         warn(problem.message);
       }
     }
+    const fixed = run.config.locale && run.config.locale !== "auto" ? run.config.locale : null;
+    const found = await (fixed && fixed !== asked ? wordsFor(fixed) : loading);
     if (run !== state) return;
+    words = found || ENGLISH;
     const capture = run.capture;
     capture.console = capture.console && run.config.captureConsole !== false;
     capture.network = capture.network && run.config.captureNetwork !== false;
@@ -1237,6 +1298,7 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
     const run = state;
     if (!run) return;
     state = null;
+    words = ENGLISH;
     if (replay) quietly(() => replay.stop());
     if (run.ui) quietly(() => run.ui.destroy());
     for (const undo of run.undo.reverse()) quietly(undo);
