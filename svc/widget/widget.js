@@ -57,7 +57,7 @@
   const LOST = {
     "the screenshot": N_("It goes without the screenshot: this browser's storage is too full to keep it."),
     "the replay": N_("It goes without the replay: this browser's storage is too full to keep it."),
-    "the screenshot and the replay": N_("It goes without the screenshot and the replay: this browser's storage is too full to keep them."),
+    both: N_("It goes without the screenshot and the replay: this browser's storage is too full to keep them."),
   };
 
   // What the page had before the widget touched it: the widget's own requests and warnings
@@ -1046,7 +1046,8 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
         if (problem instanceof Problem && problem.retryable && !problem.stored.kept) {
           showAlert(problem.said() + " " + speak(MESSAGES.notSaved));
         } else if (problem instanceof Problem && problem.retryable) {
-          const lost = LOST[partsNamed(problem.stored.lost)];
+          const names = partNames(problem.stored.lost);
+          const lost = names.length > 1 ? LOST.both : LOST[names[0]];
           finish(done, form, close, [problem.said(), speak(MESSAGES.saved), lost && speak(lost)].filter(Boolean).join(" "));
           flushWhenOnline(run);
         } else {
