@@ -515,12 +515,14 @@ def test_the_widget_is_set_up_and_tried_from_the_project_page(page, base_url):
     expect(page.get_by_role("heading", name="Try the widget")).to_be_visible()
     expect(page.get_by_role("button", name="Found a bug?")).to_be_visible()
     page.get_by_role("button", name="Open the reporter with a test report").click()
-    reporter = page.get_by_role("dialog", name="Report a bug")
-    expect(reporter.get_by_label("Title")).to_have_value("Test report from the dashboard")
-    expect(reporter).not_to_contain_text("Console messages")  # switched off above
-    reporter.get_by_role("button", name="Send report").click()
-    expect(reporter.get_by_role("status")).to_contain_text("Thanks — WS-1")
-    reporter.get_by_role("button", name="Close").click()
+    # The project speaks German to every reporter: the widget's own words are German, the
+    # project's own button text stays as written.
+    reporter = page.get_by_role("dialog", name="Fehler melden")
+    expect(reporter.get_by_label("Titel")).to_have_value("Test report from the dashboard")
+    expect(reporter).not_to_contain_text("Konsolenmeldungen")  # switched off above
+    reporter.get_by_role("button", name="Meldung senden").click()
+    expect(reporter.get_by_role("status")).to_contain_text("Danke \u2013 WS-1")
+    reporter.get_by_role("button", name="Schlie\u00dfen").first.click()
 
     go_to(page, "Reports")
     expect(page.get_by_role("link", name="Test report from the dashboard")).to_be_visible()
