@@ -16,7 +16,7 @@ BENCH_STAMP := $(VENV)/.bench-installed
 # it: that folder is the package itself here. Its warnings are UserWarnings.
 PIP := PYTHONWARNINGS=ignore::UserWarning $(BIN)/python -m pip install --quiet
 
-.PHONY: run test screenshots lint migrate clean load bench translations-extract translations-update
+.PHONY: run test test-container screenshots lint migrate clean load bench translations-extract translations-update
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -81,6 +81,15 @@ endef
 ## dashboard's tests in Debian's headless Chromium included
 test: $(TEST_STAMP) $(CHROMIUM) $(NODE_STAMP) $(COMPILED)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## test-container: svc's image built with podman on a Debian base made by mmdebstrap, then
+## run: answers, keeps its volume, stops at once (tests/test_container.py; .ci/run runs it)
+PODMAN_TOOLS := /usr/bin/podman /usr/bin/mmdebstrap /usr/sbin/runc
+test-container: $(TEST_STAMP) $(PODMAN_TOOLS)
+	$(BIN)/python -m pytest -m container -n 0 tests/test_container.py $(PYTEST_ARGS)
+
+$(PODMAN_TOOLS):
+	$(call apt-install,podman mmdebstrap runc uidmap,The container test needs podman and mmdebstrap)
 
 ## screenshots: the browser tests that take the README's pictures, writing them into
 ## docs/screenshots/ (make test takes them too, and throws them away)

@@ -1,0 +1,56 @@
+"""`python -m svc.serve`: what `make run` does, where there is no make (the container's entry
+point, docs/deployment.md "With Docker or Podman"): apply the migrations, then run the
+Procfile's processes for SVC_ROLE under honcho, which stops them all on SIGTERM.
+
+`python -m svc.serve --ready` asks the running service's /readyz (the image's HEALTHCHECK),
+at the port SVC_BIND names.
+"""
+
+import os
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+from svc.config import ConfigError, load_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+# SVC_ROLE (docs/deployment.md): the Procfile's entry of that name, or both for `all`.
+PROCESSES = {"all": [], "web": ["web"], "scheduler": ["scheduler"]}
+
+
+def serve(settings: dict) -> None:
+    """Migrate, then become honcho (so that SIGTERM reaches it, and through it every process)."""
+    subprocess.run([sys.executable, "-m", "flask", "--app", "svc", "db", "upgrade"], check=True,
+                   cwd=ROOT)  # fmt: skip
+    honcho = Path(sys.executable).with_name("honcho")
+    command = [str(honcho), "--no-colour", "--env", "/dev/null", "--procfile", "Procfile",
+               "start", *PROCESSES[settings["SVC_ROLE"]]]  # fmt: skip
+    os.chdir(ROOT)
+    os.execv(command[0], command)
+
+
+def ready(settings: dict) -> int:
+    """0 when /readyz answers 200 within four seconds, else 1."""
+    port = settings["SVC_BIND"].rsplit(":", 1)[-1]
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=4) as answer:
+            return 0 if answer.status == 200 else 1
+    except OSError:
+        return 1
+
+
+def main() -> int:
+    try:
+        settings = load_settings()
+    except ConfigError as error:
+        print(f"Error: {error}", file=sys.stderr)
+        return 2
+    if sys.argv[1:] == ["--ready"]:
+        return ready(settings)
+    serve(settings)
+    return 0  # not reached: serve() becomes honcho
+
+
+if __name__ == "__main__":
+    sys.exit(main())
