@@ -780,9 +780,13 @@ def test_a_reporter_whose_browser_says_de_at_files_in_german_and_follows_in_germ
 
 
 def test_an_arabic_reporter_sees_the_widget_right_to_left(browser, host_site, team):
+    # A project's own button text is shown as written, even one named like a JavaScript
+    # object's property; the dialog's default title speaks Arabic.
+    settings = {"settings": {"widget": {"button_text": "constructor"}}}
+    team.patch(f"/api/v1/projects/{team.project['id']}", json=settings, headers=csrf(team))
     context, tab = reporter_page(browser, "ar", SMALL_SCREEN)
     open_shop(tab, host_site, team.key)
-    tab.get_by_role("button", name="الإبلاغ عن مشكلة").click()
+    tab.get_by_role("button", name="constructor").click()
     form = tab.get_by_role("dialog", name="الإبلاغ عن مشكلة")
     assert form.evaluate("(d) => getComputedStyle(d).direction") == "rtl"
     # Mirrored: the title starts at the right and the close button sits at the left.

@@ -87,13 +87,16 @@
     return values ? message.replace(/\{(\w+)\}/g, (whole, name) => (name in values ? String(values[name]) : whole)) : message;
   }
 
+  // A table's own entry: a project's button text may be "constructor" or "toString".
+  const own = (table, key) => (Object.prototype.hasOwnProperty.call(table, key) ? table[key] : undefined);
+
   function speak(message, values) {
-    return fill(words.messages[message] || message, values);
+    return fill(own(words.messages, message) || message, values);
   }
 
   // By the language's plural rules (Polish and Arabic have several forms); {count} is the count.
   function speakPlural(one, many, count, values) {
-    const forms = words.plurals[one];
+    const forms = own(words.plurals, one);
     const form = forms
       ? forms[quietly(() => new Intl.PluralRules(words.locale).select(count))] || forms.other
       : (count === 1 ? one : many);
