@@ -309,6 +309,11 @@ def browser():
         pytest.fail(
             f"{CHROMIUM} is missing: `make test` installs Debian's chromium when run as root"
         )
+    from playwright.sync_api import expect
+
+    # An assertion waits up to 15 s, not Playwright's 5: on a busy 2-core host a page's answer
+    # took longer than 5 s at times. A broken page still fails, only later.
+    expect.set_options(timeout=15_000)
     with sync_playwright() as playwright:
         chromium = launch_chromium(playwright)
         yield chromium
