@@ -8,7 +8,6 @@ with podman, mmdebstrap and runc from Debian's packages.
 """
 
 import os
-import socket
 import time
 
 import pytest
@@ -17,7 +16,7 @@ import requests
 from harness.client import PASSWORD, png_bytes
 from harness.container import base_image, build_image, podman
 from harness.databases import postgresql_schema
-from harness.service import sign_up, wait_until
+from harness.service import free_port, sign_up, wait_until
 
 pytestmark = pytest.mark.container
 
@@ -51,12 +50,6 @@ def volume():
     podman("volume", "create", name)
     yield name
     podman("volume", "rm", "--force", name)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def wait_ready(base_url: str, name: str) -> None:
