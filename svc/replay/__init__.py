@@ -21,6 +21,7 @@ from pathlib import Path
 from flask import Blueprint, Response, current_app, request
 
 from svc.errors import APIError
+from svc.widget import public
 
 bp = Blueprint("replay", __name__)
 
@@ -29,8 +30,6 @@ DEFAULT_NODE_MODULES = HERE.parent.parent / "node_modules"
 RECORDER = ("@rrweb/record", "umd/record.min.js")
 REPLAYER = ("@rrweb/replay", "umd/replay.min.js")
 REPLAYER_STYLE = ("@rrweb/replay", "dist/style.min.css")
-# The widget's script keeps its address: a day, then revalidated by its ETag (as widget.js).
-CACHE_CONTROL = "public, max-age=86400, stale-while-revalidate=604800"
 # The player's files carry rrweb's version (or ours) in their address: kept a year.
 IMMUTABLE = "public, max-age=31536000, immutable"
 
@@ -93,10 +92,8 @@ def recorder_script():
     script, etag = _assembled(node_modules())
     answer = Response(script, mimetype="text/javascript")
     answer.set_etag(etag)
-    answer.headers["Cache-Control"] = CACHE_CONTROL
-    answer.headers["Access-Control-Allow-Origin"] = "*"
-    answer.headers["Cross-Origin-Resource-Policy"] = "cross-origin"
-    return answer.make_conditional(request)
+    # The widget's script keeps its address: a day, then revalidated by its ETag (as widget.js).
+    return public(answer).make_conditional(request)
 
 
 def _player_files() -> dict[str, tuple[Path, str]]:

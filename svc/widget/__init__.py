@@ -30,7 +30,7 @@ def script():
     answer = send_file(
         SCRIPT, mimetype="text/javascript", etag=script_etag(), conditional=True, max_age=None
     )
-    return _public(answer)
+    return public(answer)
 
 
 @cache
@@ -51,11 +51,12 @@ def words(locale: str):
     body, etag = _words(i18n.language_of(tag))
     answer = Response(body, mimetype="application/json")
     answer.set_etag(etag)
-    return _public(answer).make_conditional(request)
+    return public(answer).make_conditional(request)
 
 
-def _public(answer: Response) -> Response:
-    """Public and cacheable, for any origin: the widget runs on the customer's pages."""
+def public(answer: Response) -> Response:
+    """Public and cacheable, for any origin: the widget (and its replay recorder, svc.replay)
+    runs on the customer's pages."""
     answer.headers["Cache-Control"] = CACHE_CONTROL
     answer.headers["Access-Control-Allow-Origin"] = "*"
     # A host page that isolates itself (Cross-Origin-Embedder-Policy) may still load it.
