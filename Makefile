@@ -79,6 +79,10 @@ endef
 
 ## test: the whole suite (SQLite; PostgreSQL too when SVC_TEST_DATABASE_URL is set), the
 ## dashboard's tests in Debian's headless Chromium included
+# The suite starts svc in hundreds of processes; where the environment says
+# PYTHONDONTWRITEBYTECODE (CI's does), each compiles svc's sources again: 0.25 s of CPU apiece
+# (docs/performance.md). Their bytecode goes to the ignored __pycache__ folders.
+test test-container bench load screenshots: export PYTHONDONTWRITEBYTECODE :=
 test: $(TEST_STAMP) $(CHROMIUM) $(NODE_STAMP) $(COMPILED)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
