@@ -7,6 +7,7 @@ svc's image is built from the Dockerfile with `--build-arg BASE=` that base.
 
 import hashlib
 import os
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -15,9 +16,9 @@ ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "CONTAINERS_CONF": str(ROOT / "harness" / "containers.conf")}
 SUITE = "bookworm"
 MIRROR = "http://deb.debian.org/debian"
-# A small Debian with Python: merged /usr without usrmerge (which would bring perl), no
-# recommended packages, no manuals, translations or documentation but the licences.
-BASE_RECIPE = [
+# A small Debian: merged /usr without usrmerge (which would bring perl), no recommended
+# packages, no manuals, translations or documentation but the licences.
+DEBIAN_RECIPE = [
     "--variant=minbase",
     "--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr",
     "--aptopt=Apt::Install-Recommends false",
@@ -25,38 +26,67 @@ BASE_RECIPE = [
     "--dpkgopt=path-exclude=/usr/share/locale/*",
     "--dpkgopt=path-exclude=/usr/share/doc/*",
     "--dpkgopt=path-include=/usr/share/doc/*/copyright",
-    "--include=python3,python3-venv,ca-certificates",
-    SUITE,
 ]
 IMAGE = "localhost/svc:test"
 # The host's CA bundle, for a build behind a proxy that re-signs TLS (this machine's case).
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 
 
-def podman(*arguments: str, check: bool = True, timeout: float = 600) -> str:
+def podman(*arguments: str, check: bool = True, timeout: float = 600) -> str | None:
+    """podman's output; when it fails, an AssertionError, or None with check=False."""
     done = subprocess.run(["podman", *arguments], env=ENV, capture_output=True, text=True,
                           timeout=timeout)  # fmt: skip
-    if check and done.returncode != 0:
+    if done.returncode != 0:
+        if not check:
+            return None
         raise AssertionError(f"podman {' '.join(arguments)}: {done.returncode}\n{done.stderr}")
     return done.stdout.strip()
 
 
 def base_image() -> str:
-    """The Debian base, made once for its recipe and kept in podman's storage."""
-    digest = hashlib.sha256(" ".join(BASE_RECIPE).encode()).hexdigest()[:12]
-    tag = f"localhost/svc-test-base:{SUITE}-{digest}"
-    if _exists(tag):
+    """The Debian base with Python that svc's image is built on."""
+    return debian_image("svc-test-base", ["python3", "python3-venv", "ca-certificates"])
+
+
+def debian_image(name: str, packages: list[str]) -> str:
+    """A Debian of DEBIAN_RECIPE with `packages`, made once for its recipe and kept in podman's
+    storage under a tag naming it."""
+    recipe = [*DEBIAN_RECIPE, f"--include={','.join(packages)}", SUITE]
+    digest = hashlib.sha256(" ".join(recipe).encode()).hexdigest()[:12]
+    tag = f"localhost/{name}:{SUITE}-{digest}"
+    if podman("image", "exists", tag, check=False) is not None:
         return tag
     with tempfile.TemporaryDirectory() as folder:
         archive = Path(folder) / "base.tar"
-        subprocess.run(["mmdebstrap", "--quiet", *BASE_RECIPE, str(archive), MIRROR],
+        subprocess.run(["mmdebstrap", "--quiet", *recipe, str(archive), MIRROR],
                        check=True, timeout=900)  # fmt: skip
         podman("import", "--quiet", str(archive), tag)
     return tag
 
 
-def _exists(tag: str) -> bool:
-    return subprocess.run(["podman", "image", "exists", tag], env=ENV).returncode == 0
+# PostgreSQL from Debian, started as the official image (compose.yaml's) starts it, for running
+# compose.yaml where no image registry can be reached (tests/test_container.py).
+POSTGRES_VERSION = 15
+POSTGRES_CONTAINERFILE = f"""\
+FROM {{base}}
+COPY postgres-entrypoint.sh /usr/local/bin/postgres-entrypoint
+RUN mkdir -p /var/lib/postgresql/data && chown postgres:postgres /var/lib/postgresql/data
+ENV PATH=/usr/lib/postgresql/{POSTGRES_VERSION}/bin:/usr/bin PGDATA=/var/lib/postgresql/data \\
+    PGHOST=/tmp
+USER postgres
+ENTRYPOINT ["/usr/local/bin/postgres-entrypoint"]
+"""
+
+
+def postgresql_image() -> str:
+    """That PostgreSQL's image, on a Debian base of its own."""
+    base = debian_image("svc-test-postgres-base", [f"postgresql-{POSTGRES_VERSION}"])
+    tag = base.replace("-base:", ":")
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "Containerfile").write_text(POSTGRES_CONTAINERFILE.format(base=base))
+        shutil.copy(ROOT / "harness" / "postgres-entrypoint.sh", folder)
+        podman("build", "--quiet", "--tag", tag, folder)
+    return tag
 
 
 def build_image(base: str) -> str:

@@ -1,14 +1,17 @@
 """`python -m svc.serve`: what `make run` does, where there is no make (the container's entry
-point, docs/deployment.md "With Docker or Podman"): apply the migrations, then run the
-Procfile's processes for SVC_ROLE under honcho, which stops them all on SIGTERM.
+point, docs/deployment.md "With Docker or Podman"): wait for the database to answer, apply the
+migrations, then run the Procfile's processes for SVC_ROLE under honcho, which stops them all
+on SIGTERM.
 
 `python -m svc.serve --ready` asks the running service's /readyz (the image's HEALTHCHECK),
 at the port SVC_BIND names.
 """
 
 import os
+import signal
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -17,10 +20,49 @@ from svc.config import ConfigError, load_settings
 ROOT = Path(__file__).resolve().parent.parent
 # SVC_ROLE (docs/deployment.md): the Procfile's entry of that name, or both for `all`.
 PROCESSES = {"all": [], "web": ["web"], "scheduler": ["scheduler"]}
+DATABASE_WAIT_SECONDS = 60
+
+
+class DatabaseAbsent(Exception):
+    pass
+
+
+def wait_for_database(url: str | None, seconds: float = DATABASE_WAIT_SECONDS) -> None:
+    """Until a server database answers. Compose starts svc beside its database, and a compose
+    tool that cannot wait for the database's health check (podman-compose on podman before 4.6)
+    starts both at once: svc waits up to a minute rather than failing its migrations."""
+    if not url or url.startswith("sqlite"):
+        return
+    from sqlalchemy import create_engine
+    from sqlalchemy.exc import OperationalError
+
+    engine = create_engine(url)
+    deadline, said = time.monotonic() + seconds, False
+    try:
+        while True:
+            try:
+                engine.connect().close()
+                return
+            except OperationalError as error:
+                if time.monotonic() > deadline:
+                    raise DatabaseAbsent(
+                        f"the database at {engine.url.host} did not answer in {seconds:.0f} s: "
+                        f"{error.orig}"
+                    ) from None
+                if not said:
+                    print(f"serve: waiting for the database at {engine.url.host}", flush=True)
+                    said = True
+                time.sleep(1)
+    finally:
+        engine.dispose()
 
 
 def serve(settings: dict) -> None:
-    """Migrate, then become honcho (so that SIGTERM reaches it, and through it every process)."""
+    """Migrate, then become honcho (so that SIGTERM reaches it, and through it every process).
+    Until then SIGTERM ends this process at once: as a container's first process it would
+    otherwise be ignored."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    wait_for_database(settings["SVC_DATABASE_URL"])
     subprocess.run([sys.executable, "-m", "flask", "--app", "svc", "db", "upgrade"], check=True,
                    cwd=ROOT)  # fmt: skip
     honcho = Path(sys.executable).with_name("honcho")
@@ -48,7 +90,11 @@ def main() -> int:
         return 2
     if sys.argv[1:] == ["--ready"]:
         return ready(settings)
-    serve(settings)
+    try:
+        serve(settings)
+    except DatabaseAbsent as error:
+        print(f"Error: {error}", file=sys.stderr)
+        return 1
     return 0  # not reached: serve() becomes honcho
 
 

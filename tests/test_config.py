@@ -1,6 +1,7 @@
 """Settings: parsing, the generated secret key, and the README's table staying complete."""
 
 import re
+import time
 import uuid
 from pathlib import Path
 
@@ -10,7 +11,8 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
 
 from harness.client import create_project, csrf, register, sqlite_app
-from svc import create_app
+from harness.service import free_port
+from svc import create_app, serve
 from svc.config import SETTINGS, ConfigError, load_settings
 from svc.database import (
     SQLITE_MMAP_BYTES,
@@ -235,3 +237,20 @@ def test_public_links_name_the_address_users_came_to(app):
             assert public_url("/x") == "https://svc.example.com/x"
         finally:
             app.config["SVC_PUBLIC_URL"] = None
+
+
+def test_serve_waits_for_a_database_that_does_not_answer_then_says_so(capsys):
+    """The container's entry point waits for a PostgreSQL started beside it (compose), saying
+    so once, and names the host, never the password, when it gives up."""
+    closed = f"postgresql+psycopg://svc:hunter22@127.0.0.1:{free_port()}/svc"
+    started = time.monotonic()
+    with pytest.raises(serve.DatabaseAbsent, match=r"127\.0\.0\.1 did not answer in 2 s") as raised:
+        serve.wait_for_database(closed, seconds=2)
+    assert time.monotonic() - started >= 2
+    assert "hunter22" not in str(raised.value)
+    assert capsys.readouterr().out == "serve: waiting for the database at 127.0.0.1\n"
+
+
+def test_serve_goes_on_at_once_when_the_database_answers(database_url, capsys):
+    serve.wait_for_database(database_url, seconds=0)  # one try: it raises if that one fails
+    assert capsys.readouterr().out == ""
