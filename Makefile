@@ -57,15 +57,12 @@ translations-update: $(STAMP)
 ## run: apply migrations, then run the Procfile in the foreground: gunicorn on SVC_BIND with
 ## SVC_WORKERS workers, and a scheduler process (SVC_ROLE=web or scheduler: that one alone).
 ## Ctrl-C or SIGTERM stops both. Warns when the interpreter is older than PYTHON_TESTED, the
-## oldest release the suite ran on.
-run: migrate $(NODE_RUN_STAMP) $(COMPILED)
+## oldest release the suite ran on. svc.serve does it, as in the container.
+run: $(STAMP) $(NODE_RUN_STAMP) $(COMPILED)
 	@$(BIN)/python -c "$$PYTHON_CHECK" "$(PYTHON_TESTED)"
-	@# honcho exits 143 when a SIGTERM stopped it cleanly: not an error for make to report.
-	$(BIN)/honcho --no-colour --env /dev/null --procfile Procfile start $(ROLE_PROCESSES) \
-	    || { code=$$?; [ $$code -eq 143 ] || exit $$code; }
-
-# SVC_ROLE (docs/deployment.md): the Procfile's entry of that name, or both for `all`.
-ROLE_PROCESSES = $(filter web scheduler,$(SVC_ROLE))
+	@# svc.serve becomes honcho, which exits 143 when a SIGTERM stopped it cleanly: not an
+	@# error for make to report.
+	$(BIN)/python -m svc.serve || { code=$$?; [ $$code -eq 143 ] || exit $$code; }
 
 PYTHON_TESTED ?= 3.11.7
 export define PYTHON_CHECK

@@ -117,10 +117,10 @@ def speaker(language: str) -> Speaker:
 WIDGET_TEMPLATE = CATALOGS / "widget.pot"
 
 
-@functools.cache
 def widget_words(language: str) -> dict:
     """The widget's messages in a language of LANGUAGES (or a tag's, through language_of),
-    for the widget to fetch beside /widget.js (docs/widget.md, "Languages")."""
+    for the widget to fetch beside /widget.js (docs/widget.md, "Languages"); the route keeps
+    each language's answer (svc.widget)."""
     language = language_of(language)
     if language == DEFAULT:
         return words_in(DEFAULT, NullTranslations())

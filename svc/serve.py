@@ -1,7 +1,6 @@
-"""`python -m svc.serve`: what `make run` does, where there is no make (the container's entry
-point, docs/deployment.md "With Docker or Podman"): wait for the database to answer, apply the
-migrations, then run the Procfile's processes for SVC_ROLE under honcho, which stops them all
-on SIGTERM.
+"""`python -m svc.serve`: what `make run` runs, and the container's entry point (docs/deployment.md
+"With Docker or Podman"): wait for a server database to answer, apply the migrations, then run
+the Procfile's processes for SVC_ROLE under honcho, which stops them all on SIGTERM.
 
 `python -m svc.serve --ready` asks the running service's /readyz (the image's HEALTHCHECK),
 at the port SVC_BIND names.
