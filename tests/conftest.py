@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from argon2 import PasswordHasher
 from flask_migrate import upgrade
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, make_url
 from werkzeug.serving import make_server
 
 from harness.browser import CHROMIUM, launch_chromium
@@ -87,6 +87,40 @@ def _remember_url_builders() -> None:
 
 _remember_url_builders()
 
+# The test databases' URLs (one per backend and worker); apps on them share an engine.
+SHARED_DATABASES: set[str] = set()
+
+
+def _share_engines() -> None:
+    """SQLAlchemy keeps the statements it compiled per engine, and every app makes its own:
+    each test's app compiled every statement it ran again (a quarter of an in-process test
+    file's CPU; docs/performance.md, "The test suite"). Apps on a test database share one
+    engine per set of options (svc.database's listeners go on once: SQLAlchemy adds a
+    listener only once); any other database gets its own, as before."""
+    import flask_sqlalchemy
+    import sqlalchemy
+
+    engines = {}
+    make_engine = flask_sqlalchemy.SQLAlchemy._make_engine
+
+    def shared(self, bind_key, options, app):
+        url = _rendered(options["url"])
+        if url not in SHARED_DATABASES:
+            return make_engine(self, bind_key, options, app)
+        key = (url, repr(sorted((k, v) for k, v in options.items() if k != "url")))
+        if key not in engines:
+            engines[key] = sqlalchemy.engine_from_config(options, prefix="")
+        return engines[key]
+
+    flask_sqlalchemy.SQLAlchemy._make_engine = shared
+
+
+def _rendered(url) -> str:
+    return make_url(url).render_as_string(hide_password=False)
+
+
+_share_engines()
+
 
 @pytest.fixture(autouse=True)
 def quick_password_hashing(request, monkeypatch):
@@ -110,6 +144,7 @@ def database_url(request):
 def sqlite_database(tmp_path_factory):
     url = f"sqlite:///{tmp_path_factory.mktemp('sqlite') / 'svc.sqlite3'}"
     _migrate(url, tmp_path_factory.mktemp("migrate"))
+    SHARED_DATABASES.add(_rendered(url))
     return url
 
 
@@ -118,6 +153,7 @@ def postgresql_database(tmp_path_factory):
     test_database = os.environ["SVC_TEST_DATABASE_URL"]
     with postgresql_schema(test_database, f"svc_test_{os.getpid()}") as url:
         _migrate(url, tmp_path_factory.mktemp("migrate"))
+        SHARED_DATABASES.add(_rendered(url))
         yield url
 
 

@@ -510,8 +510,15 @@ def _page_and_plan(app, user, read="LIMIT", **query):
     read="count(", the query that counted its total), in the transaction that ran it."""
     with app.app_context():
         statements = []
-        event.listen(db.engine, "before_cursor_execute", lambda *args: statements.append(args))
-        page = list_for(user, {"sort": "-created_at", "page": 1, "page_size": 20, **query})
+
+        def note(*args):
+            statements.append(args)
+
+        event.listen(db.engine, "before_cursor_execute", note)
+        try:
+            page = list_for(user, {"sort": "-created_at", "page": 1, "page_size": 20, **query})
+        finally:
+            event.remove(db.engine, "before_cursor_execute", note)
         _, _, statement, parameters, _, _ = next(s for s in statements if read in s[2])
         connection = db.session.connection()
         explain = "EXPLAIN QUERY PLAN " if connection.dialect.name == "sqlite" else "EXPLAIN "
