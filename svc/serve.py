@@ -94,6 +94,8 @@ def main() -> int:
     except DatabaseAbsent as error:
         print(f"Error: {error}", file=sys.stderr)
         return 1
+    except subprocess.CalledProcessError as failed:
+        return failed.returncode  # the migrations said why; no traceback of ours beside it
     return 0  # not reached: serve() becomes honcho
 
 
