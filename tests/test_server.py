@@ -1,6 +1,7 @@
 """`make run` as the README shows it: gunicorn with several workers, over real HTTP."""
 
 import base64
+import contextlib
 import json
 import os
 import signal
@@ -131,14 +132,21 @@ def test_stops_cleanly_on_sigterm_and_ran_no_control_socket(app, service_env, se
     # replace the first's, and stopping either deletes it. svc runs none.
     assert "Control socket" not in output
     assert list(home.iterdir()) == [] and list(runtime.iterdir()) == []
-    # No process is left behind: not gunicorn, its workers, nor the scheduler.
-    time.sleep(0.5)
-    alive = [
-        pid
-        for pid in children
-        if Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text()
-    ]
-    assert alive == []
+
+    # No process is left behind: not gunicorn, its workers, nor the scheduler. On a loaded host
+    # one may still be on its way out when make has exited (a CI run saw three at 0.5 s).
+    def alive() -> list[str]:
+        found = []
+        for pid in children:
+            with contextlib.suppress(OSError):
+                if "zombie" not in Path(f"/proc/{pid}/status").read_text():
+                    found.append(Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"))
+        return found
+
+    deadline = time.monotonic() + 10
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert alive() == []
 
 
 def test_the_scheduler_sweeps_orphaned_uploads(make_app, service_env, request):
