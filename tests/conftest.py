@@ -98,7 +98,6 @@ def _share_engines() -> None:
     engine per set of options (svc.database's listeners go on once: SQLAlchemy adds a
     listener only once); any other database gets its own, as before."""
     import flask_sqlalchemy
-    import sqlalchemy
 
     engines = {}
     make_engine = flask_sqlalchemy.SQLAlchemy._make_engine
@@ -109,7 +108,7 @@ def _share_engines() -> None:
             return make_engine(self, bind_key, options, app)
         key = (url, repr(sorted((k, v) for k, v in options.items() if k != "url")))
         if key not in engines:
-            engines[key] = sqlalchemy.engine_from_config(options, prefix="")
+            engines[key] = make_engine(self, bind_key, options, app)
         return engines[key]
 
     flask_sqlalchemy.SQLAlchemy._make_engine = shared
