@@ -102,7 +102,7 @@ def run_at_once(at_once: int, *benchmarks) -> None:
     for output, _ in finished:
         print(output, flush=True)
     failed = [
-        f"{module.__name__} {' '.join(arguments)} exited {status}"
+        _exited(module, arguments, status)
         for (module, arguments), (_, status) in zip(benchmarks, finished, strict=True)
         if status
     ]
@@ -117,9 +117,13 @@ def run(*benchmarks) -> None:
         started, cpu = time.monotonic(), _cpu_seconds()
         status = module.main()
         if status:
-            raise SystemExit(f"{module.__name__} {' '.join(arguments)} exited {status}")
+            raise SystemExit(_exited(module, arguments, status))
         print(f"({module.__name__} took {time.monotonic() - started:.1f} s, "
               f"{_cpu_seconds() - cpu:.1f} s of CPU)", file=sys.stderr)  # fmt: skip
+
+
+def _exited(module, arguments: list[str], status) -> str:
+    return f"{module.__name__} {' '.join(arguments)} exited {status}"
 
 
 def _cpu_seconds() -> float:
