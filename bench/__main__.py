@@ -23,6 +23,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from bench import (
+    creation,
     ingest,
     load,
     operations,
@@ -39,6 +40,7 @@ from bench.common import DATABASES, print_table, read_result
 
 INGEST_GOAL_RATIO = 0.25
 INGEST_GOAL_P99_MS = 250
+CREATION_GOAL_CPU_MS = 2.0  # issue 53: a report's filing, in-process
 
 
 def run_all(quick: bool, databases: list[str]) -> None:
@@ -46,6 +48,7 @@ def run_all(quick: bool, databases: list[str]) -> None:
     sizes = ["--sizes", "10000", "100000"] if quick else []
     on_each = [argument for database in databases for argument in ("--database", database)]
     run(
+        (creation, ["--rounds", "4" if quick else "8", *on_each]),
         (ingest, [*seconds, *on_each]),
         (store, ["--reports", "1000" if quick else "3000"]),
         (webhooks, seconds),
@@ -77,6 +80,7 @@ def run_smoke(databases: list[str]) -> None:
         (replay, ["--seconds", "1", "--mutations", "50", "--rounds", "1"]),
         (similar, ["--noise", "0", *on_each]),
         (store, ["--reports", "50"]),
+        (creation, ["--requests", "20", "--rounds", "2", "--warmup", "5", *on_each]),
     )
 
 
@@ -168,6 +172,14 @@ def headline() -> list[dict]:
             row["ratio_to_bare"] >= INGEST_GOAL_RATIO
             and row["p99_ms"] <= INGEST_GOAL_P99_MS
             and errors == 0,
+        )
+    for row in read_result("creation") or []:
+        add(
+            "ingest",
+            f"CPU per creation in-process, {row['database']} (bench.creation)",
+            f"{row['cpu_ms_per_creation']} ms (median round {row['cpu_ms_median_round']} ms)",
+            f"<= {CREATION_GOAL_CPU_MS} ms",
+            row["cpu_ms_per_creation"] <= CREATION_GOAL_CPU_MS,
         )
     stored = {row["schema"]: row for row in read_result("store") or []}
     if bare and stored:

@@ -116,6 +116,20 @@ class StorageUnavailable(DomainError):
         super().__init__(detail, headers={"Retry-After": "30"})
 
 
+class ProjectChanged(DomainError):
+    """The project a report was being filed for changed meanwhile (its settings, its key, or it
+    is gone): nothing was stored. The ingest's guard checks the key afresh and files once more
+    (svc.auth.guard); only a project changed twice within one request answers this."""
+
+    status_code = 503
+
+    def __init__(self):
+        super().__init__(
+            "The project changed while the report was filed; nothing was stored, send it again",
+            headers={"Retry-After": "1"},
+        )
+
+
 class TrackerRefused(DomainError):
     """An issue tracker would not do what was asked (docs/api.md §15): its words, as a bad
     gateway, since the fault is upstream of svc."""

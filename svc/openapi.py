@@ -52,7 +52,10 @@ _ERROR_TEXT = {
     429: "Rate limit hit; see Retry-After",
     431: "Request headers too large (gunicorn's limits)",
     502: "An issue tracker refused or could not be reached; `detail` has its words",
-    503: "Database unavailable; see Retry-After",
+    503: (
+        "Database or object store unavailable, or the project changed while a report was "
+        "filed; see Retry-After"
+    ),
 }
 
 

@@ -5,7 +5,7 @@ import json
 import threading
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 
 from harness.client import create_project, csrf, register
 from svc.extensions import db
@@ -625,6 +625,71 @@ def test_rotated_api_key_fails_at_once(client, user_client, project, api_key):
     assert old.status_code == 401
     assert old.get_json()["detail"] == "Invalid API key"
     assert file_report(client, rotated["apiKey"]).status_code == 201
+
+
+# The ingest files against the project as its process last read it for the key
+# (svc.auth.api_keys); each test below first files a report, so that the project is remembered.
+
+
+def test_a_key_rotated_after_a_report_answers_401_before_the_body_is_checked(
+    client, user_client, project, api_key
+):
+    assert file_report(client, api_key).status_code == 201
+    rotate = user_client.post(
+        f"/api/v1/projects/{project['id']}/rotate-api-key", headers=csrf(user_client)
+    )
+    assert rotate.status_code == 200
+    assert file_report(client, api_key, severity="nope").status_code == 401
+
+
+def test_an_origin_removed_after_a_report_answers_403(app, client, user_client, project, api_key):
+    shop = {"Origin": "https://shop.example"}
+    assert file_report(client, api_key, headers=shop).status_code == 201
+    user_client.patch(
+        f"/api/v1/projects/{project['id']}",
+        headers=csrf(user_client),
+        json={"settings": {"allowed_origins": ["https://other.example"]}},
+    )
+    assert file_report(client, api_key, headers=shop).status_code == 403
+    assert file_report(client, api_key, headers=shop, severity="nope").status_code == 403
+    assert count_reports(app) == 1
+
+
+def test_a_deleted_projects_key_answers_401(client, user_client, project, api_key):
+    assert file_report(client, api_key).status_code == 201
+    deleted = user_client.delete(f"/api/v1/projects/{project['id']}", headers=csrf(user_client))
+    assert deleted.status_code == 204
+    assert file_report(client, api_key).status_code == 401
+    assert file_report(client, api_key, headers={"Idempotency-Key": "k1"}).status_code == 401
+
+
+def test_a_repeated_idempotency_key_checks_the_project_too(client, user_client, project, api_key):
+    once = {"Idempotency-Key": "first-try"}
+    assert file_report(client, api_key, headers=once).status_code == 201
+    user_client.post(f"/api/v1/projects/{project['id']}/rotate-api-key", headers=csrf(user_client))
+    assert file_report(client, api_key, headers=once).status_code == 401
+
+
+def test_a_project_that_changes_at_every_try_answers_503_and_stores_nothing(app, client, api_key):
+    """The key is checked afresh and the report filed once more; a project changed again
+    meanwhile (here: by each numbering itself) answers 503, nothing stored."""
+    assert file_report(client, api_key).status_code == 201
+
+    def change_the_project(connection, cursor, statement, *_):
+        if statement.startswith("UPDATE projects SET last_report_number"):
+            cursor.execute("UPDATE projects SET version = version + 1")
+
+    with app.app_context():
+        engine = db.engine
+    event.listen(engine, "before_cursor_execute", change_the_project)
+    try:
+        answer = file_report(client, api_key)
+    finally:
+        event.remove(engine, "before_cursor_execute", change_the_project)
+    assert answer.status_code == 503 and answer.headers["Retry-After"] == "1"
+    assert "nothing was stored" in answer.get_json()["detail"]
+    assert count_reports(app) == 1
+    assert file_report(client, api_key).status_code == 201
 
 
 def test_401_comes_before_validation(client):

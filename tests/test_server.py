@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from harness.service import (
     file,
     kill_service,
     set_up_project,
+    sign_up,
     wait_until,
 )
 from svc.extensions import db
@@ -71,6 +73,37 @@ def test_readme_round_trip_over_real_http(served):
 
 
 @pytest.mark.any_database  # gunicorn's own doing: the database cannot change it
+def test_every_worker_files_against_the_project_as_changed_through_another(served):
+    """Each worker remembers projects by API key (svc.auth.api_keys): a change made through any
+    worker applies to the next report in every worker. 16 requests at once keep both busy."""
+    base_url, _ = served
+    browser, headers = sign_up(base_url)
+    project = browser.post(f"{base_url}/api/v1/projects", json={"name": "Shop"}, headers=headers)
+    url, key = f"{base_url}/api/v1/projects/{project.json()['id']}", project.json()["apiKey"]
+
+    def file_many(api_key: str) -> list[requests.Response]:
+        body = {"title": "t", "description": "d", "severity": "low", "category": "bug"}
+        with ThreadPoolExecutor(8) as pool:
+            return list(
+                pool.map(
+                    lambda _: requests.post(
+                        f"{base_url}/api/v1/reports",
+                        json={**body, "locale": "fr"},
+                        headers={"X-API-Key": api_key},
+                    ),
+                    range(16),
+                )
+            )
+
+    assert {answer.json()["locale"] for answer in file_many(key)} == {"fr"}
+    german = {"settings": {"widget": {"locale": "de"}}}
+    assert browser.patch(url, json=german, headers=headers).status_code == 200
+    assert {answer.json()["locale"] for answer in file_many(key)} == {"de"}
+    rotated = browser.post(f"{url}/rotate-api-key", headers=headers)
+    assert {answer.status_code for answer in file_many(key)} == {401}
+    assert {answer.status_code for answer in file_many(rotated.json()["apiKey"])} == {201}
+
+
 def test_the_access_log_keeps_no_query_string_referer_or_basic_auth_user(served):
     base_url, service = served
     response = requests.get(

@@ -16,7 +16,12 @@ from svc.api.decorators import (
     rate_limited,
     response,
 )
-from svc.auth.guard import api_key_required, current_project, current_user, login_required
+from svc.auth.guard import (
+    api_key_required_remembered,
+    current_project,
+    current_user,
+    login_required,
+)
 from svc.errors import field_error
 from svc.models import MEMBER
 from svc.models.base import utcnow
@@ -61,7 +66,7 @@ def _idempotency_key() -> str | None:
 @bp.post("")
 @widget_cors
 @rate_limited("SVC_RATE_LIMIT_INGEST", key_func=api_key_and_address)
-@api_key_required
+@api_key_required_remembered
 @body(ReportCreateIn())
 @response(ReportOut(), 201, also=(200,))
 def create_report(data):

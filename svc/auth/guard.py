@@ -22,7 +22,7 @@ from flask import current_app, g, request
 from svc import database
 from svc.auth import api_keys, pats, pending, sessions, tokens
 from svc.auth.cookies import ACCESS_COOKIE, CSRF_COOKIE, CSRF_HEADER, PENDING_COOKIE
-from svc.errors import AccountDeactivated, Forbidden, unauthorized
+from svc.errors import AccountDeactivated, Forbidden, ProjectChanged, unauthorized
 from svc.extensions import db
 from svc.models import Project, User
 
@@ -190,13 +190,14 @@ def current_project() -> Project:
     return g.project
 
 
-def authenticate_project() -> Project:
+def authenticate_project(remembered: bool = False) -> Project:
     """The project whose API key the request carries; 401 without a valid one, 403 when the
-    project lists allowed origins and the request's Origin is not among them."""
+    project lists allowed origins and the request's Origin is not among them. `remembered`:
+    as this process last read it (svc.auth.api_keys.for_api_key)."""
     api_key = request.headers.get(API_KEY_HEADER, "").strip()
     if not api_key:
         raise unauthorized("Missing X-API-Key header")
-    project = api_keys.for_api_key(api_key)
+    project = api_keys.for_api_key(api_key, remembered=remembered)
     if project is None:
         raise unauthorized("Invalid API key")
     origin = request.headers.get("Origin")
@@ -206,6 +207,43 @@ def authenticate_project() -> Project:
 
 
 api_key_required = _guarded(_project, API_KEY)
+
+
+def _remembered_project() -> None:
+    g.project = authenticate_project(remembered=True)
+
+
+def _checked_afresh_unless_filed(view: Callable) -> Callable:
+    """The view writes against the project as this process remembered it, and raises
+    ProjectChanged, having written nothing, when the project changed since (svc.services.
+    intake): the key is then checked afresh, against the database, and the view runs once more.
+    Any other failure is answered after that check too, so that a key rotated or an origin
+    removed in another process answers 401 or 403 before a complaint about the body, as ever."""
+
+    def afresh() -> None:
+        db.session.rollback()
+        api_keys.forget(g.project.api_key)
+        _remembered_project()
+        _end_transaction()
+
+    @wraps(view)
+    def wrapper(*args, **kwargs):
+        try:
+            return view(*args, **kwargs)
+        except ProjectChanged:
+            afresh()
+            return view(*args, **kwargs)
+        except Exception:
+            afresh()
+            raise
+
+    return wrapper
+
+
+def api_key_required_remembered(view: Callable) -> Callable:
+    """@api_key_required for the widget's report: the project without a read of its own, as
+    this process last read it for the key; the view's write must check it (ProjectChanged)."""
+    return _guarded(_remembered_project, API_KEY)(_checked_afresh_unless_filed(view))
 
 
 def current_pending_sign_in():

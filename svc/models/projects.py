@@ -1,7 +1,7 @@
 import uuid
 from datetime import datetime
 
-from sqlalchemy import JSON, ForeignKey, String, UniqueConstraint
+from sqlalchemy import JSON, ForeignKey, String, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from svc.extensions import db
@@ -83,6 +83,12 @@ class Project(db.Model):
     report_count: Mapped[int] = mapped_column(default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=same_as_created)
+    # One more at every UPDATE of the row but a report's numbering (which keeps it): the ingest
+    # files against the project as its process last read it, and its numbering UPDATE checks
+    # this (svc.auth.api_keys, svc.services.intake).
+    version: Mapped[int] = mapped_column(
+        default=0, server_default="0", onupdate=text("version + 1")
+    )
 
     memberships: Mapped[list["Membership"]] = relationship(
         back_populates="project", cascade="all, delete-orphan", passive_deletes=True

@@ -9,13 +9,13 @@ import json
 import uuid
 from datetime import timedelta
 
-from sqlalchemy import bindparam, insert, or_
+from sqlalchemy import bindparam, insert, or_, select
 from sqlalchemy import update as update_rows
 from sqlalchemy.exc import IntegrityError
 
 from svc import storage
 from svc.config import setting
-from svc.errors import Invalid, field_error
+from svc.errors import Invalid, ProjectChanged, field_error
 from svc.extensions import db
 from svc.models import (
     SEVERITY_RANK,
@@ -69,14 +69,20 @@ def _earlier_answer(project: Project, key: str, body_hash: str) -> Report | None
 _projects, _reports, _report_details = Project.__table__, Report.__table__, ReportDetail.__table__
 # One conditional increment in the report's own transaction: it locks the project's row until
 # commit (PostgreSQL) or runs under the write lock (SQLite), and rolls back with the report.
+# It matches only the project as the request read it (its `version`, which it keeps): the
+# project may be as the process remembered it (svc.auth.api_keys).
 _NEXT_NUMBER = (
     update_rows(_projects)
-    .where(_projects.c.id == bindparam("project_id"))
+    .where(_projects.c.id == bindparam("project_id"), _projects.c.version == bindparam("seen"))
     .values(
         last_report_number=_projects.c.last_report_number + 1,
         report_count=_projects.c.report_count + 1,
+        version=_projects.c.version,
     )
     .returning(_projects.c.last_report_number)
+)
+_STILL_AS_SEEN = select(_projects.c.id).where(
+    _projects.c.id == bindparam("project_id"), _projects.c.version == bindparam("seen")
 )
 _INSERT_REPORT = insert(_reports)
 _INSERT_DETAIL = insert(_report_details)
@@ -127,7 +133,12 @@ def _row(instance) -> dict:
 def _store(report: Report) -> None:
     """Number the report and write it: the part of a creation that runs one at a time (the
     project's row lock, or SQLite's write lock), so everything else is prepared before."""
-    report.number = db.session.execute(_NEXT_NUMBER, {"project_id": report.project_id}).scalar_one()
+    number = db.session.execute(
+        _NEXT_NUMBER, {"project_id": report.project_id, "seen": report.project.version}
+    ).scalar()
+    if number is None:
+        raise ProjectChanged()
+    report.number = number
     db.session.execute(_INSERT_REPORT, _row(report))
     db.session.execute(_INSERT_DETAIL, _row(report.detail))
 
@@ -142,6 +153,7 @@ def create(
         body_hash = fingerprint(data)  # only here: it serialises the whole body
         earlier = _earlier_answer(project, idempotency_key, body_hash)
         if earlier is not None:
+            _still_as_seen(project)
             return _offering_status_page(project, earlier), False
     settings = widget.settings_in_force(project)
     details = settings["capture_network_details"]
@@ -170,6 +182,14 @@ def create(
             raise
         return _offering_status_page(project, earlier), False
     return _offering_status_page(project, report), True
+
+
+def _still_as_seen(project: Project) -> None:
+    """An answer that writes nothing checks, as the numbering does, that the project is still
+    as the request read it (it may be as the process remembered it)."""
+    seen = {"project_id": project.id, "seen": project.version}
+    if db.session.execute(_STILL_AS_SEEN, seen).first() is None:
+        raise ProjectChanged()
 
 
 def _offering_status_page(project: Project, report: Report) -> Report | Shown:
