@@ -102,7 +102,8 @@ def end_transaction(then_read_only: bool) -> None:
     usable: the session does not expire objects on commit. A view that only reads then reads in
     a transaction that takes no lock (a search through a million reports would otherwise hold
     SQLite's write lock, and every report filed, for its duration)."""
-    db.session.commit()
+    if db.session().in_transaction():  # none after a credential this process remembered
+        db.session.commit()
     if then_read_only:
         begin_read_only(db.session())
 

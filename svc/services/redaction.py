@@ -115,11 +115,11 @@ def _redact_jwts(value):
     return value
 
 
-def _without_jwts(value):
+def _without_jwts(value, text: bytes | None = None):
     """`value` with every JWT redacted; as it is, unserialised and unwalked, when no string in
     it holds the start of one: one serialisation is much faster than walking the whole
-    structure (docs/performance.md)."""
-    text = json_codec.dumps_bytes(value)
+    structure (docs/performance.md). `text`: `value` serialised, when the caller has it."""
+    text = text or json_codec.dumps_bytes(value)
     return _redact_jwts(value) if text is None or b"eyJ" in text else value
 
 
@@ -139,6 +139,8 @@ def redact_url(url: str, names: Iterable[str]) -> str:
     """Replace the password of `user:password@`, and the values of the named parameters in the
     query and in a fragment that carries parameters (`#access_token=...`, `#/route?token=...`);
     everything else stays byte for byte."""
+    if "?" not in url and "#" not in url and "@" not in url:
+        return url  # nothing below can match: most URLs of a report
     names = frozenset(names)
     url = _USERINFO.sub(
         lambda match: (
@@ -285,7 +287,12 @@ def _redact_urls(value, names: frozenset[str]):
 
 
 def _redact_strings(value, parameter_names: frozenset[str]):
-    """Every string of a JSON value: URLs by the parameter names, JSON Web Tokens anywhere."""
+    """Every string of a JSON value: URLs by the parameter names, JSON Web Tokens anywhere. One
+    serialisation tells whether any string may be a URL (`://` in it, or `"/` starting it),
+    as it tells for JWTs: most user actions hold none, and are then not walked."""
+    text = json_codec.dumps_bytes(value)
+    if text is not None and b"://" not in text and b'"/' not in text:
+        return _without_jwts(value, text)
     return _without_jwts(_redact_urls(value, parameter_names))
 
 
