@@ -111,6 +111,8 @@ def _derived_settings(app: Flask) -> dict[str, Any]:
             "pool_pre_ping": True,
             "pool_recycle": 3600,
             "json_serializer": json_codec.dumps,
+            # Read by orjson too: the fan-out reads every new report's captured logs.
+            "json_deserializer": json_codec.loads_stored,
         },
         "MAX_CONTENT_LENGTH": MAX_JSON_BYTES,
         "RATELIMIT_STORAGE_URI": (

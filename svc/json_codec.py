@@ -30,6 +30,12 @@ def loads(raw: bytes, **kwargs):
     return json.loads(raw, **kwargs)
 
 
+def loads_stored(text: str | bytes):
+    """A stored JSON column's value, as the database driver hands it (SQLite's as text,
+    psycopg's as bytes): through `loads`, as request bodies are."""
+    return loads(text.encode() if isinstance(text, str) else text)
+
+
 _CONTAINERS = (dict, list)  # all that JSON nests; parsed JSON holds no subclasses of them
 
 

@@ -240,7 +240,9 @@ def record(signed: list[dict]) -> None:
     if not signed:
         return
     make = sqlite_insert if db.engine.dialect.name == "sqlite" else postgresql_insert
-    db.session.execute(make(ReportSignature).values(signed).on_conflict_do_nothing())
+    # One statement compiled once, its rows as parameters: a VALUES list of the batch's rows
+    # was a new statement to compile at every batch.
+    db.session.execute(make(ReportSignature.__table__).on_conflict_do_nothing(), signed)
 
 
 def backfill(limit: int = BACKFILL_BATCH) -> int:
