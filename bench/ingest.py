@@ -24,6 +24,7 @@ from bench.common import (
     fresh_database,
     print_table,
     running_service,
+    service_cpu_seconds,
     write_result,
 )
 from harness.service import ROOT, answers_health, free_port, sign_up
@@ -155,6 +156,7 @@ def measure_svc(
                 if webhook_url:
                     settings["webhook_url"] = webhook_url
                 project = new_project(base_url, **settings)
+                cpu = service_cpu_seconds(base_url)
                 figures = run_wrk(
                     f"{base_url}/api/v1/reports",
                     body_path,
@@ -162,6 +164,10 @@ def measure_svc(
                     connections,
                     seconds,
                 )
+                cpu = service_cpu_seconds(base_url) - cpu
+                # Steadier than the rate on a host whose speed drifts: what each report cost
+                # every process of the service (workers, scheduler, the log's relay).
+                figures["service_cpu_ms_per_report"] = round(cpu * 1000 / figures["requests"], 2)
             figures["stored"] = stored_reports(url)
     return {"target": label or f"svc {database}", **figures}
 
@@ -210,6 +216,7 @@ def summary(rows: list[dict]) -> list[dict]:
             "errors": row["non_2xx"] + row["socket_errors"],
             "stored": row.get("stored", "-"),
             "svc/bare": row["ratio_to_bare"],
+            "CPU ms/report": row.get("service_cpu_ms_per_report", "-"),
         }
         for row in rows
     ]
