@@ -71,9 +71,10 @@ _projects, _reports, _report_details = Project.__table__, Report.__table__, Repo
 # commit (PostgreSQL) or runs under the write lock (SQLite), and rolls back with the report.
 # It matches only the project as the request read it (its `version`, which it keeps): the
 # project may be as the process remembered it (svc.auth.api_keys).
+_AS_SEEN = (_projects.c.id == bindparam("project_id")) & (_projects.c.version == bindparam("seen"))
 _NEXT_NUMBER = (
     update_rows(_projects)
-    .where(_projects.c.id == bindparam("project_id"), _projects.c.version == bindparam("seen"))
+    .where(_AS_SEEN)
     .values(
         last_report_number=_projects.c.last_report_number + 1,
         report_count=_projects.c.report_count + 1,
@@ -81,9 +82,7 @@ _NEXT_NUMBER = (
     )
     .returning(_projects.c.last_report_number)
 )
-_STILL_AS_SEEN = select(_projects.c.id).where(
-    _projects.c.id == bindparam("project_id"), _projects.c.version == bindparam("seen")
-)
+_STILL_AS_SEEN = select(_projects.c.id).where(_AS_SEEN)
 _INSERT_REPORT = insert(_reports)
 _INSERT_DETAIL = insert(_report_details)
 _INSERT_EVENT = insert(ReportEvent.__table__)
