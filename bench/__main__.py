@@ -80,7 +80,11 @@ def run_smoke(databases: list[str]) -> None:
         (replay, ["--seconds", "1", "--mutations", "50", "--rounds", "1"]),
         (similar, ["--noise", "0", *on_each]),
         (store, ["--reports", "50"]),
-        (creation, ["--requests", "20", "--rounds", "2", "--warmup", "5", *on_each]),
+        # --against this very checkout: the turns with another one run too.
+        (
+            creation,
+            ["--requests", "20", "--rounds", "2", "--warmup", "5", "--against", ".", *on_each],
+        ),
     )
 
 
