@@ -23,7 +23,13 @@ DATABASE_WAIT_SECONDS = 60
 
 
 class DatabaseAbsent(Exception):
-    pass
+    """A server database that did not answer in time."""
+
+
+class DatabaseNotUtf8(Exception):
+    """A PostgreSQL database whose text is not UTF-8 (SQL_ASCII, made by an initdb without a
+    locale): its driver hands text back as bytes, and every process of svc would fail at its
+    first query with a traceback, restarted for ever."""
 
 
 def wait_for_database(url: str | None, seconds: float = DATABASE_WAIT_SECONDS) -> None:
@@ -32,28 +38,38 @@ def wait_for_database(url: str | None, seconds: float = DATABASE_WAIT_SECONDS) -
     starts both at once: svc waits up to a minute rather than failing its migrations."""
     if not url or url.startswith("sqlite"):
         return
-    from sqlalchemy import create_engine
-    from sqlalchemy.exc import OperationalError
+    from sqlalchemy import make_url
 
-    engine = create_engine(url)
+    url = make_url(url)
+    dialect = url.get_dialect()()
+    # The driver's own connection: SQLAlchemy's first connection reads the server's version
+    # as text, and fails with a TypeError on a database whose text comes back as bytes.
+    arguments, keywords = dialect.create_connect_args(url)
+    driver = dialect.import_dbapi()
     deadline, said = time.monotonic() + seconds, False
+    while True:
+        try:
+            connection = driver.connect(*arguments, **keywords)
+            break
+        except driver.OperationalError as error:
+            if time.monotonic() > deadline:
+                raise DatabaseAbsent(
+                    f"the database at {url.host} did not answer in {seconds:.0f} s: {error}"
+                ) from None
+            if not said:
+                print(f"serve: waiting for the database at {url.host}", flush=True)
+                said = True
+            time.sleep(1)
     try:
-        while True:
-            try:
-                engine.connect().close()
-                return
-            except OperationalError as error:
-                if time.monotonic() > deadline:
-                    raise DatabaseAbsent(
-                        f"the database at {engine.url.host} did not answer in {seconds:.0f} s: "
-                        f"{error.orig}"
-                    ) from None
-                if not said:
-                    print(f"serve: waiting for the database at {engine.url.host}", flush=True)
-                    said = True
-                time.sleep(1)
+        encoding = connection.info.parameter_status("server_encoding")
     finally:
-        engine.dispose()
+        connection.close()
+    if encoding != "UTF8":
+        raise DatabaseNotUtf8(
+            f"the database {url.database} at {url.host} stores text as {encoding}; svc needs "
+            "UTF8: create it with CREATE DATABASE ... ENCODING 'UTF8' TEMPLATE template0 (or "
+            "initdb --encoding=UTF8), then move the data over"
+        )
 
 
 def serve(settings: dict) -> None:
@@ -91,7 +107,7 @@ def main() -> int:
         return ready(settings)
     try:
         serve(settings)
-    except DatabaseAbsent as error:
+    except (DatabaseAbsent, DatabaseNotUtf8) as error:
         print(f"Error: {error}", file=sys.stderr)
         return 1
     except subprocess.CalledProcessError as failed:

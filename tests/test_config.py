@@ -1,5 +1,6 @@
 """Settings: parsing, the generated secret key, and the README's table staying complete."""
 
+import os
 import re
 import time
 import uuid
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from flask_migrate import upgrade
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, make_url, text
 from sqlalchemy.exc import OperationalError
 
 from harness.client import create_project, csrf, register, sqlite_app
@@ -249,6 +250,32 @@ def test_serve_waits_for_a_database_that_does_not_answer_then_says_so(capsys):
     assert time.monotonic() - started >= 2
     assert "hunter22" not in str(raised.value)
     assert capsys.readouterr().out == "serve: waiting for the database at 127.0.0.1\n"
+
+
+def test_serve_refuses_a_postgresql_database_whose_text_is_not_utf8(database_url):
+    """initdb without a locale makes SQL_ASCII databases, whose text psycopg hands back as bytes:
+    svc would fail at its first query with a traceback. It says what to do instead. (SQLite
+    stores UTF-8 whatever: there is nothing to refuse, and nothing is asked of it.)"""
+    if database_url.startswith("sqlite"):
+        assert serve.wait_for_database(database_url, seconds=0) is None
+        return
+    server = make_url(database_url).set(query={})
+    ascii_name = f"svc_ascii_{os.getpid()}"
+    engine = create_engine(server, isolation_level="AUTOCOMMIT")
+    with engine.connect() as connection:
+        connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {ascii_name}")
+        connection.exec_driver_sql(
+            f"CREATE DATABASE {ascii_name} ENCODING 'SQL_ASCII' TEMPLATE template0 "
+            "LC_COLLATE 'C' LC_CTYPE 'C'"
+        )
+    try:
+        ascii_url = server.set(database=ascii_name).render_as_string(hide_password=False)
+        with pytest.raises(serve.DatabaseNotUtf8, match="stores text as SQL_ASCII; svc needs UTF8"):
+            serve.wait_for_database(ascii_url, seconds=0)
+    finally:
+        with engine.connect() as connection:
+            connection.exec_driver_sql(f"DROP DATABASE {ascii_name}")
+        engine.dispose()
 
 
 def test_serve_goes_on_at_once_when_the_database_answers(database_url, capsys):
