@@ -72,7 +72,6 @@ def test_readme_round_trip_over_real_http(served):
     assert created.json()["token"] not in service.output
 
 
-@pytest.mark.any_database  # gunicorn's own doing: the database cannot change it
 def test_every_worker_files_against_the_project_as_changed_through_another(served):
     """Each worker remembers projects by API key (svc.auth.api_keys): a change made through any
     worker applies to the next report in every worker. 16 requests at once keep both busy."""
@@ -104,6 +103,7 @@ def test_every_worker_files_against_the_project_as_changed_through_another(serve
     assert {answer.status_code for answer in file_many(rotated.json()["apiKey"])} == {201}
 
 
+@pytest.mark.any_database  # gunicorn's own doing: the database cannot change it
 def test_the_access_log_keeps_no_query_string_referer_or_basic_auth_user(served):
     base_url, service = served
     response = requests.get(
