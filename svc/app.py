@@ -3,7 +3,6 @@ error handlers, blueprints, commands.
 """
 
 import os
-from pathlib import Path
 from typing import Any
 
 from flask import Flask
@@ -22,12 +21,11 @@ from svc import (
     widget,
 )
 from svc.api import register_blueprints
-from svc.config import load_settings
+from svc.config import MIGRATIONS_DIR, database_url, load_settings
 from svc.extensions import db, limiter, migrate
 from svc.security import SECRET_KEY_FILE, load_or_create_secret_key, set_security_headers
 
 MAX_JSON_BYTES = 5 * 1024 * 1024
-MIGRATIONS_DIR = str(Path(__file__).resolve().parent.parent / "migrations")
 
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:
@@ -98,12 +96,9 @@ def _object_store(app: Flask) -> storage.ObjectStore:
 def _derived_settings(app: Flask) -> dict[str, Any]:
     """Flask's and the extensions' own keys, derived from the SVC_* settings."""
     config = app.config
-    database_url = config["SVC_DATABASE_URL"] or (
-        f"sqlite:///{os.path.join(app.instance_path, 'svc.sqlite3')}"
-    )
     return {
         "SECRET_KEY": config["SVC_SECRET_KEY"] or _secret_key(app),
-        "SQLALCHEMY_DATABASE_URI": database_url,
+        "SQLALCHEMY_DATABASE_URI": database_url(config, app.instance_path),
         # pre_ping: a PostgreSQL restart costs one reconnect, not one failed request per pooled
         # connection. recycle: a SQLite connection reads the planner statistics when it opens
         # (svc.database refreshes them hourly in the scheduler process).

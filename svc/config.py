@@ -10,6 +10,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -478,6 +479,17 @@ def _check_sign_in(values: dict[str, Any]) -> None:
             "SVC_PASSWORD_LOGIN=off leaves no way to sign in: configure single sign-on "
             "(SVC_OIDC_ISSUER, SVC_OIDC_CLIENT_ID, SVC_OIDC_CLIENT_SECRET) first"
         )
+
+
+# The database's schema, one Alembic revision per change (`flask db upgrade`; svc.serve).
+MIGRATIONS_DIR = str(Path(__file__).resolve().parent.parent / "migrations")
+
+
+def database_url(settings: Mapping[str, Any], instance_path: str) -> str:
+    """SVC_DATABASE_URL, else the SQLite file in the instance folder."""
+    return settings["SVC_DATABASE_URL"] or (
+        f"sqlite:///{os.path.join(instance_path, 'svc.sqlite3')}"
+    )
 
 
 def setting(name: str) -> Any:

@@ -1,6 +1,7 @@
 """`python -m svc.serve`: what `make run` runs, and the container's entry point (docs/deployment.md
-"With Docker or Podman"): wait for a server database to answer, apply the migrations, then run
-the Procfile's processes for SVC_ROLE under honcho, which stops them all on SIGTERM.
+"With Docker or Podman"): wait for a server database to answer, apply the migrations (unless
+the database is at their head already), then run the Procfile's processes for SVC_ROLE under
+honcho, which stops them all on SIGTERM.
 
 `python -m svc.serve --ready` asks the running service's /readyz (the image's HEALTHCHECK),
 at the port SVC_BIND names.
@@ -14,7 +15,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from svc.config import ConfigError, load_settings
+from svc.config import MIGRATIONS_DIR, ConfigError, database_url, load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 # SVC_ROLE (docs/deployment.md): the Procfile's entry of that name, or both for `all`.
@@ -77,14 +78,39 @@ def serve(settings: dict) -> None:
     Until then SIGTERM ends this process at once: as a container's first process it would
     otherwise be ignored."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    os.chdir(ROOT)  # a relative SQLite path names a file here, as in every process of svc
     wait_for_database(settings["SVC_DATABASE_URL"])
-    subprocess.run([sys.executable, "-m", "flask", "--app", "svc", "db", "upgrade"], check=True,
-                   cwd=ROOT)  # fmt: skip
+    if not at_head(settings):
+        subprocess.run([sys.executable, "-m", "flask", "--app", "svc", "db", "upgrade"],
+                       check=True)  # fmt: skip
     honcho = Path(sys.executable).with_name("honcho")
     command = [str(honcho), "--no-colour", "--env", "/dev/null", "--procfile", "Procfile",
                "start", *PROCESSES[settings["SVC_ROLE"]]]  # fmt: skip
-    os.chdir(ROOT)
     os.execv(command[0], command)
+
+
+def at_head(settings: dict) -> bool:
+    """Whether the database is at the migrations' head already, as Alembic reads both. A
+    restart then skips `flask db upgrade`, whose import of the whole app cost 1.5 s of CPU at
+    every start (docs/performance.md, "The test suite"); anything else (a new SQLite file, an
+    older revision) migrates."""
+    from alembic.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+    from flask import Flask
+    from sqlalchemy import create_engine, make_url
+    from sqlalchemy.pool import NullPool
+
+    instance_path = Flask("svc", instance_path=settings["SVC_INSTANCE_PATH"]).instance_path
+    url = make_url(database_url(settings, instance_path))
+    if url.get_backend_name() == "sqlite" and not os.path.exists(url.database or ""):
+        return False  # connecting would make an empty file; the migrations make it
+    engine = create_engine(url, poolclass=NullPool)
+    try:
+        with engine.connect() as connection:
+            current = MigrationContext.configure(connection).get_current_heads()
+    finally:
+        engine.dispose()
+    return set(current) == set(ScriptDirectory(MIGRATIONS_DIR).get_heads())
 
 
 def ready(settings: dict) -> int:

@@ -8,6 +8,7 @@ from alembic.migration import MigrationContext
 from flask_migrate import downgrade, upgrade
 
 from harness.client import create_project, register
+from svc import serve
 from svc.extensions import db
 from svc.models import declared_by_models
 from tests.helpers import file_report
@@ -100,3 +101,19 @@ def test_a_trackers_webhook_secret_is_encrypted_by_the_upgrade_and_still_checks(
         },
     )
     assert answer.status_code == 202, answer.get_json()
+
+
+def test_serve_migrates_a_database_behind_the_head_and_skips_one_at_it(app, tmp_path):
+    """svc.serve runs `flask db upgrade` only where there is something to do (a restart
+    skips importing the app for it); a revision behind, or no database yet, migrates."""
+    settings = {**app.config, "SVC_INSTANCE_PATH": str(tmp_path / "instance")}
+    assert serve.at_head(settings)
+    with app.app_context():
+        downgrade(revision="-1")
+        assert not serve.at_head(settings)
+        upgrade()
+    assert serve.at_head(settings)
+
+    unset = {**settings, "SVC_DATABASE_URL": None}
+    assert not serve.at_head(unset)  # a new SQLite file in the instance folder...
+    assert not (tmp_path / "instance").exists()  # ...that the check did not make
