@@ -7,6 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.test-installed
 CHROMIUM := /usr/bin/chromium
+HEADLESS_SHELL := /usr/bin/chromium-headless-shell
 NPM ?= /usr/bin/npm
 NODE_STAMP := node_modules/.installed
 NODE_RUN_STAMP := node_modules/.run-installed
@@ -80,7 +81,7 @@ endef
 # PYTHONDONTWRITEBYTECODE (CI's does), each compiles svc's sources again: 0.25 s of CPU apiece
 # (docs/performance.md). Their bytecode goes to the ignored __pycache__ folders.
 test test-container bench load screenshots: export PYTHONDONTWRITEBYTECODE :=
-test: $(TEST_STAMP) $(CHROMIUM) $(NODE_STAMP) $(COMPILED)
+test: $(TEST_STAMP) $(CHROMIUM) $(HEADLESS_SHELL) $(NODE_STAMP) $(COMPILED)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 ## test-container: svc's image built with podman on a Debian base made by mmdebstrap, then
@@ -94,7 +95,7 @@ $(PODMAN_TOOLS):
 
 ## screenshots: the browser tests that take the README's pictures, writing them into
 ## docs/screenshots/ (make test takes them too, and throws them away)
-screenshots: $(TEST_STAMP) $(CHROMIUM)
+screenshots: $(TEST_STAMP) $(CHROMIUM) $(HEADLESS_SHELL)
 	SVC_SCREENSHOTS=1 $(BIN)/python -m pytest -m browser -p no:cacheprovider $(PYTEST_ARGS)
 
 # Debian packages the tests and benchmarks need, installed when missing (root only; CI is root).
@@ -105,9 +106,13 @@ define apt-install
 	    || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(1))
 endef
 
-# Playwright's own browser download is not used.
+# Playwright's own browser download is not used. The browser tests drive Chromium's headless
+# shell (less CPU), and the full browser where they capture the tab (harness/browser.py).
 $(CHROMIUM):
 	$(call apt-install,chromium,The dashboard tests need Debian's chromium)
+
+$(HEADLESS_SHELL):
+	$(call apt-install,chromium-headless-shell,The browser tests need Debian's chromium-headless-shell)
 
 # The Node packages the tests run (package-lock.json: versions and hashes, no download
 # addresses): Playwright's test runner for the repro kit's generated tests, the HAR schema,
@@ -147,7 +152,7 @@ load: $(STAMP)
 ## in bench/results/, the plot in bench/results/scale.png.
 ## `make bench BENCH_ARGS=--quick` stops at 100,000 reports with shorter loads;
 ## `make bench BENCH_ARGS=--smoke` runs each benchmark for seconds (make test runs it).
-bench: $(STAMP) $(BENCH_STAMP) $(WRK) $(CHROMIUM) $(NODE_RUN_STAMP)
+bench: $(STAMP) $(BENCH_STAMP) $(WRK) $(HEADLESS_SHELL) $(NODE_RUN_STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 $(BENCH_STAMP): $(TEST_STAMP)

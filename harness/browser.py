@@ -1,6 +1,10 @@
 """Debian's headless Chromium, as the tests and the benchmarks launch it through Playwright
 (Playwright's own browser download is never used)."""
 
+# Chromium's headless shell drives every page: it renders as Chromium does, at 40 % of the
+# full browser's CPU (docs/performance.md, "The test suite"). The full browser only where the
+# shell lacks something: capturing the tab (getDisplayMedia), the widget's screenshot.
+HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
 CHROMIUM = "/usr/bin/chromium"
 # Without the background-networking flags Chromium keeps dialling Google, which this closed
 # network refuses; --no-sandbox because CI runs as root. The last one accepts the widget's
@@ -17,6 +21,6 @@ CHROMIUM_ARGS = [
 ]
 
 
-def launch_chromium(playwright):
+def launch_chromium(playwright, executable: str = HEADLESS_SHELL):
     """Debian's Chromium, headless, through a started Playwright."""
-    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    return playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)

@@ -17,7 +17,7 @@ from flask_migrate import upgrade
 from sqlalchemy import create_engine, make_url
 from werkzeug.serving import make_server
 
-from harness.browser import CHROMIUM, launch_chromium
+from harness.browser import CHROMIUM, HEADLESS_SHELL, launch_chromium
 from harness.client import register
 from harness.databases import postgresql_schema
 from harness.service import kill_service, start_service
@@ -336,23 +336,35 @@ def live_server(app):
 
 
 @pytest.fixture(scope="session")
-def browser():
-    """Debian's headless Chromium driven by Playwright (its own browser download is never used)."""
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail(
-            f"{CHROMIUM} is missing: `make test` installs Debian's chromium when run as root"
-        )
-    from playwright.sync_api import expect
+def playwright():
+    """Playwright for this worker's browsers (its own browser download is never used)."""
+    from playwright.sync_api import expect, sync_playwright
 
     # An assertion waits up to 15 s, not Playwright's 5: on a busy 2-core host a page's answer
     # took longer than 5 s at times. A broken page still fails, only later.
     expect.set_options(timeout=15_000)
-    with sync_playwright() as playwright:
-        chromium = launch_chromium(playwright)
-        yield chromium
-        chromium.close()
+    with sync_playwright() as started:
+        yield started
+
+
+@pytest.fixture(scope="session")
+def browser(playwright):
+    """Debian's Chromium headless shell."""
+    yield from _launched(playwright, HEADLESS_SHELL)
+
+
+@pytest.fixture(scope="session")
+def full_browser(playwright):
+    """Debian's full Chromium, for what its headless shell cannot do: capture the tab."""
+    yield from _launched(playwright, CHROMIUM)
+
+
+def _launched(playwright, executable: str):
+    if not Path(executable).exists():
+        pytest.fail(f"{executable} is missing: `make test` installs it when run as root")
+    chromium = launch_chromium(playwright, executable)
+    yield chromium
+    chromium.close()
 
 
 # --- the real service, as `make run` starts it -----------------------------------------------

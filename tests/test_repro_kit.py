@@ -24,7 +24,7 @@ from playwright.sync_api import expect
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT6
 
-from harness.browser import CHROMIUM, CHROMIUM_ARGS
+from harness.browser import CHROMIUM_ARGS, HEADLESS_SHELL
 from harness.client import csrf, register
 from tests.browser import OPEN_SHADOW_ROOTS
 from tests.helpers import capture_network_details, team_with_project
@@ -527,13 +527,14 @@ def paste_into_bash(text: str, folder: Path, bracketed_paste: str, proxy_port: i
 
 
 def run_playwright_test(spec: str, folder: Path) -> None:
-    """The spec as a developer runs it: `npx playwright test`, in Debian's Chromium."""
+    """The spec as a developer runs it: `npx playwright test`, in Debian's Chromium (its
+    headless shell)."""
     (folder / "ws1.spec.ts").write_text(spec)
     (folder / "node_modules").symlink_to(ROOT / "node_modules")
     (folder / "playwright.config.ts").write_text(
         "import { defineConfig } from '@playwright/test';\n"
         "export default defineConfig({ testDir: '.', reporter: 'line', timeout: 60000,\n"
-        f"  use: {{ launchOptions: {{ executablePath: {json.dumps(CHROMIUM)},"
+        f"  use: {{ launchOptions: {{ executablePath: {json.dumps(HEADLESS_SHELL)},"
         f" args: {json.dumps(CHROMIUM_ARGS)} }} }} }});\n"
     )
     env = {**os.environ, "PLAYWRIGHT_BROWSERS_PATH": str(folder / "no-downloads"), "CI": "1"}

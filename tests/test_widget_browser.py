@@ -55,6 +55,14 @@ def page(context) -> Page:
     return tab
 
 
+@pytest.fixture
+def capturing_page(full_browser) -> Page:
+    """A tab of the full browser, which can capture itself (the headless shell cannot)."""
+    browser_context, tab = reporter_page(full_browser, "en-GB")
+    yield tab
+    browser_context.close()
+
+
 def open_shop(page: Page, host_site, key: str, **params) -> None:
     query = "&".join(f"{name}={value}" for name, value in {"project": key, **params}.items())
     page.goto(f"{host_site.url}/?{query}")
@@ -110,7 +118,8 @@ def draw_box(page: Page, canvas, start: tuple[float, float], end: tuple[float, f
     page.mouse.up()
 
 
-def test_captures_annotates_and_files_a_report(page, host_site, team):
+def test_captures_annotates_and_files_a_report(capturing_page, host_site, team):
+    page = capturing_page
     open_shop(page, host_site, team.key, release="shop@4.2.0")
     expect(launcher(page)).to_be_visible()
     save_screenshot(page, "widget-launcher")
