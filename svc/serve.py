@@ -100,6 +100,7 @@ def at_head(settings: dict) -> bool:
     from sqlalchemy import create_engine, make_url
     from sqlalchemy.pool import NullPool
 
+    # The instance folder as create_app finds it (Flask's default when the setting is unset).
     instance_path = Flask("svc", instance_path=settings["SVC_INSTANCE_PATH"]).instance_path
     url = make_url(database_url(settings, instance_path))
     if url.get_backend_name() == "sqlite" and not os.path.exists(url.database or ""):
