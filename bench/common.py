@@ -105,19 +105,21 @@ class PrivateMemory:
         return max(self.peak.values())
 
 
-_TICKS = os.sysconf("SC_CLK_TCK")
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process so far, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def service_cpu_seconds(base_url: str) -> float:
-    """The CPU time the processes of the service at base_url have used so far (user and
-    system, from /proc): read before and after a load, what the load cost them all, the
-    scheduler's work and the log's relay included."""
-    total = 0
+    """The CPU time the processes of the service at base_url have used so far: read before
+    and after a load, what the load cost them all, the scheduler's work and the log's relay
+    included."""
+    total = 0.0
     for pid in descendants(_SERVICES[base_url].process.pid):
-        with contextlib.suppress(OSError):
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / _TICKS
+        with contextlib.suppress(OSError):  # a process that ended in between
+            total += cpu_seconds(pid)
+    return total
 
 
 def percentile(values: list[float], share: float) -> float:

@@ -29,7 +29,7 @@ from pathlib import Path
 import requests
 from sqlalchemy import create_engine, select
 
-from bench.common import milliseconds, percentile, running_service, write_result
+from bench.common import cpu_seconds, milliseconds, percentile, running_service, write_result
 from bench.ingest import new_project
 from harness.client import png_bytes
 from harness.s3 import SeaweedServer
@@ -117,12 +117,6 @@ def measure_ingest(workdir: Path, clients: int, seconds: float, apart: bool = Fa
     folder, s3 = figures["folder"]["reports_per_s"], figures["s3"]["reports_per_s"]
     figures["s3_to_folder"] = round(s3 / folder, 2) if folder else None
     return figures
-
-
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU time of a process so far, from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def holder_pid(engine) -> int | None:
