@@ -1,9 +1,9 @@
 """Debian's headless Chromium, as the tests and the benchmarks launch it through Playwright
 (Playwright's own browser download is never used)."""
 
-# Chromium's headless shell drives every page: it renders as Chromium does, at 40 % of the
-# full browser's CPU (docs/performance.md, "The test suite"). The full browser only where the
-# shell lacks something: capturing the tab (getDisplayMedia), the widget's screenshot.
+# Chromium's headless shell drives every page: it renders as Chromium does, for much less CPU
+# (docs/performance.md, "Where a run's CPU goes"). The full browser only where the shell lacks
+# something: capturing the tab (getDisplayMedia), the widget's screenshot.
 HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
 CHROMIUM = "/usr/bin/chromium"
 # Without the background-networking flags Chromium keeps dialling Google, which this closed

@@ -51,9 +51,9 @@ control_socket_disable = True
 # Workers are killed and replaced rather than left hanging on a stuck request.
 timeout = 60
 graceful_timeout = 20
-# The master loads the app once and the workers fork from it: a worker starts at once instead of
-# loading it again (0.4 s of CPU each; docs/performance.md, "The test suite"). New code takes a
-# restart (SIGHUP to gunicorn does not reload it); make run and the container always restart.
+# The master loads the app once and the workers fork from it, instead of each loading it again
+# (docs/performance.md, "Where a run's CPU goes"). New code takes a restart (SIGHUP to gunicorn
+# does not reload it); make run and the container always restart.
 preload_app = True
 
 

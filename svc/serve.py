@@ -91,9 +91,9 @@ def serve(settings: dict) -> None:
 
 def at_head(settings: dict) -> bool:
     """Whether the database is at the migrations' head already, as Alembic reads both. A
-    restart then skips `flask db upgrade`, whose import of the whole app cost 1.5 s of CPU at
-    every start (docs/performance.md, "The test suite"); anything else (a new SQLite file, an
-    older revision) migrates."""
+    restart then skips `flask db upgrade`, which loaded the whole app at every start to find
+    nothing to do (docs/performance.md, "Where a run's CPU goes"); anything else (a new SQLite
+    file, an older revision) migrates."""
     from alembic.migration import MigrationContext
     from alembic.script import ScriptDirectory
     from flask import Flask
