@@ -13,5 +13,5 @@ def camelcase(name: str) -> str:
 
 def iso_timestamp(value) -> str:
     """ISO 8601 UTC with millisecond precision and a Z: 2026-11-22T10:00:00.123Z."""
-    value = value.astimezone(UTC)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    # isoformat cuts the microseconds to milliseconds as this format does; its +00:00 -> Z.
+    return value.astimezone(UTC).isoformat(timespec="milliseconds")[:-6] + "Z"

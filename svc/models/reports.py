@@ -102,7 +102,7 @@ class Report(db.Model):
     def signature(self) -> str | None:
         """The signature when it was loaded with the report (the list, the full report); None
         otherwise (a report just filed has none yet), never a query of its own."""
-        loaded = inspect(self).attrs.signature_row.loaded_value
+        loaded = inspect(self).dict.get("signature_row")
         return loaded.signature if isinstance(loaded, ReportSignature) else None
 
     @property

@@ -12,6 +12,7 @@ from datetime import timedelta
 from sqlalchemy import bindparam, insert, or_, select
 from sqlalchemy import update as update_rows
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm.attributes import set_committed_value
 
 from svc import storage
 from svc.config import setting
@@ -88,6 +89,14 @@ _INSERT_DETAIL = insert(_report_details)
 _INSERT_EVENT = insert(ReportEvent.__table__)
 
 
+_NEW_REPORT_HAS = (
+    ("duplicate_row", None),
+    ("duplicate_rows", list),
+    ("signature_row", None),
+    ("external_issues", list),
+)
+
+
 def _new_report(project: Project, data: dict) -> Report:
     """The report to store, not yet numbered. It stays out of the session: `_store` writes it."""
     now = utcnow()
@@ -109,7 +118,10 @@ def _new_report(project: Project, data: dict) -> Report:
         updated_at=now,
         status_link_version=0,
     )
-    report.project = project
+    # What a new report is known to have: set as loaded, so that its answer reads no
+    # relationship's loader (and `project` sets off no backref to the project's reports).
+    for name, value in (*_NEW_REPORT_HAS, ("project", project)):
+        set_committed_value(report, name, value() if callable(value) else value)
     report.detail = ReportDetail(
         report_id=report.id,
         console_logs=data["console_logs"],

@@ -1,6 +1,7 @@
 """Secrets never reach storage: the redaction of docs/api.md §8.1.1, applied to every report
 before it is stored, whatever client sent it."""
 
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -14,7 +15,15 @@ REDACTED = "[redacted]"
 def canonical(name) -> str:
     """A parameter's or header's name as it is compared: without regard to case, `-` and `_`
     (`access-token`, `Access_Token` and `accessToken` are all `accesstoken`)."""
+    if type(name) is str:
+        return _canonical_text(name)
     return str(name).strip().lower().replace("-", "").replace("_", "")
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical_text(name: str) -> str:
+    # Reports repeat the same few header and parameter names thousands of times.
+    return name.strip().lower().replace("-", "").replace("_", "")
 
 
 # Signed-URL parameters and headers of the cloud stores: a presigned URL is a working download.
@@ -182,6 +191,8 @@ def mask_card_numbers(text: str) -> str:
 
 
 def _printable(value):
+    if type(value) is str and value.isprintable():  # no control characters: most values
+        return value
     return _HEADER_CONTROLS.sub("", value) if isinstance(value, str) else value
 
 

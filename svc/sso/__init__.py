@@ -56,16 +56,24 @@ def configuration_problem(app: Flask) -> str | None:
 
 class _FlowCookie(SecureCookieSessionInterface):
     """The flow's cookie is `Secure` by the rule svc's own cookies follow (SVC_COOKIE_SECURE;
-    `auto`: whether the request came over HTTPS), not Flask's fixed setting."""
+    `auto`: whether the request came over HTTPS), not Flask's fixed setting. Every other
+    request comes without it: its empty session is made without Flask's signing serializer,
+    which Flask builds first for every request."""
 
     def get_cookie_secure(self, app: Flask) -> bool:
         return cookies_secure()
+
+    def open_session(self, app: Flask, request):
+        if app.secret_key and self.get_cookie_name(app) not in request.cookies:
+            return self.session_class()
+        return super().open_session(app, request)
 
 
 def init_app(app: Flask) -> None:
     """Register the provider, when one is configured; Flask's session cookie (which holds only
     the flow's state, nonce and PKCE verifier) gets a name, path and flags of its own."""
     config = app.config
+    app.session_interface = _FlowCookie()
     if not config["SVC_OIDC_ISSUER"]:
         return
     from svc.sso.provider import Provider  # Authlib, only where single sign-on is on
@@ -76,7 +84,6 @@ def init_app(app: Flask) -> None:
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",  # it must come back on the provider's redirect
     )
-    app.session_interface = _FlowCookie()
     app.extensions["svc.oidc"] = Provider(app)
 
 
