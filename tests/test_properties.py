@@ -1,5 +1,6 @@
-"""Property tests (hypothesis) for the pieces with rules: token parsing, signatures, tracking-id
-allocation, and the report list's filters, search and sort against a model of the same data.
+"""Property tests (hypothesis) for the pieces with rules: token parsing, signatures, redaction's
+shortcut, tracking-id allocation, and the report list's filters, search and sort against a
+model of the same data.
 (The webhook retry schedule's property lives in test_webhooks.py, beside its receiver.)
 """
 
@@ -10,12 +11,14 @@ import itertools
 import uuid
 from datetime import UTC, datetime
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from standardwebhooks import Webhook
 
 from harness.client import csrf
+from svc import json_codec
 from svc.auth import tokens
+from svc.services import redaction
 from svc.webhooks.signing import standard_signature, svc_signature
 from tests.helpers import png_bytes, upload
 
@@ -91,6 +94,91 @@ def test_the_standard_signature_verifies_with_the_reference_library(
     signature = standard_signature(whsec, message_id, timestamp, body.encode())
     at = datetime.fromtimestamp(timestamp, tz=UTC)
     assert signature == Webhook(whsec).sign(message_id, at, body)
+
+
+# --- redaction's shortcut -------------------------------------------------------------------------
+
+# Names as reporters' pages send them, secrets in every spelling `canonical` folds, and the
+# spellings a text-only check could miss: encoded, with control characters, non-ASCII.
+_NAMES = st.one_of(
+    st.sampled_from(
+        [
+            "accept",
+            "x-request-id",
+            "content-type",
+            "include",
+            "page",
+            "user",
+            "body",
+            "Authorization",
+            "x_api_key",
+            "Set-Cookie",
+            "access_token",
+            "Access-Token",
+            " token ",
+            "+token",
+            "to+ken",
+            "%74oken",
+            "tok\x00en",
+            "token\x7f",
+            "\u212aey",
+            "sessionid",
+            "requestBody",
+            "cc",
+            "sig",
+            "key",
+            "x.y",
+        ]
+    ),
+    st.text(max_size=8),
+)
+_VALUES = st.one_of(
+    st.text(max_size=12), st.sampled_from(["[redacted]", "***", "a@b"]), st.integers(), st.none()
+)
+_URLS = st.builds(
+    lambda base, pairs: (
+        base + "".join(f"{'&' if i else '?'}{k}={v}" for i, (k, v) in enumerate(pairs))
+    ),
+    st.sampled_from(["https://shop.example/a", "https://u:p@shop.example/b", "/cart", "#/r"]),
+    st.lists(st.tuples(_NAMES, st.text(alphabet="ab1*", max_size=4)), max_size=3),
+)
+_ENTRIES = st.fixed_dictionaries(
+    {"url": _URLS},
+    optional={
+        "requestHeaders": st.dictionaries(_NAMES, _VALUES, max_size=3),
+        "responseHeaders": st.lists(
+            st.fixed_dictionaries({"name": _NAMES, "value": _VALUES}), max_size=2
+        ),
+        "responseBody": st.one_of(
+            st.text(max_size=12), st.dictionaries(_NAMES, _VALUES, max_size=2)
+        ),
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@example(logs=[{"url": "/cart?%74oken=a"}], extra=())  # encoded: token
+@example(logs=[{"url": "/cart?\u212aey=a"}], extra=())  # Kelvin sign, lower-cased: key
+@example(logs=[{"url": "https://u:p@shop.example/"}], extra=())
+@example(logs=[{"url": "/cart", "requestHeaders": {"accept": "a\x01b"}}], extra=())
+@example(logs=[{"url": "/cart", "requestHeaders": {"accept": "a\x7fb"}}], extra=())
+@example(logs=[{"url": "/cart", "responseBody": "4111 1111 1111 1111"}], extra=())
+@example(logs=[{"url": "/cart", "requestHeaders": {"x.y": "a"}}], extra=("x.y",))
+@given(logs=st.lists(_ENTRIES, max_size=3), extra=st.sampled_from([(), ("sessionid",), ("x.y",)]))
+def test_network_entries_are_left_unwalked_only_when_walking_changes_nothing(logs, extra):
+    names = frozenset(map(redaction.canonical, extra))
+    headers, parameters = redaction.SECRET_HEADERS | names, redaction.SECRET_PARAMETERS | names
+    if redaction._nothing_to_redact(json_codec.dumps_bytes(logs), headers | parameters):
+        walked = [redaction.redact_network_entry(entry, headers, parameters) for entry in logs]
+        assert walked == logs
+
+
+def test_most_requests_are_left_unwalked():
+    logs = [{"url": "https://shop.example/cart?page=2", "requestHeaders": {"accept": "*/*"}}]
+    names = redaction.SECRET_HEADERS | redaction.SECRET_PARAMETERS
+    assert redaction._nothing_to_redact(json_codec.dumps_bytes(logs), names)
+    logs[0]["requestHeaders"]["X-Api-Key"] = "k"
+    assert not redaction._nothing_to_redact(json_codec.dumps_bytes(logs), names)
 
 
 # --- tracking ids ---------------------------------------------------------------------------------

@@ -286,6 +286,35 @@ def redact_network_entry(
     return entry
 
 
+# Bytes of serialised ASCII JSON as `canonical` compares names: letters lower-cased, digits
+# kept, everything else a space between words (`-` and `_` are deleted as they are read).
+_AS_WORDS = (
+    bytes(
+        byte | 0x20 if chr(byte).isalpha() else byte if chr(byte).isdigit() else ord(" ")
+        for byte in range(128)
+    )
+    + b" " * 128
+)
+_BODY_WORDS = frozenset(canonical(field).encode() for field in BODY_FIELDS)
+
+
+def _nothing_to_redact(text: bytes | None, names: frozenset[str]) -> bool:
+    """Whether network entries, serialised as `text`, hold nothing that redact_network_entry
+    would change, told from the text alone (most reports' requests; walking them was the larger
+    part of redaction). Never yes when it cannot tell: ASCII only, no escapes (control
+    characters would be), no `@` (user:password@) or `%` (encoded names), and no word, in the
+    form `canonical` compares, that names a secret or a body field. A secret's name, as a
+    header's or a URL parameter's, is such a word."""
+    if text is None or not text.isascii():
+        return False
+    if b"\\" in text or b"@" in text or b"%" in text or b"\x7f" in text:
+        return False
+    if not all(name.isascii() and name.isalnum() for name in names):
+        return False  # a configured name that is no single word
+    words = set(text.translate(_AS_WORDS, b"-_").split())
+    return words.isdisjoint(name.encode() for name in names) and words.isdisjoint(_BODY_WORDS)
+
+
 def _redact_urls(value, names: frozenset[str]):
     """Every string in `value` that reads as a URL (`scheme://...`, or a path from `/`)."""
     if isinstance(value, str):
@@ -320,12 +349,15 @@ def redact_report(data: dict, extra_names: Iterable[str] = (), details: bool = T
     parameter_names = SECRET_PARAMETERS | extra
     redacted = dict(data)
     if "network_logs" in data:
-        redacted["network_logs"] = _without_jwts(
-            [
+        logs = data["network_logs"]
+        text = json_codec.dumps_bytes(logs)
+        if not details or not _nothing_to_redact(text, header_names | parameter_names):
+            logs = [
                 redact_network_entry(entry, header_names, parameter_names, details)
-                for entry in data["network_logs"]
+                for entry in logs
             ]
-        )
+            text = None
+        redacted["network_logs"] = _without_jwts(logs, text)
     if "console_logs" in data:
         # Messages, stacks and arguments alike.
         redacted["console_logs"] = _without_jwts(data["console_logs"])
