@@ -3,6 +3,7 @@
 Used as `gunicorn --config python:svc.gunicorn_conf wsgi:app`.
 """
 
+import gc
 import re
 
 from gunicorn.glogging import Logger
@@ -55,6 +56,13 @@ graceful_timeout = 20
 # (docs/performance.md, "Where a run's CPU goes"). New code takes a restart (SIGHUP to gunicorn
 # does not reload it); make run and the container always restart.
 preload_app = True
+
+
+def pre_fork(server, worker) -> None:
+    """What the master loaded (the app, its tables, its routes) lives as long as the workers:
+    frozen, the workers' garbage collections never walk it again, and never write to its
+    pages, which then stay shared (the gc module's advice for a fork without exec)."""
+    gc.freeze()
 
 
 def post_fork(server, worker) -> None:
