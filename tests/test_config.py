@@ -115,6 +115,7 @@ def test_every_sqlite_connection_is_tuned(tmp_path):
                     "synchronous",
                     "busy_timeout",
                     "foreign_keys",
+                    "temp_store",
                     "mmap_size",
                     "cache_size",
                     "wal_autocheckpoint",
@@ -128,6 +129,7 @@ def test_every_sqlite_connection_is_tuned(tmp_path):
         "synchronous": 1,  # NORMAL
         "busy_timeout": 10_000,
         "foreign_keys": 1,
+        "temp_store": 2,  # MEMORY
         "mmap_size": SQLITE_MMAP_BYTES,
         "cache_size": -64 * 1024,
         "wal_autocheckpoint": SQLITE_WAL_AUTOCHECKPOINT_PAGES,
