@@ -106,14 +106,6 @@ _INSERT_ALL = (
 )
 
 
-_NEW_REPORT_HAS = (
-    ("duplicate_row", None),
-    ("duplicate_rows", list),
-    ("signature_row", None),
-    ("external_issues", list),
-)
-
-
 def _new_report(project: Project, data: dict) -> Report:
     """The report to store, not yet numbered. It stays out of the session: `_store` writes it."""
     now = utcnow()
@@ -135,10 +127,13 @@ def _new_report(project: Project, data: dict) -> Report:
         updated_at=now,
         status_link_version=0,
     )
-    # What a new report is known to have: set as loaded, so that its answer reads no
-    # relationship's loader (and `project` sets off no backref to the project's reports).
-    for name, value in (*_NEW_REPORT_HAS, ("project", project)):
-        set_committed_value(report, name, value() if callable(value) else value)
+    # What a new report is known to have, set as loaded: its answer then reads no
+    # relationship's loader, and `project` sets off no backref to the project's reports.
+    set_committed_value(report, "project", project)
+    for name in ("duplicate_row", "signature_row"):
+        set_committed_value(report, name, None)
+    for name in ("duplicate_rows", "external_issues"):
+        set_committed_value(report, name, [])
     report.detail = ReportDetail(
         report_id=report.id,
         console_logs=data["console_logs"],

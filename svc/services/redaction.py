@@ -15,14 +15,15 @@ REDACTED = "[redacted]"
 def canonical(name) -> str:
     """A parameter's or header's name as it is compared: without regard to case, `-` and `_`
     (`access-token`, `Access_Token` and `accessToken` are all `accesstoken`)."""
-    if type(name) is str:
-        return _canonical_text(name)
+    if type(name) is str and len(name) <= 64:
+        return _canonical_short(name)
     return str(name).strip().lower().replace("-", "").replace("_", "")
 
 
 @functools.lru_cache(maxsize=4096)
-def _canonical_text(name: str) -> str:
-    # Reports repeat the same few header and parameter names thousands of times.
+def _canonical_short(name: str) -> str:
+    # Reports repeat the same few header and parameter names thousands of times; only short
+    # ones are kept, so that a reporter's long names cannot fill a worker's memory.
     return name.strip().lower().replace("-", "").replace("_", "")
 
 
