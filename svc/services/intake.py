@@ -84,25 +84,43 @@ _NEXT_NUMBER = (
     .returning(_projects.c.last_report_number)
 )
 _STILL_AS_SEEN = select(_projects.c.id).where(_AS_SEEN)
-# The report, its detail and its event: on SQLite three INSERTs; on PostgreSQL one statement,
-# the first two as INSERTs in its WITH (a round trip instead of three; the detail's and the
-# event's foreign keys are checked at the statement's end, when the report is there).
+# The report, its detail and its event: on SQLite the numbering and three INSERTs; on
+# PostgreSQL one statement, the numbering and the INSERTs in its WITH, each INSERT taking its
+# row only when the one before it wrote (a round trip instead of four; the foreign keys are
+# checked at the statement's end, when the report is there).
 _WRITTEN = (_reports, _report_details, ReportEvent.__table__)
 _INSERTS = tuple(insert(table) for table in _WRITTEN)
+_PREFIXES = ("report_", "detail_", "event_")
 
 
-def _insert_named(table, prefix: str):
-    """INSERT of one row whose values are the parameters `<prefix><column>`."""
-    return insert(table).values(
-        {column.key: bindparam(prefix + column.key, type_=column.type) for column in table.c}
+def _insert_after(table, prefix: str, source, **computed):
+    """INSERT of one row for each row of `source` (none, or one): its values the parameters
+    `<prefix><column>`, or the `computed` ones."""
+    values = [
+        computed.get(column.key, bindparam(prefix + column.key, type_=column.type))
+        for column in table.c
+    ]
+    return insert(table).from_select(
+        [column.key for column in table.c], select(*values).select_from(source)
     )
 
 
-_PREFIXES = ("report_", "detail_", "event_")
-_INSERT_ALL = (
-    _insert_named(_WRITTEN[2], _PREFIXES[2])
-    .add_cte(_insert_named(_WRITTEN[0], _PREFIXES[0]).cte("new_report"))
-    .add_cte(_insert_named(_WRITTEN[1], _PREFIXES[1]).cte("new_detail"))
+_numbered = _NEXT_NUMBER.cte("numbered")
+_new_report_row = (
+    _insert_after(_reports, "report_", _numbered, number=_numbered.c.last_report_number)
+    .returning(_reports.c.id)
+    .cte("new_report")
+)
+_NUMBER_AND_WRITE = select(_numbered.c.last_report_number).add_cte(
+    _new_report_row,
+    _insert_after(_report_details, "detail_", _new_report_row).cte("new_detail"),
+    _insert_after(_WRITTEN[2], "event_", _new_report_row).cte("new_event"),
+)
+_events = ReportEvent.__table__
+_SET_PAYLOAD = (
+    update_rows(_events)
+    .where(_events.c.id == bindparam("event_id"))
+    .values(payload=bindparam("made", type_=_events.c.payload.type))
 )
 
 
@@ -160,21 +178,38 @@ def _store(project: Project, report: Report) -> None:
     # The session's connection, for Core statements: Session.execute adds the ORM's machinery
     # to each (2 % of a creation's instructions, docs/performance.md).
     connection = db.session.connection()
-    number = connection.execute(
-        _NEXT_NUMBER, {"project_id": report.project_id, "seen": report.project.version}
-    ).scalar()
-    if number is None:
-        raise ProjectChanged()
-    report.number = number
-    rows = (_row(report), _row(report.detail), _event_row(project, report))
+    seen = {"project_id": report.project_id, "seen": report.project.version}
+    event = _event_row(project, report)
     if connection.dialect.name == "postgresql":
-        named = {}
-        for prefix, row in zip(_PREFIXES, rows, strict=True):
+        named = dict(seen)
+        for prefix, row in zip(_PREFIXES, (_row(report), _row(report.detail), event), strict=True):
             named.update((prefix + key, value) for key, value in row.items())
-        connection.execute(_INSERT_ALL, named)
+        report.number = _numbered_or_changed(connection.execute(_NUMBER_AND_WRITE, named))
+        made = _payload(project, report)
+        if made is not None:
+            connection.execute(_SET_PAYLOAD, {"event_id": event["id"], "made": made})
     else:
-        for statement, row in zip(_INSERTS, rows, strict=True):
+        report.number = _numbered_or_changed(connection.execute(_NEXT_NUMBER, seen))
+        event["payload"] = _payload(project, report)
+        for statement, row in zip(
+            _INSERTS, (_row(report), _row(report.detail), event), strict=True
+        ):
             connection.execute(statement, row)
+
+
+def _payload(project: Project, report: Report) -> dict | None:
+    """The webhook's payload, made now so that it says what was filed; it names the tracking
+    number, so it is made once the report has one."""
+    if not project.webhook_url:
+        return None
+    return payloads.event_payload(payloads.CREATED, report, report.created_at)
+
+
+def _numbered_or_changed(result) -> int:
+    number = result.scalar()
+    if number is None:  # the project is no longer as the request read it: nothing was written
+        raise ProjectChanged()
+    return number
 
 
 def create(
@@ -234,11 +269,7 @@ def _offering_status_page(project: Project, report: Report) -> Report | Shown:
 
 
 def _event_row(project: Project, report: Report) -> dict:
-    """The one event the fan-out works from; the webhook's payload is made now, so that it
-    says what was filed."""
-    payload = None
-    if project.webhook_url:
-        payload = payloads.event_payload(payloads.CREATED, report, report.created_at)
+    """The one event the fan-out works from; its webhook payload follows (`_payload`)."""
     return {
         "id": uuid.uuid4(),
         "kind": REPORT_CREATED,
@@ -246,7 +277,7 @@ def _event_row(project: Project, report: Report) -> dict:
         "project_id": project.id,
         "severity": report.severity,
         "category": report.category,
-        "payload": payload,
+        "payload": None,
         "created_at": report.created_at,
         "lease_until": None,
         "lease_token": None,
