@@ -87,17 +87,18 @@ _STILL_AS_SEEN = select(_projects.c.id).where(_AS_SEEN)
 # The report, its detail and its event: on SQLite the numbering and three INSERTs; on
 # PostgreSQL one statement, the numbering and the INSERTs in its WITH, each INSERT taking its
 # row only when the one before it wrote (a round trip instead of four; the foreign keys are
-# checked at the statement's end, when the report is there).
-_WRITTEN = (_reports, _report_details, ReportEvent.__table__)
+# checked at the statement's end, when the report is there). There each table's values are
+# the parameters `<table>_<column>`.
+_events = ReportEvent.__table__
+_WRITTEN = (_reports, _report_details, _events)
 _INSERTS = tuple(insert(table) for table in _WRITTEN)
-_PREFIXES = ("report_", "detail_", "event_")
 
 
-def _insert_after(table, prefix: str, source, **computed):
+def _insert_after(table, source, **computed):
     """INSERT of one row for each row of `source` (none, or one): its values the parameters
-    `<prefix><column>`, or the `computed` ones."""
+    `<table>_<column>`, or the `computed` ones."""
     values = [
-        computed.get(column.key, bindparam(prefix + column.key, type_=column.type))
+        computed.get(column.key, bindparam(f"{table.name}_{column.key}", type_=column.type))
         for column in table.c
     ]
     return insert(table).from_select(
@@ -107,16 +108,15 @@ def _insert_after(table, prefix: str, source, **computed):
 
 _numbered = _NEXT_NUMBER.cte("numbered")
 _new_report_row = (
-    _insert_after(_reports, "report_", _numbered, number=_numbered.c.last_report_number)
+    _insert_after(_reports, _numbered, number=_numbered.c.last_report_number)
     .returning(_reports.c.id)
     .cte("new_report")
 )
 _NUMBER_AND_WRITE = select(_numbered.c.last_report_number).add_cte(
     _new_report_row,
-    _insert_after(_report_details, "detail_", _new_report_row).cte("new_detail"),
-    _insert_after(_WRITTEN[2], "event_", _new_report_row).cte("new_event"),
+    _insert_after(_report_details, _new_report_row).cte("new_detail"),
+    _insert_after(_events, _new_report_row).cte("new_event"),
 )
-_events = ReportEvent.__table__
 _SET_PAYLOAD = (
     update_rows(_events)
     .where(_events.c.id == bindparam("event_id"))
@@ -182,8 +182,8 @@ def _store(project: Project, report: Report) -> None:
     event = _event_row(project, report)
     if connection.dialect.name == "postgresql":
         named = dict(seen)
-        for prefix, row in zip(_PREFIXES, (_row(report), _row(report.detail), event), strict=True):
-            named.update((prefix + key, value) for key, value in row.items())
+        for table, row in zip(_WRITTEN, _rows(report, event), strict=True):
+            named.update((f"{table.name}_{key}", value) for key, value in row.items())
         report.number = _numbered_or_changed(connection.execute(_NUMBER_AND_WRITE, named))
         made = _payload(project, report)
         if made is not None:
@@ -191,10 +191,13 @@ def _store(project: Project, report: Report) -> None:
     else:
         report.number = _numbered_or_changed(connection.execute(_NEXT_NUMBER, seen))
         event["payload"] = _payload(project, report)
-        for statement, row in zip(
-            _INSERTS, (_row(report), _row(report.detail), event), strict=True
-        ):
+        for statement, row in zip(_INSERTS, _rows(report, event), strict=True):
             connection.execute(statement, row)
+
+
+def _rows(report: Report, event: dict) -> tuple[dict, dict, dict]:
+    """The rows of `_WRITTEN`, in its order."""
+    return _row(report), _row(report.detail), event
 
 
 def _payload(project: Project, report: Report) -> dict | None:
