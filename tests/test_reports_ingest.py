@@ -692,6 +692,39 @@ def test_a_project_that_changes_at_every_try_answers_503_and_stores_nothing(app,
     assert file_report(client, api_key).status_code == 201
 
 
+def test_a_report_alone_commits_with_its_one_statement(app, client, api_key):
+    """On PostgreSQL a creation that writes nothing but its one statement runs it without a
+    transaction of its own (no BEGIN, no COMMIT: the statement is atomic); one that also keeps
+    an Idempotency-Key runs in a transaction. Every connection goes back to the pool
+    transactional. SQLite's four statements always share a transaction."""
+    autocommitting, returned = [], []
+
+    def numbering(connection, cursor, statement, *_):
+        if "UPDATE projects SET last_report_number" in statement:
+            driver = connection.connection.driver_connection
+            if connection.dialect.name == "postgresql":
+                autocommitting.append(driver.autocommit)
+            else:
+                autocommitting.append(not driver.in_transaction)
+
+    def checked_in(dbapi_connection, _record):
+        returned.append(getattr(dbapi_connection, "autocommit", False))
+
+    with app.app_context():
+        engine = db.engine
+    event.listen(engine, "before_cursor_execute", numbering)
+    event.listen(engine.pool, "checkin", checked_in)
+    try:
+        assert file_report(client, api_key).status_code == 201
+        assert file_report(client, api_key, headers={"Idempotency-Key": "k1"}).status_code == 201
+    finally:
+        event.remove(engine, "before_cursor_execute", numbering)
+        event.remove(engine.pool, "checkin", checked_in)
+    assert autocommitting == [engine.dialect.name == "postgresql", False]
+    assert returned and not any(returned)
+    assert count_reports(app) == 2
+
+
 def test_401_comes_before_validation(client):
     response = client.post(
         "/api/v1/reports", json={"title": ""}, headers={"X-API-Key": "svc_pub_nope"}

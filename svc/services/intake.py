@@ -171,15 +171,13 @@ def _row(instance) -> dict:
     }
 
 
-def _store(project: Project, report: Report) -> None:
+def _store(project: Project, report: Report, alone: bool) -> None:
     """Number the report and write it with its event: the part of a creation that runs one at
     a time (the project's row lock, or SQLite's write lock), so everything else is prepared
-    before."""
-    # The session's connection, for Core statements: Session.execute adds the ORM's machinery
-    # to each (2 % of a creation's instructions, docs/performance.md).
-    connection = db.session.connection()
+    before. `alone`: nothing else of the creation writes (no upload to claim, no key to keep)."""
     seen = {"project_id": report.project_id, "seen": report.project.version}
     event = _event_row(project, report)
+    connection = _connection(alone=alone and not project.webhook_url)
     if connection.dialect.name == "postgresql":
         named = dict(seen)
         for table, row in zip(_WRITTEN, _rows(report, event), strict=True):
@@ -193,6 +191,17 @@ def _store(project: Project, report: Report) -> None:
         event["payload"] = _payload(project, report)
         for statement, row in zip(_INSERTS, _rows(report, event), strict=True):
             connection.execute(statement, row)
+
+
+def _connection(alone: bool):
+    """The session's connection, for Core statements: Session.execute adds the ORM's machinery
+    to each (2 % of a creation's instructions, docs/performance.md). On PostgreSQL a creation
+    that is its one statement commits by itself: the statement is atomic, and BEGIN and COMMIT
+    were two round trips of the four it made."""
+    session = db.session()
+    if alone and not session.in_transaction() and session.get_bind().dialect.name == "postgresql":
+        return session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+    return session.connection()
 
 
 def _rows(report: Report, event: dict) -> tuple[dict, dict, dict]:
@@ -233,7 +242,8 @@ def create(
         data = {**data, "locale": settings["locale"]}
     data = redaction.redact_report(data, setting("SVC_REDACT_NAMES"), details)
     report = _new_report(project, data)
-    _store(project, report)
+    uploads = any(key_of(report) for _field, key_of, _replay in _UPLOAD_FIELDS)
+    _store(project, report, alone=idempotency_key is None and not uploads)
     _attach_screenshots(project, report)
     if idempotency_key is not None:
         db.session.add(
