@@ -10,7 +10,7 @@ import pytest
 
 from harness.client import create_project, csrf, new_member, register
 from svc.models.base import utcnow
-from svc.services import notifications
+from svc.services import notification_mails, notifications
 from tests.helpers import file_report, send_due, text_of
 
 TRACKING_ID = re.compile(r"\bWS-\d+\b")
@@ -131,7 +131,10 @@ def test_the_assignee_hears_of_it_unless_they_chose_nothing(mail_app, smtp_serve
     assert vera.get("/api/v1/auth/me").status_code == 200  # (viewers cannot be assigned)
 
 
-def test_a_burst_becomes_one_summary(mail_app, smtp_server, team):
+@pytest.mark.parametrize("read_at_once", [500, 3])
+def test_a_burst_becomes_one_summary(mail_app, smtp_server, team, monkeypatch, read_at_once):
+    """Its reports are read a few hundred per query (here also three: every one is named)."""
+    monkeypatch.setattr(notification_mails, "_READ_AT_ONCE", read_at_once)
     for number in range(8):
         report(team, "critical", title=f"Outage {number}")
     mail_out(mail_app)
