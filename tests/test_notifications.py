@@ -7,10 +7,12 @@ from datetime import timedelta
 from urllib.parse import urlsplit
 
 import pytest
+from sqlalchemy import text
 
 from harness.client import create_project, csrf, new_member, register
+from svc.extensions import db
 from svc.models.base import utcnow
-from svc.services import notification_mails, notifications
+from svc.services import notifications
 from tests.helpers import file_report, send_due, text_of
 
 TRACKING_ID = re.compile(r"\bWS-\d+\b")
@@ -134,7 +136,7 @@ def test_the_assignee_hears_of_it_unless_they_chose_nothing(mail_app, smtp_serve
 @pytest.mark.parametrize("read_at_once", [500, 3])
 def test_a_burst_becomes_one_summary(mail_app, smtp_server, team, monkeypatch, read_at_once):
     """Its reports are read a few hundred per query (here also three: every one is named)."""
-    monkeypatch.setattr(notification_mails, "_READ_AT_ONCE", read_at_once)
+    monkeypatch.setattr(notifications, "_AT_ONCE", read_at_once)
     for number in range(8):
         report(team, "critical", title=f"Outage {number}")
     mail_out(mail_app)
@@ -144,6 +146,25 @@ def test_a_burst_becomes_one_summary(mail_app, smtp_server, team, monkeypatch, r
     # A summary's link is for every project.
     assert "No more mails about any project" in text_of(summary)
     assert summary["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+
+
+def test_what_was_marked_meanwhile_is_not_mailed_again(mail_app, smtp_server, team, monkeypatch):
+    """The mails are made before the transaction that queues them: a scheduler that lost its
+    lease meanwhile finds the notifications marked by the one that took over, and queues
+    nothing."""
+    report(team, "critical", title="Outage")
+    made = notifications._mails_for
+
+    def then_taken_over(*args):
+        mails = made(*args)
+        with db.engine.begin() as other:  # the scheduler that took the lease over
+            other.execute(text("UPDATE notifications SET mailed_at = created_at"))
+        return mails
+
+    monkeypatch.setattr(notifications, "_mails_for", then_taken_over)
+    with mail_app.app_context():
+        assert notifications.send_due() == 0
+    assert mail_out(mail_app) == []  # nothing queued, nothing left to mail
 
 
 def test_past_five_mails_in_five_minutes_the_rest_wait_for_one_summary(mail_app, smtp_server, team):

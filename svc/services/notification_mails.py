@@ -6,16 +6,14 @@ import uuid
 
 from flask import current_app
 from itsdangerous import URLSafeSerializer
-from sqlalchemy import select
 
 from svc.config import public_url
-from svc.extensions import db
 from svc.models import Notification, Project, Report, User
 from svc.models.notifications import ASSIGNED, MENTIONED, NEW_REPORT, REOPENED
 
 
-def single(user: User, item: Notification) -> tuple[str, str, dict]:
-    report, project = _report_and_project(item)
+def single(user: User, item: Notification, report: Report) -> tuple[str, str, dict]:
+    project = report.project
     link = public_url(f"/reports/{report.tracking_id}")
     title = one_line(report.title)
     if item.kind == NEW_REPORT:
@@ -34,8 +32,10 @@ def single(user: User, item: Notification) -> tuple[str, str, dict]:
     return _with_footer(user, subject, text, project)
 
 
-def summary(user: User, items: list[Notification]) -> tuple[str, str, dict]:
-    reports = _reports_of(items)
+def summary(
+    user: User, items: list[Notification], reports: dict[uuid.UUID, Report]
+) -> tuple[str, str, dict]:
+    """One mail for `items`; `reports` holds the report of each, by id."""
     lines = []
     for item in items:
         report = reports[item.report_id]
@@ -53,25 +53,6 @@ def summary(user: User, items: list[Notification]) -> tuple[str, str, dict]:
         + "\n\n".join(lines)
     )
     return _with_footer(user, subject, text, None)
-
-
-def _report_and_project(item: Notification) -> tuple[Report, Project]:
-    report = db.session.get(Report, item.report_id)
-    return report, db.session.get(Project, item.project_id)
-
-
-# A summary after a burst names hundreds of reports: read so many per query, not one each
-# (one each was three quarters of the job under load, docs/performance.md).
-_READ_AT_ONCE = 500
-
-
-def _reports_of(items: list[Notification]) -> dict[uuid.UUID, Report]:
-    ids = list({item.report_id for item in items})
-    found = {}
-    for start in range(0, len(ids), _READ_AT_ONCE):
-        query = select(Report).where(Report.id.in_(ids[start : start + _READ_AT_ONCE]))
-        found.update((report.id, report) for report in db.session.scalars(query))
-    return found
 
 
 def one_line(text: str, limit: int = 120) -> str:
