@@ -247,6 +247,20 @@ def test_nobody_deactivated_or_outside_hears_anything(mail_app, smtp_server, tea
     ]
 
 
+def test_what_waited_for_someone_deactivated_since_goes_unsent(mail_app, smtp_server, team):
+    """Deactivated after the report came and before the mail went: nothing goes to them, also
+    once they are active again."""
+    ada, grace = team["ada"], team["grace"]
+    choose(grace, team["project"], "all")
+    report(team, "critical")
+    grace_admin = f"/api/v1/admin/users/{grace.user['id']}"
+    ada.patch(grace_admin, json={"active": False}, headers=csrf(ada))
+    mail_out(mail_app)
+    ada.patch(grace_admin, json={"active": True}, headers=csrf(ada))
+    mail_out(mail_app)
+    assert [to for to, _ in received(smtp_server)] == ["ada@example.com"]
+
+
 def test_a_deleted_report_takes_its_pending_notifications(mail_app, smtp_server, team):
     ada = team["ada"]
     filed = report(team, "critical")

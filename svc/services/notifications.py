@@ -215,28 +215,23 @@ def _send_for(user_id: uuid.UUID, now: datetime) -> int:
     # Removed from a project (or left it) while a notification waited: it goes unsent.
     marks = [(None, [item for item in pending if item.project_id not in member_of])]
     pending = [item for item in pending if item.project_id in member_of]
-    mails = _mails_for(user, pending, now)
+    mails = _mails_for(user, pending, now) if user.active else []
     db.session.commit()
-    if mails is None:
-        pass  # the window is full: the rest waits
-    elif not mails:  # deactivated since: nothing goes to them
+    if not user.active:  # deactivated since: nothing goes to them
         marks.append((None, pending))
-    else:
-        marks += [(outbox.queue(user.email, *mail), items) for mail, items in mails]
+    marks += [(outbox.queue(user.email, *mail), items) for mail, items in mails]
     if not _marked(marks, now):
         db.session.rollback()
         return 0
     db.session.commit()
-    return len(mails or ())
+    return len(mails)
 
 
-def _mails_for(user: User, pending: list[Notification], now: datetime) -> list | None:
+def _mails_for(user: User, pending: list[Notification], now: datetime) -> list:
     """The mails that tell `user` of `pending` now, each (subject, text, headers) with the
-    notifications it tells of; None while they wait for room in the burst window."""
+    notifications it tells of; none while they wait for room in the burst window."""
     room = BURST_LIMIT - _mails_within(user.id, now)
-    if not pending or (room <= 0 and user.active):
-        return None
-    if not user.active:
+    if not pending or room <= 0:
         return []
     reports = _reports_of(pending)
     # What came while the window was full waited for a summary: it stays one, also when the
