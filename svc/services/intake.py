@@ -174,10 +174,10 @@ def _row(instance) -> dict:
 def _store(project: Project, report: Report, alone: bool) -> None:
     """Number the report and write it with its event: the part of a creation that runs one at
     a time (the project's row lock, or SQLite's write lock), so everything else is prepared
-    before. `alone`: nothing else of the creation writes (no upload to claim, no key to keep)."""
+    before. `alone`: nothing else of the creation writes (see `create`)."""
     seen = {"project_id": report.project_id, "seen": report.project.version}
     event = _event_row(project, report)
-    connection = _connection(alone=alone and not project.webhook_url)
+    connection = _connection(alone)
     if connection.dialect.name == "postgresql":
         named = dict(seen)
         for table, row in zip(_WRITTEN, _rows(report, event), strict=True):
@@ -242,8 +242,10 @@ def create(
         data = {**data, "locale": settings["locale"]}
     data = redaction.redact_report(data, setting("SVC_REDACT_NAMES"), details)
     report = _new_report(project, data)
+    # Nothing else to write: no upload to claim, no key to keep, no webhook payload to set.
     uploads = any(key_of(report) for _field, key_of, _replay in _UPLOAD_FIELDS)
-    _store(project, report, alone=idempotency_key is None and not uploads)
+    alone = idempotency_key is None and not uploads and not project.webhook_url
+    _store(project, report, alone)
     _attach_screenshots(project, report)
     if idempotency_key is not None:
         db.session.add(

@@ -15,6 +15,7 @@ every project. What the mails say: svc.services.notification_mails.
 """
 
 import uuid
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from itsdangerous import BadSignature
@@ -215,10 +216,12 @@ def _send_for(user_id: uuid.UUID, now: datetime) -> int:
     # Removed from a project (or left it) while a notification waited: it goes unsent.
     marks = [(None, [item for item in pending if item.project_id not in member_of])]
     pending = [item for item in pending if item.project_id in member_of]
-    mails = _mails_for(user, pending, now) if user.active else []
-    db.session.commit()
-    if not user.active:  # deactivated since: nothing goes to them
+    mails = []
+    if user.active:
+        mails = _mails_for(user, pending, now)
+    else:  # deactivated since: nothing goes to them
         marks.append((None, pending))
+    db.session.commit()
     marks += [(outbox.queue(user.email, *mail), items) for mail, items in mails]
     if not _marked(marks, now):
         db.session.rollback()
@@ -250,11 +253,15 @@ def _mails_for(user: User, pending: list[Notification], now: datetime) -> list:
 _AT_ONCE = 500
 
 
-def _reports_of(items: list[Notification]) -> dict[uuid.UUID, Report]:
-    ids = list({item.report_id for item in items})
-    found = {}
+def _chunks(ids: list[uuid.UUID]) -> Iterator[list[uuid.UUID]]:
     for start in range(0, len(ids), _AT_ONCE):
-        query = select(Report).where(Report.id.in_(ids[start : start + _AT_ONCE]))
+        yield ids[start : start + _AT_ONCE]
+
+
+def _reports_of(items: list[Notification]) -> dict[uuid.UUID, Report]:
+    found = {}
+    for chunk in _chunks(list({item.report_id for item in items})):
+        query = select(Report).where(Report.id.in_(chunk))
         found.update((report.id, report) for report in db.session.scalars(query))
     return found
 
@@ -263,9 +270,7 @@ def _marked(marks: list[tuple[uuid.UUID | None, list[Notification]]], now: datet
     """Mark each (mail id, notifications) mailed, by that mail (None: by none); False when
     any of them was marked already."""
     for mail_id, items in marks:
-        ids = [item.id for item in items]
-        for start in range(0, len(ids), _AT_ONCE):
-            chunk = ids[start : start + _AT_ONCE]
+        for chunk in _chunks([item.id for item in items]):
             changed = db.session.execute(
                 update(Notification)
                 .where(Notification.id.in_(chunk), Notification.mailed_at.is_(None))
