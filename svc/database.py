@@ -53,9 +53,10 @@ def configure_sqlite(connection: sqlite3.Connection) -> None:
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
     cursor.execute("PRAGMA foreign_keys=ON")
-    # Statement journals in memory: a report's INSERT, with its search triggers, journals past
-    # SQLite's 64 KiB spill, which made a temporary file to create, write and delete per report
-    # (docs/performance.md). Large sorts keep to memory too; lists and exports read in index order.
+    # Statement journals in memory: a report's INSERT (then with its search triggers) journalled
+    # past SQLite's 64 KiB spill, which made a temporary file to create, write and delete per
+    # report (docs/performance.md); the fan-out's batches still would. Large sorts keep to
+    # memory too; lists and exports read in index order.
     cursor.execute("PRAGMA temp_store=MEMORY")
     cursor.execute(f"PRAGMA wal_autocheckpoint={SQLITE_WAL_AUTOCHECKPOINT_PAGES}")
     # Reads of a large database through the memory map and page cache rather than read() calls

@@ -1,4 +1,5 @@
-"""SQLAlchemy models only: columns, relationships, indexes. No commits, no HTTP."""
+"""SQLAlchemy models only: columns, relationships, indexes (and the search index no model
+declares: svc.models.search_index). No commits, no HTTP."""
 
 import types
 

@@ -27,6 +27,7 @@ from svc.models import Project, Report, ReportEvent
 from svc.models.base import utcnow
 from svc.models.events import REPORT_CREATED
 from svc.models.integrations import CREATE
+from svc.models.search_index import index_new
 from svc.services import notifications, reporter_mails, signatures, stats, tracker_calls
 from svc.webhooks import delivery
 
@@ -113,6 +114,12 @@ def sign_reports(events: list[ReportEvent], batch: Batch) -> None:
     signatures.record(batch.signatures)
 
 
+def index_for_search(events: list[ReportEvent], batch: Batch) -> None:
+    """The new reports in SQLite's search index, a batch to a statement; until now a search
+    found them as reports whose event waits (svc.services.search)."""
+    index_new(db.session, [e.report_id for e in events if e.report_id in batch.reports])
+
+
 def mail_reporters(events: list[ReportEvent], batch: Batch) -> None:
     """The receipt to the reporter, where the project mails reporters and the report is
     still there (docs/reporter-updates.md)."""
@@ -129,6 +136,7 @@ EFFECTS: dict[str, tuple[Callable[[list[ReportEvent], Batch], None], ...]] = {
         create_tracker_issues,
         mail_reporters,
         sign_reports,
+        index_for_search,
     ),
 }
 

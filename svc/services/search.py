@@ -4,12 +4,16 @@ or the description; %, _ and \\ are matched literally.
 The rule itself is a LIKE per term, which is what decides. In front of it sits an index so that a
 search does not read every report:
 
-- SQLite: the FTS5 table `reports_fts` (trigram tokenizer, no positions), kept in sync with
-  `reports` by triggers (migrations 7c1e4a9d2b35, b4f81d2c6e07). It yields the rows that hold
-  every trigram of every term of 3 characters or more; shorter terms are left to the LIKE alone.
-  FTS5 folds case at least as widely as SQLite's LIKE does, so the candidates include every row
-  the LIKE accepts. Its rowids are those of `report_search_rows`, which also holds each report's
-  id, project, title and description, so that a search's total is counted there alone.
+- SQLite: the FTS5 table `reports_fts` (trigram tokenizer, no positions). It yields the rows
+  that hold every trigram of every term of 3 characters or more; shorter terms are left to the
+  LIKE alone. FTS5 folds case at least as widely as SQLite's LIKE does, so the candidates include
+  every row the LIKE accepts. Its rowids are those of `report_search_rows`, which also holds each
+  report's id, project, title and description, so that a search's total is counted there alone.
+  A new report is indexed by the fan-out (svc.models.search_index, a batch to a statement:
+  half the work of a report to a statement, and none of it under the filing's write lock);
+  until then its created event waits, and a search takes the reports of those events as
+  candidates too, so a report is found from its 201 on. Triggers keep indexed reports in step
+  with edits and deletions.
 - PostgreSQL: `reports.search_text`, a stored generated column holding
   lower(title || '\n' || description), with a pg_trgm GIN index (migration e2b7c4a1f9d3).
   `search_text LIKE lower('%term%')` is what ILIKE on title or description answers (in a UTF-8
@@ -21,32 +25,23 @@ The measurements behind each choice here: docs/performance.md, "What made it fas
 
 from sqlalchemy import (
     Integer,
-    String,
     Text,
     and_,
-    column,
     func,
     literal_column,
     or_,
     select,
-    table,
     text,
 )
 
 from svc.models import Report
+from svc.models.search_index import NOT_INDEXED, SEARCH_ROWS
 
 TRIGRAM = 3
 # What reading a candidate report and sorting it costs, in steps over one entry of a sort index:
 # on SQLite a step only looks the entry up among the FTS rows, on PostgreSQL it reads the report.
 CANDIDATE_TO_INDEX_ENTRY_COST = {"sqlite": 10, "postgresql": 1}
 _FTS_ROWIDS = "SELECT rowid FROM reports_fts WHERE reports_fts MATCH :fts_query"
-_SEARCH_ROWS = table(
-    "report_search_rows",
-    column("rowid", Integer),
-    column("project_id"),
-    column("title", String),
-    column("description", String),
-)
 # Not mapped: the ORM never reads it, and SQLite has no such column.
 _SEARCH_TEXT = literal_column("reports.search_text", Text)
 _FTS_CANDIDATES = text(f"SELECT report_id FROM report_search_rows WHERE rowid IN ({_FTS_ROWIDS})")
@@ -69,15 +64,17 @@ def condition(search: str, dialect: str, lead: bool = True):
     query = _fts_query_for(terms, dialect)
     if query is None:
         return exact
+    waiting = Report.id.in_(NOT_INDEXED)
     if not lead:
-        return and_(_FTS_HOLDS_REPORT.bindparams(fts_query=query), exact)
+        return and_(or_(_FTS_HOLDS_REPORT.bindparams(fts_query=query), waiting), exact)
     candidates = _FTS_CANDIDATES.bindparams(fts_query=query)
-    return and_(Report.id.in_(candidates.columns(report_id=Report.id.type)), exact)
+    return and_(or_(Report.id.in_(candidates.columns(report_id=Report.id.type)), waiting), exact)
 
 
 def count_in_projects(search: str, dialect: str, projects):
     """A count of the reports of the given projects (a SELECT of their ids) that match, read
-    from report_search_rows alone; None where reports are the better place to count: on
+    from report_search_rows (and, of the reports, those not indexed yet, each by its id); None
+    where reports are the better place to count: on
     PostgreSQL, and for a search with no term long enough for the FTS index (report_search_rows
     has no index by project). Counted from reports, each match would be mapped to its report
     id and read there for the LIKE: twice the time."""
@@ -85,17 +82,27 @@ def count_in_projects(search: str, dialect: str, projects):
     query = _fts_query_for(terms, dialect)
     if query is None:
         return None
-    rows = _SEARCH_ROWS.c
+    rows = SEARCH_ROWS.c
     matched = text(_FTS_ROWIDS).bindparams(fts_query=query)
-    return (
+    indexed = (
         select(func.count())
-        .select_from(_SEARCH_ROWS)
+        .select_from(SEARCH_ROWS)
         .where(
             rows.rowid.in_(matched.columns(rowid=Integer)),
             rows.project_id.in_(projects),
             *(_contains(term, dialect, rows.title, rows.description) for term in terms),
         )
     )
+    waiting = (
+        select(func.count())
+        .select_from(Report)
+        .where(
+            Report.id.in_(NOT_INDEXED),
+            Report.project_id.in_(projects),
+            *(_contains(term, dialect, Report.title, Report.description) for term in terms),
+        )
+    )
+    return select(indexed.scalar_subquery() + waiting.scalar_subquery())
 
 
 def steer_planner(session, search: str, dialect: str) -> None:

@@ -1,0 +1,53 @@
+"""SQLite's search index of reports: `report_search_rows` and the FTS5 table `reports_fts`
+(migrations 7c1e4a9d2b35, b4f81d2c6e07, 6c2e9f1a4b87), which no model declares. New reports
+are indexed here by whoever writes them: the fan-out, a restore or a copy into SQLite, the
+benchmarks' fills; triggers keep indexed reports in step with edits and deletions. How a search
+reads it: svc.services.search."""
+
+from sqlalchemy import Integer, String, column, func, insert, select, table, text
+from sqlalchemy.engine import Connection
+
+from svc.models.events import REPORT_CREATED, ReportEvent
+from svc.models.reports import Report
+
+SEARCH_ROWS = table(
+    "report_search_rows",
+    column("rowid", Integer),
+    column("report_id"),
+    column("project_id"),
+    column("title", String),
+    column("description", String),
+)
+# The reports not indexed yet: those whose created event still waits (the fan-out indexes a
+# report in the transaction that deletes its event).
+NOT_INDEXED = select(ReportEvent.report_id).where(ReportEvent.kind == REPORT_CREATED)
+_LAST_ROWID = select(func.coalesce(func.max(SEARCH_ROWS.c.rowid), 0))
+_INDEX_FTS = text(
+    "INSERT INTO reports_fts (rowid, title, description)"
+    " SELECT rowid, title, description FROM report_search_rows WHERE rowid > :last"
+)
+
+
+def index_new(executor, report_ids) -> None:
+    """Index reports on SQLite (on PostgreSQL a report's search column is part of its row); a
+    report indexed already, or deleted since, is left as it is. Two statements for any number
+    of reports: FTS5 flushes its pending terms at every statement, so a report to a statement
+    cost it twice the work (docs/performance.md). `executor`: a session or a connection."""
+    ids = list(report_ids)
+    bind = executor if isinstance(executor, Connection) else executor.get_bind()
+    if not ids or bind.dialect.name != "sqlite":
+        return
+    last = executor.scalar(_LAST_ROWID)
+    rows = SEARCH_ROWS.c
+    executor.execute(
+        insert(SEARCH_ROWS)
+        .from_select(
+            [rows.report_id, rows.project_id, rows.title, rows.description],
+            select(Report.id, Report.project_id, Report.title, Report.description)
+            .where(Report.id.in_(ids))
+            .order_by(Report.created_at),
+        )
+        .prefix_with("OR IGNORE")
+    )
+    # The rows just added: a new rowid is always past the largest (no AUTOINCREMENT needed).
+    executor.execute(_INDEX_FTS, {"last": last})
