@@ -109,7 +109,7 @@ def stored_numbers(url: str, project_id: str) -> list[int]:
 
 def fanned_out(url: str, project_id: str) -> dict:
     """What the fan-out has done for the project: events waiting, reports counted,
-    notifications (and for how many reports)."""
+    notifications (and for how many reports), reports in the search index."""
     project = project_id if url.startswith("postgresql") else uuid.UUID(project_id).hex
     engine = create_engine(url)
     with engine.connect() as connection:
@@ -123,6 +123,12 @@ def fanned_out(url: str, project_id: str) -> dict:
             "notifications": one("SELECT count(*) FROM notifications WHERE project_id = :project"),
             "notified_reports": one(
                 "SELECT count(DISTINCT report_id) FROM notifications WHERE project_id = :project"
+            ),
+            # SQLite's search index (svc.models.search_index); PostgreSQL's is in the row.
+            "indexed_for_search": one(
+                "SELECT count(*) FROM report_search_rows WHERE project_id = :project"
+                if url.startswith("sqlite")
+                else "SELECT count(*) FROM reports WHERE project_id = :project"
             ),
         }
     engine.dispose()
@@ -193,6 +199,7 @@ def main() -> int:
         and created == stored
         and result["gapless"]
         and effects["counted"] == effects["notifications"] == effects["notified_reports"] == stored
+        and effects["indexed_for_search"] == stored
     )
     print(
         "PASS" if kept else "FAIL: a report or an effect was lost or doubled, or a request failed"
