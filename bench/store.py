@@ -5,8 +5,9 @@ through the Flask test client) is captured through SQLAlchemy's events, then rep
 through Python's sqlite3 module alone, with the service's pragmas and a checkpoint every second
 as the scheduler runs it: the same statements, a new report id, tracking number and timestamps
 each time. The CPU time per report counts the checkpoints' too. Replayed four ways: the schema
-as it is, without the search triggers (FTS5 and the search rows), without the list indexes on
-reports, and without either, to tell what each costs.
+as it is, without the search triggers (FTS5 and the search rows; since the fan-out indexes new
+reports, a filing fires none of them: the two differ by the host's noise alone), without the
+list indexes on reports, and without either, to tell what each costs.
 
     .venv/bin/python -m bench.store [--reports 3000]
 
