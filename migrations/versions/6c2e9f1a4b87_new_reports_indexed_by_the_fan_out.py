@@ -5,7 +5,7 @@ Revises: e5b2a7c9d1f4
 Create Date: 2026-11-27 12:30:00.000000
 
 The trigger that indexed each report as it was inserted goes: the fan-out indexes new reports
-a batch at a time (svc.services.search.index_new), and a search takes the reports whose
+a batch at a time (svc.models.search_index.index_new), and a search takes the reports whose
 created event still waits as candidates meanwhile. Reports indexed already stay as they are;
 the triggers of edits and deletions stay. PostgreSQL has no such trigger: nothing to do.
 """

@@ -74,10 +74,10 @@ def condition(search: str, dialect: str, lead: bool = True):
 def count_in_projects(search: str, dialect: str, projects):
     """A count of the reports of the given projects (a SELECT of their ids) that match, read
     from report_search_rows (and, of the reports, those not indexed yet, each by its id); None
-    where reports are the better place to count: on
-    PostgreSQL, and for a search with no term long enough for the FTS index (report_search_rows
-    has no index by project). Counted from reports, each match would be mapped to its report
-    id and read there for the LIKE: twice the time."""
+    where reports are the better place to count: on PostgreSQL, and for a search with no term
+    long enough for the FTS index (report_search_rows has no index by project). Counted from
+    reports, each match would be mapped to its report id and read there for the LIKE: twice
+    the time."""
     terms = search.split()
     query = _fts_query_for(terms, dialect)
     if query is None:
