@@ -310,10 +310,18 @@ def _nothing_to_redact(text: bytes | None, names: frozenset[str]) -> bool:
         return False
     if b"\\" in text or b"@" in text or b"%" in text or b"\x7f" in text:
         return False
+    redacting = _words_redacting(names)
+    return redacting is not None and redacting.isdisjoint(text.translate(_AS_WORDS, b"-_").split())
+
+
+@functools.lru_cache(maxsize=64)
+def _words_redacting(names: frozenset[str]) -> frozenset[bytes] | None:
+    """The words that would make network entries worth walking: the names and the body
+    fields; None when a configured name is no single word (then they are walked). Made once
+    per set of names (the same on every request: SVC_REDACT_NAMES)."""
     if not all(name.isascii() and name.isalnum() for name in names):
-        return False  # a configured name that is no single word
-    words = set(text.translate(_AS_WORDS, b"-_").split())
-    return words.isdisjoint(name.encode() for name in names) and words.isdisjoint(_BODY_WORDS)
+        return None
+    return frozenset(name.encode() for name in names) | _BODY_WORDS
 
 
 def _redact_urls(value, names: frozenset[str]):
