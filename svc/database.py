@@ -9,6 +9,7 @@ each setting is what it is, with the measurements: docs/performance.md, "What ma
 
 import logging
 import sqlite3
+import time
 
 from flask import Flask
 from sqlalchemy import event, text
@@ -121,11 +122,12 @@ def refresh_planner_statistics() -> None:
     never analyse tables as small as projects and members; without them both planners chose
     slow plans for the report list (docs/performance.md).
 
-    On SQLite, a full ANALYZE outside a transaction of ours. It holds the write lock while it
-    reads (measured at 1,000,000 reports: 2.2 s with the file in the OS's cache, 6.9 s without),
-    so writes wait that long, within the busy timeout; `analysis_limit` would shorten it but
-    made the statistics say 1,001 reports per project where there were 100,000
-    (docs/performance.md). If it fails, the next hour tries again. Web workers read new
+    On SQLite an ANALYZE holds the write lock while it reads: the whole database's held it
+    2.2 to 6.9 s at 1,000,000 reports, and every filing waited (past the busy timeout on a
+    cold start). So each index, and each table without one, is analysed by an ANALYZE of its
+    own outside a transaction of ours, with a pause as long after it: the same statistics
+    (tested), the lock held 0.18 s at most there (1.7 s with nothing in the OS's cache), and
+    the writes go in between. If one fails, the next hour tries again. Web workers read new
     statistics when they open a connection: the pool recycles them hourly (svc.create_app)."""
     if db.engine.dialect.name == "postgresql":
         quote = db.engine.dialect.identifier_preparer.quote
@@ -134,9 +136,27 @@ def refresh_planner_statistics() -> None:
         db.session.commit()
         return
     try:
-        _outside_our_transactions("ANALYZE")
+        for (name,) in _outside_our_transactions(_ANALYSED_ONE_BY_ONE, all_rows=True):
+            started = time.monotonic()
+            _outside_our_transactions(f'ANALYZE "{name}"')
+            # A writer waiting in SQLite's busy handler looks again after about as long as it
+            # has waited (100 ms at most): a next ANALYZE at once would take the lock back first.
+            time.sleep(min(time.monotonic() - started, _MOST_PAUSE_SECONDS))
     except db.engine.dialect.dbapi.OperationalError as error:
         log.warning("statistics not refreshed this time: %s", error)
+
+
+_MOST_PAUSE_SECONDS = 0.1
+# What a plain ANALYZE analyses, one by one: every index, and every table without one (FTS5's
+# virtual tables are analysed through their shadow tables, as ANALYZE does).
+_ANALYSED_ONE_BY_ONE = """
+    SELECT m.name FROM sqlite_master m
+    WHERE m.type IN ('table', 'index') AND m.name NOT LIKE 'sqlite_stat%'
+      AND coalesce(m.sql, '') NOT LIKE 'CREATE VIRTUAL TABLE%'
+      AND (m.type = 'index'
+           OR NOT EXISTS (SELECT 1 FROM sqlite_master i WHERE i.type = 'index'
+                          AND i.tbl_name = m.name))
+"""
 
 
 def checkpoint_sqlite_log() -> tuple[int, int] | None:
@@ -151,11 +171,12 @@ def checkpoint_sqlite_log() -> tuple[int, int] | None:
     return log_frames, copied
 
 
-def _outside_our_transactions(statement: str) -> tuple | None:
+def _outside_our_transactions(statement: str, all_rows: bool = False):
     """Run one SQLite statement on a pooled connection as it is, with no BEGIN of ours around
-    it (the connection's driver opens none: `configure_sqlite`); its first row."""
+    it (the connection's driver opens none: `configure_sqlite`); its first row, or all."""
     connection = db.engine.raw_connection()
     try:
-        return connection.cursor().execute(statement).fetchone()
+        cursor = connection.cursor().execute(statement)
+        return cursor.fetchall() if all_rows else cursor.fetchone()
     finally:
         connection.close()

@@ -569,6 +569,25 @@ def test_the_hourly_statistics_cover_the_small_tables(app, user_client, shop):
     assert {"users", "projects", "project_members"} <= analysed, analysed
 
 
+def test_sqlite_statistics_are_a_plain_analyze_s_one_index_at_a_time(tmp_path):
+    # An ANALYZE holds SQLite's write lock while it reads: svc analyses each index (and each
+    # table without one) by itself, so that filings get the lock in between. The statistics
+    # must be the whole ANALYZE's, row for row.
+    app, _user = _fill_sqlite(tmp_path, lambda n: f"Report {n}")
+    with app.app_context():
+        stats = "SELECT tbl, idx, stat FROM sqlite_stat1 ORDER BY tbl, idx"
+        by_index = db.session.execute(text(stats)).all()
+        db.session.execute(text("DELETE FROM sqlite_stat1"))
+        db.session.commit()
+        connection = db.engine.raw_connection()
+        connection.cursor().execute("ANALYZE")
+        connection.close()
+        whole = db.session.execute(text(stats)).all()
+        db.engine.dispose()
+    assert any(row.tbl == "reports" and row.idx == "ix_reports_created" for row in whole)
+    assert by_index == whole
+
+
 def test_with_statistics_sqlite_reads_a_long_list_in_sort_order(tmp_path):
     app, user = _fill_sqlite(tmp_path, lambda n: f"Report {n}")
     page, plan = _page_and_plan(app, user)
