@@ -146,6 +146,24 @@ def refresh_planner_statistics() -> None:
         log.warning("statistics not refreshed this time: %s", error)
 
 
+def has_planner_statistics() -> bool:
+    """Whether the reports have planner statistics: not in a database the reports were just
+    copied into, nor before the first refresh."""
+    begin_read_only(db.session())
+    if db.engine.dialect.name == "postgresql":
+        query = (
+            "SELECT coalesce(last_analyze, last_autoanalyze) IS NOT NULL"
+            " FROM pg_stat_user_tables WHERE relid = 'reports'::regclass"
+        )
+    else:
+        query = "SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_stat1'"
+        if db.session.scalar(text(query)):
+            query = "SELECT count(*) FROM sqlite_stat1 WHERE tbl = 'reports'"
+    analysed = bool(db.session.scalar(text(query)))
+    db.session.commit()
+    return analysed
+
+
 _MOST_PAUSE_SECONDS = 0.1
 # What a plain ANALYZE analyses, one by one: every index, and every table without one (FTS5's
 # virtual tables are analysed through their shadow tables, as ANALYZE does).

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 import requests
-from sqlalchemy import delete, update
+from sqlalchemy import delete, inspect, text, update
 
 from harness.client import create_project, csrf, png_bytes, register
 from harness.service import ROOT, set_up_project, wait_until
+from svc import database
 from svc.extensions import db
-from svc.models import SchedulerLease
+from svc.models import JOBSTORE_TABLE, SchedulerLease
 from svc.models.base import utcnow
 from svc.services import leadership
 from tests.helpers import REPORT, run_in_processes
@@ -135,6 +136,56 @@ def queue_reports(client, projects: list[dict], count: int, title: str) -> None:
 
 def ids_received(receiver) -> Counter:
     return Counter(request.headers["webhook-id"] for request in receiver.received)
+
+
+@pytest.mark.server
+def test_a_restart_keeps_the_statistics_hour_unless_the_reports_have_none(app, schedulers):
+    # The planner's statistics read the whole database: seconds at 1,000,000 reports, and every
+    # search five times slower meanwhile (docs/performance.md). A scheduler started again keeps
+    # the hour the last one set; where the reports have no statistics, it refreshes at once.
+    owner = app.test_client()
+    register(owner)
+    queue_reports(owner, [create_project(owner)], 3, "Report")
+    with app.app_context():
+        if inspect(db.engine).has_table(JOBSTORE_TABLE):  # an earlier test's scheduler's jobs
+            db.session.execute(text(f"DELETE FROM {JOBSTORE_TABLE}"))
+            db.session.commit()
+
+    def restart(condition, message: str) -> None:
+        # sweep-uploads runs at every start, once every job is in the store.
+        swept = max(_next_runs(app).get("sweep-uploads", 0), time.time() + 3000)
+        scheduler = schedulers()
+        wait_until(lambda: _next_runs(app).get("sweep-uploads", 0) > swept, message="the start")
+        wait_until(lambda: condition(_next_runs(app)["refresh-statistics"]), message=message)
+        scheduler.signal(signal.SIGTERM)
+        scheduler.process.wait(timeout=30)
+
+    an_hour_on = time.time() + 3000
+    restart(lambda hour: hour > an_hour_on, "statistics at the first start")
+    kept = _next_runs(app)["refresh-statistics"]
+    restart(lambda hour: hour == kept, "the hour kept")
+    with app.app_context():
+        if db.engine.dialect.name == "sqlite":
+            db.session.execute(text("DELETE FROM sqlite_stat1 WHERE tbl = 'reports'"))
+        else:
+            db.session.execute(
+                text("SELECT pg_stat_reset_single_table_counters('reports'::regclass)")
+            )
+        db.session.commit()
+    restart(lambda hour: hour > kept, "statistics where the reports had none")
+    with app.app_context():
+        assert database.has_planner_statistics()
+
+
+def _next_runs(app) -> dict[str, float]:
+    """The job store's next run of each job, as a Unix time (none before a first start)."""
+    with app.app_context():
+        if not inspect(db.engine).has_table(JOBSTORE_TABLE):
+            return {}
+        rows = db.session.execute(text(f"SELECT id, next_run_time FROM {JOBSTORE_TABLE}"))
+        runs = dict(rows.all())
+        db.session.commit()
+    return runs
 
 
 @pytest.mark.server
