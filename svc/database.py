@@ -148,17 +148,23 @@ def refresh_planner_statistics() -> None:
 
 def has_planner_statistics() -> bool:
     """Whether the reports have planner statistics: not in a database the reports were just
-    copied into, nor before the first refresh."""
+    copied into, nor before the first refresh; on SQLite, for each of their indexes (one a
+    migration added has none) but the partial ones, which have none while they hold nothing."""
     begin_read_only(db.session())
     if db.engine.dialect.name == "postgresql":
         query = (
             "SELECT coalesce(last_analyze, last_autoanalyze) IS NOT NULL"
             " FROM pg_stat_user_tables WHERE relid = 'reports'::regclass"
         )
+    elif db.session.scalar(text("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_stat1'")):
+        query = (
+            "SELECT NOT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'index'"
+            " AND tbl_name = 'reports' AND coalesce(sql, '') NOT LIKE '% WHERE %'"
+            " AND name NOT IN (SELECT idx FROM sqlite_stat1"
+            " WHERE tbl = 'reports' AND idx IS NOT NULL))"
+        )
     else:
-        query = "SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_stat1'"
-        if db.session.scalar(text(query)):
-            query = "SELECT count(*) FROM sqlite_stat1 WHERE tbl = 'reports'"
+        query = "SELECT 0"
     analysed = bool(db.session.scalar(text(query)))
     db.session.commit()
     return analysed
