@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -27,7 +28,7 @@ from bench.common import (
     service_cpu_seconds,
     write_result,
 )
-from harness.service import ROOT, answers_health, free_port, sign_up
+from harness.service import ROOT, answers_health, sign_up
 
 LUA = Path(__file__).resolve().parent / "ingest.lua"
 
@@ -92,23 +93,27 @@ def run_wrk(url: str, body_path: Path, api_key: str, connections: int, seconds: 
 
 @contextlib.contextmanager
 def bare_flask(workdir: Path):
-    """bench/bare.py under gunicorn with svc's gunicorn settings and 2 workers."""
-    port = free_port()
-    env = {**os.environ, "SVC_BIND": f"127.0.0.1:{port}", "SVC_WORKERS": "2"}
+    """bench/bare.py under gunicorn with svc's gunicorn settings and 2 workers, on a port
+    gunicorn binds itself (port 0) and names in its log."""
+    env = {**os.environ, "SVC_BIND": "127.0.0.1:0", "SVC_WORKERS": "2"}
     command = [str(ROOT / ".venv/bin/gunicorn"), "--config", "python:svc.gunicorn_conf"]
-    process = subprocess.Popen(
-        [*command, "bench.bare:app"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base_url = f"http://127.0.0.1:{port}"
+    log_path = workdir / "bare.log"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            [*command, "bench.bare:app"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
     try:
-        deadline = time.monotonic() + 60
-        while not answers_health(base_url):
+        deadline, base_url = time.monotonic() + 60, None
+        while base_url is None or not answers_health(base_url):
+            said = log_path.read_text(errors="replace")
             if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError(f"bench/bare.py under gunicorn did not come up at {base_url}")
+                raise RuntimeError(f"bench/bare.py under gunicorn did not come up:\n{said}")
+            listening = re.search(r"Listening at: (http://\S+)", said)
+            base_url = listening and listening.group(1)
             time.sleep(0.1)
         yield base_url
     finally:

@@ -3,14 +3,17 @@ HTTPS with a certificate from the tests' CA; and what a browser does at its deve
 pages, done with requests when a test needs a provider's tokens without svc in between."""
 
 import json
+import queue
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import requests
+from joserfc.jwk import RSAKey
 
-from harness.service import ROOT, free_port, wait_until
+from harness.service import ROOT
 
 SCRIPT = Path(__file__).resolve().parent / "oidc_provider.mjs"
 CLIENT_SECRET = "a client secret for the tests"
@@ -23,22 +26,22 @@ ACCOUNTS = {
 }
 
 
+STARTUP_SECONDS = 30
+
+
 class OpenIDProvider:
     """`clients`: {client id: [redirect URIs]}, each with CLIENT_SECRET; `jwks`: the private
-    signing keys (JWK set), else the provider's own; `port`, to start one again where another
-    stopped (a provider that rotated its keys)."""
+    signing keys (JWK set), else the provider's own. The provider binds a port of the kernel's
+    choice: `port` and `issuer` are known once it has started."""
 
-    def __init__(self, certificate_authority, clients: dict[str, list[str]], jwks=None, port=None):
-        self.port = port or free_port()
-        self.issuer = f"https://127.0.0.1:{self.port}"
+    def __init__(self, certificate_authority, clients: dict[str, list[str]], jwks=None):
+        self.port = self.issuer = None
         self._folder = tempfile.TemporaryDirectory()
         folder = Path(self._folder.name)
         certificate = certificate_authority.issue_cert("127.0.0.1")
         certificate.cert_chain_pems[0].write_to_path(str(folder / "cert.pem"))
         certificate.private_key_pem.write_to_path(str(folder / "key.pem"))
         self.settings = {
-            "port": self.port,
-            "issuer": self.issuer,
             "cert": str(folder / "cert.pem"),
             "key": str(folder / "key.pem"),
             "clients": [
@@ -49,27 +52,52 @@ class OpenIDProvider:
             "jwks": jwks,
         }
         self.process = None
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._output: list[str] = []
 
     def start(self, ca_bundle: str) -> "OpenIDProvider":
         self.ca_bundle = ca_bundle
         self.process = subprocess.Popen(
             ["node", str(SCRIPT), json.dumps(self.settings)],
             cwd=ROOT,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
         )
-        wait_until(self._answers, 30, "the OpenID provider")
+        threading.Thread(target=self._read, daemon=True).start()
+        self.issuer = self._line_after("listening on ").strip()
+        self.port = int(self.issuer.rsplit(":", 1)[1])
         return self
 
-    def _answers(self) -> bool:
-        if self.process.poll() is not None:
-            raise AssertionError(f"oidc-provider exited:\n{self.process.stdout.read()}")
-        try:
-            url = f"{self.issuer}/.well-known/openid-configuration"
-            return requests.get(url, verify=self.ca_bundle, timeout=2).ok
-        except requests.ConnectionError:
-            return False
+    def rotate(self, jwks: dict) -> None:
+        """From now on, sign with `jwks`: the same issuer on the same port, new keys."""
+        self.process.stdin.write(json.dumps(jwks) + "\n")
+        self.process.stdin.flush()
+        self._line_after("rotated")
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self._output.append(line)
+            self._lines.put(line)
+        self._lines.put(None)  # the process ended
+
+    def _line_after(self, prefix: str) -> str:
+        """The rest of the provider's next line that starts with `prefix`; its whole output
+        in the failure where it says none in time."""
+        while True:
+            try:
+                line = self._lines.get(timeout=STARTUP_SECONDS)
+            except queue.Empty:
+                line = None
+            if line is None:
+                raise AssertionError(f"oidc-provider did not say {prefix!r}:\n{self.output}")
+            if line.startswith(prefix):
+                return line[len(prefix) :]
+
+    @property
+    def output(self) -> str:
+        return "".join(self._output)
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:
@@ -128,6 +156,14 @@ class OpenIDProvider:
         )
         assert answer.status_code == 200, answer.text
         return answer.json()
+
+
+def signing_keys(kid: str) -> dict:
+    """A private signing-key set (one RSA key named `kid`) for a provider's `jwks`."""
+    key = RSAKey.generate_key(
+        2048, parameters={"kid": kid, "use": "sig", "alg": "RS256"}, private=True
+    )
+    return {"keys": [key.as_dict(private=True)]}
 
 
 class _Browser(requests.Session):

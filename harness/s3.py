@@ -5,7 +5,11 @@ again play a store that is down for a while; what it held is still there after.
 Each of weed's gRPC ports is its HTTP port + 10,000, so a port is chosen with that one free as
 well, and both below Linux's ephemeral range (32,768 and up): there, any outgoing connection
 of the machine may take a port between the check and weed's bind (seen: "bind: address already
-in use" on a gRPC port). weed ignores SIGTERM: it is stopped with SIGKILL."""
+in use" on a gRPC port). Other processes may still bind one in between: where weed says so, it
+is started again on new ports (harness/ports.py). A restart after `stop()` keeps its ports (the
+settings of the tests name them); they are outside the range the kernel hands out, so only a
+process that picks its own port could take one meanwhile. weed ignores SIGTERM: it is stopped
+with SIGKILL."""
 
 import contextlib
 import os
@@ -21,8 +25,14 @@ from pathlib import Path
 import boto3
 from botocore.config import Config
 
+from harness.ports import AddressInUse, said_address_in_use, start_on_a_port
+
 ACCESS_KEY, SECRET_KEY = "svc-test", "svc-test-secret"
 WEED = Path(sys.executable).parent / "weed"  # installed beside the interpreter by pip
+
+
+def _candidate_ports() -> dict[str, int]:
+    return {name: _candidate_port_pair() for name in ("master", "volume", "filer", "s3")}
 
 
 def _bindable(port: int) -> bool:
@@ -34,7 +44,7 @@ def _bindable(port: int) -> bool:
     return True
 
 
-def _free_port_pair() -> int:
+def _candidate_port_pair() -> int:
     while True:
         port = random.randint(10_000, 22_000)
         if _bindable(port) and _bindable(port + 10_000):
@@ -44,7 +54,7 @@ def _free_port_pair() -> int:
 class SeaweedServer:
     def __init__(self, folder: Path):
         self.folder = folder
-        self.ports = {name: _free_port_pair() for name in ("master", "volume", "filer", "s3")}
+        self.ports = None
         self.process = None
 
     @property
@@ -71,12 +81,27 @@ class SeaweedServer:
         )
 
     def start(self, timeout: float = 30) -> "SeaweedServer":
+        """On new ports the first time (again on others where one was taken), on the same ones
+        after a stop."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        ports = self.ports
-        with open(self.folder / "weed.log", "ab") as log:
-            self.process = self._spawn(ports, log)
-        self._wait_until_it_writes(timeout)
+        if self.ports is None:
+            start_on_a_port(lambda ports: self._start_on(ports, timeout), _candidate_ports)
+        else:
+            self._start_on(self.ports, timeout)
         return self
+
+    def _start_on(self, ports: dict[str, int], timeout: float) -> None:
+        log_path = self.folder / "weed.log"
+        with open(log_path, "ab") as log:
+            said_before = log.tell()
+            self.ports = ports
+            self.process = self._spawn(ports, log)
+        try:
+            self._wait_until_it_writes(timeout, log_path, said_before)
+        except AddressInUse:
+            self.stop()
+            self.ports = None
+            raise
 
     def _spawn(self, ports: dict, log) -> subprocess.Popen:
         return subprocess.Popen(
@@ -105,8 +130,9 @@ class SeaweedServer:
             start_new_session=True,
         )
 
-    def _wait_until_it_writes(self, timeout: float) -> None:
-        """The S3 port answers before the filer behind it does: ready is a bucket written."""
+    def _wait_until_it_writes(self, timeout: float, log_path: Path, said_before: int) -> None:
+        """The S3 port answers before the filer behind it does: ready is a bucket written.
+        AddressInUse where weed's log of this start says a port was taken."""
         client, deadline = self.client(), time.monotonic() + timeout
         while True:
             try:
@@ -114,10 +140,13 @@ class SeaweedServer:
                 client.put_object(Bucket="svc-ready", Key="ready", Body=b"ready")
                 return
             except Exception:
+                with open(log_path, "rb") as log:
+                    log.seek(said_before)
+                    said = log.read().decode(errors="replace")
+                if said_address_in_use(said):
+                    raise AddressInUse(said[-2000:]) from None
                 if self.process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        "SeaweedFS did not start: " + (self.folder / "weed.log").read_text()[-2000:]
-                    ) from None
+                    raise RuntimeError(f"SeaweedFS did not start: {said[-2000:]}") from None
                 time.sleep(0.1)
 
     def bucket(self, name: str | None = None) -> str:
@@ -137,7 +166,7 @@ class SeaweedServer:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
         # weed puts some of its sockets in /tmp, named by port.
-        for port in self.ports.values():
+        for port in (self.ports or {}).values():
             for path in Path("/tmp").glob(f"seaweedfs-*-{port + 10_000}.sock"):
                 path.unlink(missing_ok=True)
             for path in Path("/tmp").glob(f"seaweedfs-*-{port}.sock"):

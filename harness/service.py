@@ -4,7 +4,6 @@ watch its output, kill every process of it; and the few HTTP steps taken against
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -13,14 +12,9 @@ from pathlib import Path
 import requests
 
 from harness.client import PASSWORD
+from harness.ports import AddressInUse, said_address_in_use, start_on_a_port
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class Service:
@@ -58,9 +52,12 @@ def answers_health(base_url: str) -> bool:
 
 
 def wait_until_serving(base_url: str, service: Service, seconds: float = 60) -> None:
-    """Until gunicorn answers and the scheduler has installed its signal handlers."""
+    """Until gunicorn answers and the scheduler has installed its signal handlers. AddressInUse
+    as soon as gunicorn says another process holds its port (it would try for 5 s, then exit)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
+        if said_address_in_use(service.output):
+            raise AddressInUse(service.output)
         if service.process.poll() is not None:
             raise AssertionError(f"make run exited early:\n{service.wait(5)}")
         if answers_health(base_url) and "scheduler: started" in service.output:
@@ -71,8 +68,12 @@ def wait_until_serving(base_url: str, service: Service, seconds: float = 60) -> 
 
 def start_service(env: dict) -> tuple[str, Service]:
     """`make run` with `env` on a free port, in a process group of its own; waits until it
-    answers."""
-    port = free_port()
+    answers. The port is bound by gunicorn itself, as SVC_BIND says (links the scheduler builds
+    name it): where another process took it first, it starts again on another."""
+    return start_on_a_port(lambda port: _start_service_on(env, port))
+
+
+def _start_service_on(env: dict, port: int) -> tuple[str, Service]:
     process = subprocess.Popen(
         ["make", "--no-print-directory", "run"],
         cwd=ROOT,
@@ -163,11 +164,14 @@ def delivery_log(browser, base_url, project) -> list[dict]:
     ]
 
 
-def wait_until(condition, seconds: float = 30, message: str = "condition"):
+def wait_until(condition, seconds: float = 30, message: str = "condition", output=None):
+    """`condition()`'s first true value; on time-out, the failure says `message` and, where
+    the thing waited for is a server, what `output()` gives of its own output."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         value = condition()
         if value:
             return value
         time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {message}")
+    said = f":\n{output()}" if output else ""
+    raise AssertionError(f"timed out waiting for {message}{said}")

@@ -1,6 +1,7 @@
 """A real SMTP server on 127.0.0.1 (aiosmtpd) for the tests: STARTTLS with a certificate from
 trustme, AUTH required, every message kept. `stop()` and `start()` again on the same port play
-a server that is down for a while."""
+a server that is down for a while: the port stays reserved meanwhile (harness/ports.py), so no
+other process can take it, and a connection to it is refused as by a server that is down."""
 
 import contextlib
 import email
@@ -14,7 +15,7 @@ from email.message import EmailMessage
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
-from harness.service import free_port
+from harness.ports import Reservation
 
 USER, PASSWORD = "svc", "mail password"
 
@@ -39,9 +40,24 @@ def _authenticate(_server, _session, _envelope, mechanism, auth_data):
     return AuthResult(success=ok)
 
 
+class _SharingController(Controller):
+    """aiosmtpd's controller, binding beside the server's Reservation (SO_REUSEPORT): the
+    documented place to change how it binds."""
+
+    def _create_server(self):
+        return self.loop.create_server(
+            self._factory_invoker,
+            host=self.hostname,
+            port=self.port,
+            ssl=self.ssl_context,
+            reuse_port=True,
+        )
+
+
 class SmtpServer:
     def __init__(self, certificate_authority):
-        self.port = free_port()
+        self._reservation = Reservation()
+        self.port = self._reservation.port
         self.messages: list[EmailMessage] = []
         self.lock = threading.Lock()
         self._tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -53,7 +69,7 @@ class SmtpServer:
         return f"smtp://{USER}:{PASSWORD.replace(' ', '%20')}@127.0.0.1:{self.port}"
 
     def start(self) -> "SmtpServer":
-        self._controller = Controller(
+        self._controller = _SharingController(
             _Keep(self),
             hostname="127.0.0.1",
             port=self.port,
@@ -66,9 +82,15 @@ class SmtpServer:
         return self
 
     def stop(self) -> None:
+        """Down: the port stays reserved (see close)."""
         if self._controller is not None:
             self._controller.stop()
             self._controller = None
+
+    def close(self) -> None:
+        """Down for good: the port let go."""
+        self.stop()
+        self._reservation.close()
 
     def wait_for(self, count: int, timeout: float = 30) -> list[EmailMessage]:
         deadline = time.monotonic() + timeout
@@ -85,7 +107,8 @@ class Tarpit:
     that a sender's attempts are caught in the middle."""
 
     def __init__(self, port: int):
-        self._listener = socket.create_server(("127.0.0.1", port))
+        # Beside the stopped SMTP server's Reservation of the port.
+        self._listener = socket.create_server(("127.0.0.1", port), reuse_port=True)
         self._held: list[socket.socket] = []
         self._thread = threading.Thread(target=self._accept, daemon=True)
         self._thread.start()

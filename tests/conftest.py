@@ -302,7 +302,7 @@ def smtp_server(certificate_authority):
 
     server = SmtpServer(certificate_authority[0]).start()
     yield server
-    server.stop()
+    server.close()
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from sqlalchemy import create_engine, make_url, text
 from sqlalchemy.exc import OperationalError
 
 from harness.client import create_project, csrf, register, sqlite_app
-from harness.service import free_port
+from harness.ports import Reservation
 from svc import create_app, serve
 from svc.config import SETTINGS, ConfigError, load_settings
 from svc.database import (
@@ -245,10 +245,12 @@ def test_public_links_name_the_address_users_came_to(app):
 def test_serve_waits_for_a_database_that_does_not_answer_then_says_so(capsys):
     """The container's entry point waits for a PostgreSQL started beside it (compose), saying
     so once, and names the host, never the password, when it gives up."""
-    closed = f"postgresql+psycopg://svc:hunter22@127.0.0.1:{free_port()}/svc"
-    started = time.monotonic()
-    with pytest.raises(serve.DatabaseAbsent, match=r"127\.0\.0\.1 did not answer in 2 s") as raised:
-        serve.wait_for_database(closed, seconds=2)
+    with Reservation() as nothing_listens:
+        closed = f"postgresql+psycopg://svc:hunter22@127.0.0.1:{nothing_listens.port}/svc"
+        started = time.monotonic()
+        absent = r"127\.0\.0\.1 did not answer in 2 s"
+        with pytest.raises(serve.DatabaseAbsent, match=absent) as raised:
+            serve.wait_for_database(closed, seconds=2)
     assert time.monotonic() - started >= 2
     assert "hunter22" not in str(raised.value)
     assert capsys.readouterr().out == "serve: waiting for the database at 127.0.0.1\n"

@@ -19,7 +19,8 @@ import requests
 
 from harness.client import PASSWORD, png_bytes
 from harness.container import ENV, ROOT, base_image, build_image, podman, postgresql_image
-from harness.service import free_port, sign_up, wait_until
+from harness.ports import AddressInUse, said_address_in_use, start_on_a_port
+from harness.service import sign_up, wait_until
 
 pytestmark = pytest.mark.container
 
@@ -64,7 +65,16 @@ def wait_ready(base_url: str, name: str) -> None:
         except requests.ConnectionError:
             return False
 
-    wait_until(ready, seconds=120, message=f"{name}'s /readyz")
+    def logs() -> str:
+        return podman("logs", name, check=False) or ""
+
+    wait_until(ready, seconds=120, message=f"{name}'s /readyz", output=logs)
+
+
+def published_url(name: str) -> str:
+    """The address podman published the container's port 8000 on: a port of the kernel's
+    choice (`--publish 127.0.0.1::8000`), never one chosen here and released."""
+    return f"http://{podman('port', name, '8000/tcp')}"
 
 
 def file_with_screenshot(base_url: str, api_key: str) -> dict:
@@ -90,11 +100,10 @@ def test_the_image_is_small(image):
 def test_svc_runs_as_a_user_on_a_read_only_root_keeps_its_volume_and_stops_at_once(
     image, containers, volume
 ):
-    port = free_port()
-    base_url = f"http://127.0.0.1:{port}"
-    options = ["--publish", f"127.0.0.1:{port}:8000", "--volume", f"{volume}:/data",
+    options = ["--publish", "127.0.0.1::8000", "--volume", f"{volume}:/data",
                "--read-only", "--tmpfs", "/tmp"]  # fmt: skip
     containers("svc-test", *options, image)
+    base_url = published_url("svc-test")
     wait_ready(base_url, "svc-test")
     assert podman("exec", "svc-test", "id", "-u") != "0"
     browser, csrf = sign_up(base_url)
@@ -109,6 +118,7 @@ def test_svc_runs_as_a_user_on_a_read_only_root_keeps_its_volume_and_stops_at_on
 
     # A new container on the same volume has the account, the report and its screenshot.
     containers("svc-test", *options, image)
+    base_url = published_url("svc-test")
     wait_ready(base_url, "svc-test")
     again = requests.Session()
     signed_in = again.post(f"{base_url}/api/v1/auth/login",
@@ -131,8 +141,7 @@ def test_compose_yaml_runs_svc_with_postgresql(image, tmp_path):
     override.write_text(json.dumps(
         {"services": {"svc": {"image": image}, "postgres": {"image": postgresql_image()}}}
     ))  # fmt: skip
-    port = free_port()
-    base_url = f"http://127.0.0.1:{port}"
+    port = None
 
     def compose(*arguments: str) -> subprocess.CompletedProcess:
         command = [str(PODMAN_COMPOSE), "--project-name", project, "--file", str(COMPOSE_FILE),
@@ -140,9 +149,19 @@ def test_compose_yaml_runs_svc_with_postgresql(image, tmp_path):
         return subprocess.run(command, env={**ENV, "SVC_PORT": str(port)}, capture_output=True,
                               text=True, timeout=600)  # fmt: skip
 
-    try:
+    def up_on(candidate: int) -> int:
+        """compose.yaml publishes SVC_PORT: again on another where another process took it."""
+        nonlocal port
+        port = candidate
         up = compose("up", "--detach", "--no-build")
+        if up.returncode != 0 and said_address_in_use(up.stdout + up.stderr):
+            compose("down", "--volumes")
+            raise AddressInUse(up.stderr)
         assert up.returncode == 0, up.stdout + up.stderr
+        return candidate
+
+    try:
+        base_url = f"http://127.0.0.1:{start_on_a_port(up_on)}"
         wait_ready(base_url, project)
         browser, csrf = sign_up(base_url)
         created = browser.post(f"{base_url}/api/v1/projects", json={"name": "Web Shop"},

@@ -13,14 +13,13 @@ from urllib.parse import urlencode
 
 import pytest
 from joserfc.errors import JoseError
-from joserfc.jwk import RSAKey
 from playwright.sync_api import expect
 from sqlalchemy import select
 from werkzeug.serving import make_server
 
 from harness.client import PASSWORD, register
-from harness.oidc import OpenIDProvider, query_of
-from harness.service import free_port
+from harness.oidc import OpenIDProvider, query_of, signing_keys
+from harness.ports import listening_socket
 from svc import sso
 from svc.extensions import db
 from svc.models import AuditEntry
@@ -34,8 +33,16 @@ SSO_LOGIN = re.compile(r"/sso/login")
 
 
 @pytest.fixture(scope="module")
-def svc_port() -> int:
-    return free_port()
+def svc_socket():
+    """svc's listening socket for this module's tests, held between them: the provider's
+    clients name its port as their callback's."""
+    with listening_socket() as sock:
+        yield sock
+
+
+@pytest.fixture(scope="module")
+def svc_port(svc_socket) -> int:
+    return svc_socket.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +86,10 @@ def sso_app(make_app, providers, certificate_authority, svc_port):
 
 
 @contextlib.contextmanager
-def serving(app, port):
-    server = make_server("127.0.0.1", port, app, threaded=True)
+def serving(app, sock):
+    """`app` served on the held `sock` (werkzeug serves a duplicate of it and closes only that)."""
+    port = sock.getsockname()[1]
+    server = make_server("127.0.0.1", port, app, threaded=True, fd=sock.fileno())
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -113,11 +122,11 @@ def refused(page, context, words: str) -> None:
 
 
 def test_single_sign_on_creates_an_account_or_signs_into_the_one_with_that_address(
-    browser, sso_app, svc_port
+    browser, sso_app, svc_socket
 ):
     app = sso_app(SVC_REGISTRATION="closed")
     ada_id = register(app.test_client())["id"]  # the first user, with a password
-    with serving(app, svc_port) as base_url:
+    with serving(app, svc_socket) as base_url:
         for login, expected_id in (("grace", None), ("ada", ada_id)):
             context = browser.new_context(base_url=base_url, ignore_https_errors=True)
             page = context.new_page()
@@ -141,9 +150,9 @@ def test_single_sign_on_creates_an_account_or_signs_into_the_one_with_that_addre
     assert [m["method"] for m in methods] == ["password", "oidc", "oidc"]
 
 
-def test_what_single_sign_on_refuses_leaves_no_session(browser, sso_app, svc_port):
+def test_what_single_sign_on_refuses_leaves_no_session(browser, sso_app, svc_socket):
     app = sso_app(SVC_OIDC_ALLOWED_DOMAINS="example.com")
-    with serving(app, svc_port) as base_url:
+    with serving(app, svc_socket) as base_url:
         context = browser.new_context(base_url=base_url, ignore_https_errors=True)
         page = context.new_page()
 
@@ -209,13 +218,6 @@ def test_what_single_sign_on_refuses_leaves_no_session(browser, sso_app, svc_por
     assert reasons == ["unverified e-mail", "domain not allowed"] + ["protocol"] * 3
 
 
-def signing_keys(kid: str) -> dict:
-    key = RSAKey.generate_key(
-        2048, parameters={"kid": kid, "use": "sig", "alg": "RS256"}, private=True
-    )
-    return {"keys": [key.as_dict(private=True)]}
-
-
 @pytest.mark.parametrize("wrong", ["/realms/other", ""])
 def test_a_wrong_issuer_is_a_configuration_error_said_at_start_and_to_users(
     sso_app, providers, wrong
@@ -251,9 +253,7 @@ def test_a_provider_that_rotated_its_keys_is_followed(make_app, certificate_auth
         with app.test_request_context():
             token = id_token_of(provider, "svc", "n1", svc_port)
             assert sso.check_id_token(token, "n1")["sub"] == "ada"
-        provider.stop()
-        provider = OpenIDProvider(ca, clients, jwks=signing_keys("after"), port=provider.port)
-        provider.start(bundle)
+        provider.rotate(signing_keys("after"))
         with app.test_request_context():
             token = id_token_of(provider, "svc", "n2", svc_port)
             assert sso.check_id_token(token, "n2")["sub"] == "ada"
@@ -354,11 +354,11 @@ def test_the_flow_cookie_is_secure_as_svcs_own_cookies(sso_app, scheme, secure):
 
 
 def test_a_passkey_is_enrolled_and_signs_in_and_another_sites_is_refused(
-    browser, make_app, svc_port
+    browser, make_app, svc_port, svc_socket
 ):
     app = make_app(SVC_PUBLIC_URL=f"http://localhost:{svc_port}")
     register(app.test_client())
-    with serving(app, svc_port) as base_url:
+    with serving(app, svc_socket) as base_url:
         context = browser.new_context(base_url=base_url)
         page = context.new_page()
         devtools = context.new_cdp_session(page)
