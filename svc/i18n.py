@@ -100,10 +100,15 @@ class Speaker:
         return locale.datetime_formats["medium"].format(time, format_date(value, "long", locale))
 
 
-@functools.cache
 def speaker(language: str) -> Speaker:
-    """The Speaker of a language of LANGUAGES (or of a tag, through language_of)."""
-    language = language_of(language)
+    """The Speaker of a language of LANGUAGES (or of a tag, through language_of). Kept per
+    language served, never per tag: a tag is a client's input (Accept-Language), and a cache
+    keyed by it grows with every new one (contract v6)."""
+    return _speaker_of(language_of(language))
+
+
+@functools.cache  # at most one entry per language of LANGUAGES
+def _speaker_of(language: str) -> Speaker:
     if language == DEFAULT:
         return Speaker(DEFAULT, NullTranslations())
     found = Translations.load(str(CATALOGS), [_folder(language).name], domain="messages")
@@ -175,12 +180,13 @@ def _folder(language: str) -> Path:
 
 LOCALE_MAX_LENGTH = 35
 # language (2-3 letters), then subtags of 1-8 letters or digits: de, de-AT, zh-Hans-CN, pt-BR.
-_TAG = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*$")
+# Matched whole (fullmatch: `$` alone lets a final line break through).
+_TAG = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*")
 
 
 def usable(tag) -> str | None:
     """The tag written as BCP 47 writes it (de-AT, zh-Hans), or None when it is not one."""
-    if not isinstance(tag, str) or len(tag) > LOCALE_MAX_LENGTH or not _TAG.match(tag):
+    if not isinstance(tag, str) or len(tag) > LOCALE_MAX_LENGTH or not _TAG.fullmatch(tag):
         return None
     language, *subtags = tag.replace("_", "-").split("-")
     shaped = [language.lower()]

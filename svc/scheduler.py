@@ -35,6 +35,7 @@ from svc.services import (
     leadership,
     notifications,
     password_resets,
+    reporter_mails,
     retention,
     screenshots,
     signatures,
@@ -197,6 +198,7 @@ def forget_mails() -> None:
     removed = outbox.forget_done()
     if removed:
         log.info("mail log: removed %d mail(s) past SVC_MAIL_LOG_DAYS", removed)
+    reporter_mails.forget_counted()
 
 
 @fenced

@@ -494,3 +494,92 @@ def test_turning_reporter_updates_off_closes_the_status_pages(shop):
         assert answer.status_code == 404
     reporter_updates(shop.ada, shop.project, enabled=True)
     assert visitor.get(f"/api/v1/status/{token}").get_json()["trackingId"] == "WS-1"
+
+
+def test_a_duplicates_page_never_shows_what_another_reporter_wrote(shop):
+    """Contract v6: a duplicate's page shows the team's public replies on its primary, never
+    the primary's reporter's own replies (not as "You", not at all), in the API and the HTML
+    page alike; its own reporter's replies stay "You" on its own page."""
+    reporter_updates(shop.ada, shop.project, events=["resolved", "public_comment"])
+    vic = file(shop, "vic@example.com")["statusUrl"].split("/")[-1]
+    other = file(shop, "other@example.com")["statusUrl"].split("/")[-1]
+    private = "My name is Vic Vale, 12 Elm Street, +1 555 0100"
+    assert shop.ada.post(f"/api/v1/status/{vic}/replies", json={"body": private}).status_code == 201
+    merged = shop.grace.post("/api/v1/reports/WS-2/duplicate-of", json={"target": "WS-1"},
+                             headers=csrf(shop.grace))  # fmt: skip
+    assert merged.status_code == 200, merged.get_json()
+    comment(shop.grace, "WS-1", "We are on it", public=True)
+    own = shop.ada.post(f"/api/v1/status/{other}/replies", json={"body": "Still broken here"})
+    assert own.status_code == 201
+
+    shown = shop.ada.get(f"/api/v1/status/{other}").get_json()["comments"]
+    assert [(c["body"], c["author"]) for c in shown] == [
+        ("We are on it", "Grace Hopper"),
+        ("Still broken here", "You"),
+    ]
+    assert "Elm Street" not in shop.ada.get(f"/status/{other}").get_data(as_text=True)
+    # The primary's own page still shows its reporter her reply.
+    assert private in [
+        c["body"] for c in shop.ada.get(f"/api/v1/status/{vic}").get_json()["comments"]
+    ]
+    mailed = mails_to(shop, "other@example.com") + mails_to(shop, "vic@example.com")
+    assert mailed and not any(
+        "Elm Street" in text_of(m) or "Still broken" in text_of(m) for m in mailed
+    )
+
+
+def erase(client, project, identifier):
+    erased = client.post(
+        f"/api/v1/projects/{project['id']}/reporter-data/erase",
+        json={"reporter_identifier": identifier},
+        headers=csrf(client),
+    )
+    assert erased.status_code == 200, erased.get_json()
+    return erased.get_json()
+
+
+def test_an_erase_touches_only_the_mails_its_own_projects_reports_caused(shop):
+    """Contract v6: a new account erasing an address in its own empty project leaves Vic's
+    pending password-reset mail alone, and erasing the word `reset-password` rewrites no one's
+    reset link; the project's own receipt to that address still goes."""
+    register(shop.app.test_client(), "vic@corp.test", "Vic")
+    forgot = shop.app.test_client().post("/api/v1/auth/forgot-password",
+                                         json={"email": "vic@corp.test"})  # fmt: skip
+    assert forgot.status_code in (200, 202, 204), forgot.get_data(as_text=True)
+    file(shop, "vic@corp.test")  # Web Shop's receipt to Vic waits too
+    mallory = shop.app.test_client()
+    register(mallory, "mallory@example.com", "Mallory")
+    empty = create_project(mallory, "Nothing here")
+    assert erase(mallory, empty, "vic@corp.test") == {"reports": 0}
+    assert erase(mallory, empty, "reset-password") == {"reports": 0}
+    mailed = mails_to(shop, "vic@corp.test")
+    subjects = sorted(message["Subject"] for message in mailed)
+    assert len(mailed) == 2 and "[Web Shop] We received your report WS-1" in subjects
+    [reset] = [message for message in mailed if "WS-1" not in message["Subject"]]
+    assert "/reset-password/" in text_of(reset) and "[erased]" not in text_of(reset)
+
+
+def test_an_erase_does_not_reset_the_reporter_mail_limits(shop):
+    """Rounds of three reports then an erase sent three receipts a round; the limits are
+    counted apart from the mails an erase deletes."""
+    for _ in range(4):
+        for _ in range(3):
+            file(shop, "target@example.net")
+        send_due(shop.app)
+        erase(shop.ada, shop.project, "target@example.net")
+    with shop.smtp.lock:
+        sent = [m for m in shop.smtp.messages if m["To"] == "target@example.net"]
+    assert len(sent) == 3
+
+
+def test_the_limits_count_an_address_without_its_tag_case_or_trailing_dot(shop):
+    for address in ("control+0@example.net", "Control+1@example.net", "control+x@example.net",
+                    "control@EXAMPLE.net.", "control@example.net"):  # fmt: skip
+        file(shop, address)
+    send_due(shop.app)
+    with shop.smtp.lock:
+        sent = [m["To"] for m in shop.smtp.messages if "control" in m["To"].lower()]
+    assert sorted(sent) == ["control+0@example.net", "control+1@example.net",
+                            "control+x@example.net"]  # fmt: skip
+    health = shop.ada.get("/api/v1/admin/health").get_json()
+    assert health["outbox"]["reporterMailsLimited"] == 2

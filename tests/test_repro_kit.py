@@ -52,10 +52,20 @@ def har_validator() -> Draft6Validator:
 
 @pytest.fixture
 def team(app):
-    """Ada's project, capturing requests' headers and bodies."""
+    """Ada's project, capturing requests' headers and bodies, its site https://shop.test (the
+    test opens addresses of the allowed origins alone)."""
     team = team_with_project(app)
     capture_network_details(team, team.project["id"])
+    allow(team, "https://shop.test")
     return team
+
+
+def allow(team, *origins: str) -> None:
+    settings = {"settings": {"allowed_origins": list(origins)}}
+    changed = team.patch(
+        f"/api/v1/projects/{team.project['id']}", json=settings, headers=csrf(team)
+    )
+    assert changed.status_code == 200, changed.get_json()
 
 
 def file(team, **fields) -> dict:
@@ -220,15 +230,41 @@ def test_the_playwright_test_opens_only_http_addresses_of_the_allowed_origins(te
     assert "page.goto(" not in spec.replace("// Fill in the page's address: await page.goto(", "")
     assert "// Not opened: only http(s) addresses of the project's allowed origins are." in spec
 
-    for opened in ("https://shop.test/cart?x=1", "http://localhost:8080/", "HTTPS://SHOP.TEST/"):
-        spec = spec_of(team, file(team, metadata={"url": opened}))
+    for sent, opened in (("https://shop.test/cart?x=1", "https://shop.test/cart?x=1"),
+                         ("http://localhost:8080/", "http://localhost:8080/"),
+                         ("HTTPS://SHOP.TEST:443/", "https://shop.test/")):  # fmt: skip
+        spec = spec_of(team, file(team, metadata={"url": sent}))
         assert f"  await page.goto({json.dumps(opened)});" in spec.splitlines()
-    # A project that lists no origins: any http(s) address, still never another scheme.
-    team.patch(f"/api/v1/projects/{team.project['id']}", json={"settings": {"allowed_origins": []}},
-               headers=csrf(team))  # fmt: skip
-    spec = spec_of(team, file(team, metadata={"url": "http://127.0.0.1:9/admin"}))
-    assert '  await page.goto("http://127.0.0.1:9/admin");' in spec.splitlines()
+    # A project that lists no origins (contract v6): no goto at all, the cloud's metadata
+    # address and intranet hosts included; and never another scheme.
+    allow(team)
+    for address in ("http://169.254.169.254/latest/meta-data/", "https://shop.test/"):
+        spec = spec_of(team, file(team, metadata={"url": address}))
+        assert "page.goto(" not in spec.replace(
+            "// Fill in the page's address: await page.goto(", ""
+        )
     assert 'page.goto("file:' not in spec_of(team, file(team, metadata={"url": "file:///x"}))
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["http://evil.example\\@shop.test/login", "http://evil.example@shop.test/",
+     "http://user:pw@shop.test/", "http://shop.test\t.evil.example/", "https://shop.test /x",
+     "http://shop.test%2eevil.example/", "https://shop.test\n/"],
+)  # fmt: skip
+def test_an_address_a_browser_reads_otherwise_is_never_opened(team, address):
+    """Hardening 6, item 4: urlsplit read `http://evil.example\\@shop.test/login` as a user at
+    shop.test; a browser goes to evil.example. Only what both parses agree on is opened."""
+    spec = spec_of(team, file(team, metadata={"url": address}))
+    assert "page.goto(" not in spec.replace("// Fill in the page's address: await page.goto(", "")
+
+
+def test_the_normalised_address_is_written_not_the_reporters(team):
+    from svc.services.repro import conformant_url
+
+    assert conformant_url("HTTPS://Shop.Test:443/a/../b?q=1#f") == "https://shop.test/b?q=1#f"
+    assert conformant_url("https://shop.test/\u00e9t\u00e9") == "https://shop.test/%C3%A9t%C3%A9"
+    assert conformant_url("http://shop.test\\@evil.example/") is None
 
 
 def test_a_navigation_without_a_target_asserts_nothing(team):
@@ -343,6 +379,7 @@ def test_a_session_replays_with_playwright_its_har_loads_and_its_curls_run(
     assert changed.status_code == 200
     context = browser.new_context(viewport={"width": 1024, "height": 720})
     with HostSite(live_server) as site:
+        allow(team, site.url)
         page = context.new_page()
         page.add_init_script(OPEN_SHADOW_ROOTS)
         page.goto(f"{site.url}/?project={team.key}")
@@ -480,7 +517,8 @@ def test_a_copied_curl_pasted_into_bash_runs_curl_alone(
     assert len(Recorder.seen) == 1, screen
     [request] = Recorder.seen
     assert request["body"] == body and request["headers"]["x-note"] == "fine", screen
-    assert request["url"] == report["networkLogs"][0]["url"]
+    # The address as a browser normalises it (contract v6), its quote percent-encoded.
+    assert request["url"] == "http://shop.test/api/cart?q=it%27s!!"
 
 
 def paste_into_bash(text: str, folder: Path, bracketed_paste: str, proxy_port: int) -> str:
@@ -582,3 +620,30 @@ def run_curls(commands: list[str]) -> list[dict]:
     finally:
         proxy.shutdown()
     return Recorder.seen
+
+
+def curl_commands(entries: list[dict]) -> list[str]:
+    """What the dashboard's curl.js makes of each entry, run by Node."""
+    source = (ROOT / "svc/dashboard/static/js/curl.js").read_text()
+    source += f"\nconsole.log(JSON.stringify({json.dumps(entries)}.map(curlCommand)));\n"
+    done = subprocess.run(["node", "--input-type=module"], input=source, capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_copy_as_curl_makes_commands_of_http_addresses_alone():
+    """Hardening 6, item 7: curl's first word was the reporter's URL unchecked: `-Lo` became
+    options, `[1-3]` three requests, `file:` and `gopher:` were emitted. Now an http(s) address
+    the browser's parse reads plainly is `--url '...'` behind `--globoff`; anything else is a
+    comment."""
+    hostile = ["-Lo", "-X", "file:///etc/passwd", "gopher://127.0.0.1:6379/_FLUSHALL",
+               "http://evil.example\\@shop.test/", "http://u:p@shop.test/", "javascript:alert(1)",
+               "http://shop.test/a\nrm -rf ~"]  # fmt: skip
+    commands = curl_commands([{"method": "GET", "url": url} for url in hostile])
+    assert len(commands) == len(hostile)
+    for command in commands:
+        assert command.startswith("# not a command: only http(s) addresses become one"), command
+        assert "\n" not in command and "curl" not in command.split(")")[-1], command
+    [globbed] = curl_commands([{"method": "GET", "url": "http://shop.test/item[1-3]?x={a,b}"}])
+    assert globbed == "curl --globoff --url 'http://shop.test/item[1-3]?x={a,b}'"

@@ -3,6 +3,7 @@ is SQL, so these run on each database."""
 
 import base64
 import json
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -11,7 +12,14 @@ from sqlalchemy import func, select, update
 from harness.client import create_project, csrf, register
 from svc import storage
 from svc.extensions import db
-from svc.models import AuditEntry, Comment, OutgoingMail, Report, WebhookDelivery
+from svc.models import (
+    AuditEntry,
+    Comment,
+    Notification,
+    OutgoingMail,
+    Report,
+    WebhookDelivery,
+)
 from svc.models.base import utcnow
 from svc.services import retention
 from tests.helpers import file_report, png_bytes, upload
@@ -20,7 +28,7 @@ from tests.helpers import file_report, png_bytes, upload
 @pytest.fixture
 def team(app):
     owner = app.test_client()
-    register(owner)
+    owner.user = register(owner)
     return owner
 
 
@@ -129,19 +137,28 @@ def test_one_reporters_data_is_handed_over_then_erased_from_queues_too(app, team
     ]  # fmt: skip
     mentioned = file(team, shop, reporter_identifier="sam@example.com",
                      description="Same as jo@example.com saw")  # fmt: skip
+    project_id = uuid.UUID(shop["id"])
     with app.app_context():
-        db.session.add(
-            OutgoingMail(
-                to_address="ada@example.com",
-                subject="New report from JO@example.com",
-                text_body="Reported by jo@example.com",
-                html_body="<p>Reported by jo@example.com</p>",
-            )
+        # A team mail about one of the project's reports (its notification names it), and one
+        # that no report of the project caused (contract v6: the erase leaves it alone).
+        about = OutgoingMail(
+            to_address="ada@example.com",
+            subject="New report from JO@example.com",
+            text_body="Reported by jo@example.com",
+            html_body="<p>Reported by jo@example.com</p>",
         )
+        unrelated = OutgoingMail(to_address="jo@example.com", subject="Reset your password",
+                                 text_body="For jo@example.com", html_body="")  # fmt: skip
+        db.session.add_all([about, unrelated])
+        db.session.flush()
+        db.session.add(
+            Notification(user_id=uuid.UUID(team.user["id"]), project_id=project_id,
+                         report_id=uuid.UUID(mentioned["id"]), kind="assigned", mail_id=about.id)
+        )  # fmt: skip
         # A receipt already sent to the reporter goes too, not only the waiting ones.
         db.session.add(
             OutgoingMail(to_address="JO@example.com", subject="", text_body="", html_body="",
-                         status="sent")
+                         status="sent", reporter_project_id=project_id)
         )  # fmt: skip
         db.session.commit()
     base = f"/api/v1/projects/{shop['id']}/reporter-data"
@@ -174,13 +191,16 @@ def test_one_reporters_data_is_handed_over_then_erased_from_queues_too(app, team
     assert erased.status_code == 200 and erased.get_json() == {"reports": 2}
     assert tracking_ids(app) == {mentioned["trackingId"]}
     with app.app_context():
-        [mail] = db.session.scalars(select(OutgoingMail)).all()
+        [mail] = db.session.scalars(select(OutgoingMail).where(OutgoingMail.id == about.id)).all()
+        kept = db.session.get(OutgoingMail, unrelated.id)
+        assert db.session.scalar(select(func.count()).select_from(OutgoingMail)) == 2
         payloads = [d.payload for d in db.session.scalars(select(WebhookDelivery))]
         entry = db.session.scalar(
             select(AuditEntry).where(AuditEntry.action == "reporter_data_erased")
         )
     assert "jo@example.com" not in (mail.subject + mail.text_body + mail.html_body).lower()
     assert "[erased]" in mail.subject
+    assert (kept.to_address, kept.text_body) == ("jo@example.com", "For jo@example.com")
     assert all("jo@example.com" not in payload.lower() for payload in payloads)
     assert entry.detail == {"reports": 2}
     refused = team.post(f"{base}/erase", json={}, headers=csrf(team))

@@ -8,7 +8,7 @@ from svc.models.audit import AuditEntry
 from svc.models.events import ReportEvent
 from svc.models.integrations import ExternalIssue, Integration, IntegrationCall, TrackerEvent
 from svc.models.limits import RateLimitCounter
-from svc.models.mail import OutgoingMail
+from svc.models.mail import OutgoingMail, ReporterMailCount
 from svc.models.notifications import Notification
 from svc.models.projects import (
     DEFAULT_REPORTER_UPDATES,

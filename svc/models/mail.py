@@ -40,3 +40,18 @@ class OutgoingMail(db.Model):
     # count these rows. None for every other mail.
     reporter_project_id: Mapped[uuid.UUID | None] = mapped_column()
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class ReporterMailCount(db.Model):
+    """One mail queued to a reporter, counted for their daily limits (docs/reporter-updates.md)
+    apart from the mail itself: erasing the reporter's data deletes their mails, and must not
+    reset the count (contract v6). `address_key`: a keyed hash of the address as the limits
+    compare it (svc.services.reporter_mails.address_key), never the address. Kept a day."""
+
+    __tablename__ = "reporter_mail_counts"
+    __table_args__ = (Index("ix_reporter_mail_counts_key_created_at", "address_key", "created_at"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
+    address_key: Mapped[str] = mapped_column(String(64))
+    project_id: Mapped[uuid.UUID] = mapped_column()
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

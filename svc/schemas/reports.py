@@ -11,6 +11,7 @@ from marshmallow import (
     validate,
 )
 
+from svc import i18n
 from svc.errors import HoneypotHit
 from svc.models import CATEGORIES, SEVERITIES, STATUSES
 from svc.schemas.base import (
@@ -90,6 +91,15 @@ class ReportCreateIn(InSchema):
 
     class Meta:
         unknown = EXCLUDE
+
+    @pre_load
+    def reject_unstorable_strings(self, data, **kwargs):
+        """A locale that is no language tag is never refused (contract v6), even one that could
+        not be stored (a NUL): dropped before the check, it is left to Accept-Language."""
+        locale = data.get("locale") if isinstance(data, dict) else None
+        if isinstance(locale, str) and i18n.usable(locale) is None:
+            data = {**data, "locale": None}
+        return super().reject_unstorable_strings(data, **kwargs)
 
     @pre_load
     def reject_honeypot(self, data, **kwargs):

@@ -4,13 +4,15 @@ itself and its signed address: svc.services.status_page) and a one-click unsubsc
 address and project.
 """
 
+import hashlib
+import hmac
 import re
 import uuid
 from datetime import timedelta
 
 from flask import current_app
 from itsdangerous import BadSignature, URLSafeSerializer
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy import text as sql
 from sqlalchemy.exc import IntegrityError
 
@@ -27,10 +29,11 @@ from svc.models import (
     Report,
     ReportDetail,
     ReportDuplicate,
+    ReporterMailCount,
     ReporterOptOut,
 )
 from svc.models.base import utcnow
-from svc.models.mail import FAILED, LIMITED, PENDING, SENT
+from svc.models.mail import LIMITED
 from svc.services import status_page
 from svc.services.notification_mails import one_click_unsubscribe, one_line
 from svc.services.notifications import INVALID_LINK as INVALID_UNSUBSCRIBE_LINK
@@ -88,24 +91,31 @@ def receipts(report_ids: list[uuid.UUID]) -> list[tuple[uuid.UUID, uuid.UUID, st
     return made
 
 
+def address_key(address: str) -> str:
+    """What the limits count an address by (contract v6): lower-cased, the local part without
+    its `+tag`, the domain without a trailing dot (`Ann+1@Corp.test.` is `ann@corp.test`); kept
+    as a hash keyed with the secret key, never as the address."""
+    local, _, domain = address.strip().lower().rpartition("@")
+    compared = f"{local.split('+', 1)[0]}@{domain.rstrip('.')}"
+    key = current_app.config["SECRET_KEY"].encode()
+    return hmac.new(key, b"svc-reporter-mail|" + compared.encode(), hashlib.sha256).hexdigest()
+
+
 def queue(project_id: uuid.UUID, to: str, subject: str, text: str, headers: dict) -> bool:
     """Queue a mail to a reporter in the caller's transaction, unless the address had its
     day's share (MAILS_PER_PROJECT_A_DAY about this project, MAILS_PER_ADDRESS_A_DAY in all):
-    then only a row saying so is written (counted in /admin/health). Whether it goes."""
+    then only a row saying so is written (counted in /admin/health). Whether it goes. Counted
+    in ReporterMailCount, which erasing a reporter's data leaves alone."""
+    key = address_key(to)
     if db.engine.dialect.name == "postgresql":
         # Two transactions mailing one address count one after the other (SQLite's writers
         # already do: one at a time).
-        db.session.execute(sql("SELECT pg_advisory_xact_lock(hashtext(:to))"), {"to": to})
+        db.session.execute(sql("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": key})
     since = utcnow() - timedelta(days=1)
     counted = (
-        select(OutgoingMail.reporter_project_id, func.count())
-        .where(
-            OutgoingMail.to_address == to,
-            OutgoingMail.created_at > since,
-            OutgoingMail.reporter_project_id.is_not(None),
-            OutgoingMail.status.in_((PENDING, SENT, FAILED)),
-        )
-        .group_by(OutgoingMail.reporter_project_id)
+        select(ReporterMailCount.project_id, func.count())
+        .where(ReporterMailCount.address_key == key, ReporterMailCount.created_at > since)
+        .group_by(ReporterMailCount.project_id)
     )
     sent = dict(db.session.execute(counted).all())
     if (
@@ -117,8 +127,20 @@ def queue(project_id: uuid.UUID, to: str, subject: str, text: str, headers: dict
                          status=LIMITED, attempts=0, reporter_project_id=project_id)
         )  # fmt: skip
         return False
+    db.session.add(ReporterMailCount(address_key=key, project_id=project_id))
     outbox.queue(to, subject, text, headers, reporter_project_id=project_id)
     return True
+
+
+def forget_counted() -> int:
+    """Drop the counts older than the limits' day (the scheduler, hourly): how many."""
+    gone = db.session.execute(
+        delete(ReporterMailCount)
+        .where(ReporterMailCount.created_at <= utcnow() - timedelta(days=1))
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    db.session.commit()
+    return gone
 
 
 def status_changed(report: Report, old: str, new: str) -> None:
@@ -130,9 +152,9 @@ def status_changed(report: Report, old: str, new: str) -> None:
 
 
 def commented(report: Report, comment: Comment) -> None:
-    """In the comment's transaction: the reporter's mail of a public comment, and its
-    duplicates' reporters'."""
-    if comment.public:
+    """In the comment's transaction: the reporter's mail of a team's public comment, and its
+    duplicates' reporters'. What a reporter wrote is mailed to nobody (contract v6)."""
+    if comment.public and not comment.from_reporter:
         for each in _following(report):
             _queue_if_wanted(
                 each, PUBLIC_COMMENT, lambda speak, each=each: _reply_words(speak, each, comment)

@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from http import HTTPStatus
 from urllib.parse import parse_qsl, urlsplit
 
+import ada_url
+
 from svc.auth.api_keys import normalize_origin
 from svc.models import Report
 
@@ -265,20 +267,44 @@ def _comment(text: str, limit: int = 200) -> str:
     return "// " + (line if len(line) <= limit else line[:limit] + "…")
 
 
-def _openable(report: Report, url: str) -> bool:
-    """Whether the test may open `url`: http(s) only, and only the project's allowed origins
-    when it lists any. The reporter names the address; the test opens it on a developer's
-    machine or CI, signed in: never a file, a script or an intranet host of their choosing."""
+# What a browser's parse (WHATWG) and urlsplit read differently: a backslash is a slash to the
+# one and part of the user name to the other; tabs and line breaks a browser drops; spaces.
+_AMBIGUOUS = re.compile(r"[\\\x00-\x20\x7f]")
+
+
+def conformant_url(url: str) -> str | None:
+    """`url` as a browser would open it (the WHATWG URL standard, through ada), when that parse
+    and the service's (urlsplit) agree on it: http(s), the same host and port, no user name or
+    password, nothing the two read differently. Else None. What is written is this normalised
+    address, never the reporter's string (contract v6)."""
+    if not isinstance(url, str) or _AMBIGUOUS.search(url):
+        return None
     try:
-        parts = urlsplit(url)
-        port = parts.port
+        parsed, split = ada_url.URL(url), urlsplit(url)
+        split_port = split.port
     except ValueError:
-        return False
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return False
+        return None
+    if parsed.protocol not in ("http:", "https:") or parsed.username or parsed.password:
+        return None
+    if split.username is not None or split.password is not None:
+        return None
+    default_port = {"http": 80, "https": 443}.get(split.scheme.lower())
+    same_port = (int(parsed.port) if parsed.port else default_port) == (split_port or default_port)
+    same_host = (split.hostname or "").lower() == parsed.hostname.strip("[]").lower()
+    return parsed.href if same_host and same_port else None
+
+
+def _openable(report: Report, url: str) -> str | None:
+    """The address the test may open, normalised: a conformant http(s) address on one of the
+    project's allowed origins. The reporter names the address; the test opens it on a
+    developer's machine or CI, signed in: never a file, a script, the cloud's metadata address
+    or an intranet host of their choosing, so a project with no allowed origins gets no goto
+    (contract v6)."""
+    address = conformant_url(url)
     allowed = report.project.allowed_origins
-    origin = f"{parts.scheme}://{parts.hostname}" + (f":{port}" if port is not None else "")
-    return not allowed or normalize_origin(origin) in allowed
+    if address is None or not allowed:
+        return None
+    return address if normalize_origin(ada_url.URL(address).origin) in allowed else None
 
 
 def _locator(action: dict) -> str:
@@ -419,14 +445,15 @@ def playwright_spec(report: Report) -> str:
     if start is None:
         body.append("// The report holds no page address: put the page's address here.")
         body.append("await page.goto('about:blank');")
-    elif not _openable(report, start):
+    elif (opened := _openable(report, start)) is None:
         body.append("// Not opened: only http(s) addresses of the project's allowed origins are.")
+        body.append("// (A project's allowed origins are set on its settings page.)")
         body.append(_comment(f"The reporter's address: {start}"))
         body.append("// Fill in the page's address: await page.goto('https://...');")
     else:
         if _is_redacted(start):
             body.append("// Parts of this address were redacted in the report: fill them in.")
-        body.append(f"await page.goto({_string(start)});")
+        body.append(f"await page.goto({_string(opened)});")
     visited = [start or ""]
     previous = None
     for step in steps:

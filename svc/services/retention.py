@@ -7,13 +7,14 @@ import time
 import uuid
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select, true, update
+from sqlalchemy import delete, func, or_, select, update
 
 from svc import audit, database, storage
 from svc.extensions import db
 from svc.models import (
     OWNER,
     Comment,
+    Notification,
     OutgoingMail,
     Project,
     Report,
@@ -70,11 +71,13 @@ def apply_all(now: datetime | None = None) -> dict[uuid.UUID, int]:
 
 def erase_reporter(user: User, project_id: uuid.UUID, identifier: str) -> int:
     """Every report of the project whose reporter is `identifier` (any case) goes as retention
-    deletes, and the value is blanked in every webhook payload and mail still waiting to be
-    sent. The audit entry holds the count, not the identifier."""
+    deletes, and the value is blanked in the project's webhook payloads and the mails its
+    reports caused that still wait to be sent. The audit entry holds the count, not the
+    identifier."""
     projects.access(user, project_id, at_least=OWNER)
+    caused = _mails_caused_by(project_id)  # before the reports go, and their notifications
     count = _remove_in_batches(*_of_reporter(project_id, identifier))
-    _blank_in_queues(project_id, identifier)
+    _blank_in_queues(project_id, identifier, caused)
     audit.record(
         audit.REPORTER_DATA_ERASED, user, ("project", project_id), project_id=project_id,
         reports=count,
@@ -156,19 +159,40 @@ def _of_reporter(project_id: uuid.UUID, identifier: str) -> tuple:
     )
 
 
-def _blank_in_queues(project_id: uuid.UUID, identifier: str) -> None:
+def _mails_caused_by(project_id: uuid.UUID) -> list[uuid.UUID]:
+    """The waiting mails the project's reports caused (contract v6: all an erase may touch):
+    its reporter mails, and the team's notification mails about its reports."""
+    return list(
+        db.session.scalars(
+            select(OutgoingMail.id).where(
+                OutgoingMail.status == PENDING,
+                or_(
+                    OutgoingMail.reporter_project_id == project_id,
+                    OutgoingMail.id.in_(
+                        select(Notification.mail_id).where(Notification.project_id == project_id)
+                    ),
+                ),
+            )
+        )
+    )
+
+
+def _blank_in_queues(project_id: uuid.UUID, identifier: str, mail_ids: list[uuid.UUID]) -> None:
     """`identifier` replaced, in any case, in the payloads of the project's pending deliveries
-    and in every pending mail (a mail names no project); every mail to the reporter
-    (docs/reporter-updates.md), sent or still waiting, is deleted (a waiting one never goes)."""
+    and in the mails `mail_ids` (those its reports caused); every mail the project sent or
+    still has waiting to the reporter (docs/reporter-updates.md) is deleted (a waiting one
+    never goes). Another project's mails, and mails of accounts, are never touched; the
+    reporter-mail limits are counted apart (ReporterMailCount) and stay."""
     pattern = re.compile(re.escape(identifier.strip()), re.IGNORECASE)
     db.session.execute(
         delete(OutgoingMail).where(
-            func.lower(OutgoingMail.to_address) == identifier.strip().lower()
+            OutgoingMail.reporter_project_id == project_id,
+            func.lower(OutgoingMail.to_address) == identifier.strip().lower(),
         )
     )
     waiting = [
         (WebhookDelivery, WebhookDelivery.project_id == project_id, ("payload",)),
-        (OutgoingMail, true(), ("subject", "text_body", "html_body")),
+        (OutgoingMail, OutgoingMail.id.in_(mail_ids), ("subject", "text_body", "html_body")),
     ]
     for model, of_project, columns in waiting:
         for row in db.session.scalars(select(model).where(model.status == PENDING, of_project)):

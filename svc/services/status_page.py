@@ -14,7 +14,7 @@ import hmac
 import uuid
 
 from flask import current_app
-from sqlalchemy import select
+from sqlalchemy import and_, or_, select
 
 from svc import i18n
 from svc.auth import tokens
@@ -114,13 +114,21 @@ def page(token: str) -> dict:
 
 
 def _page_of(report: Report) -> dict:
-    """A duplicate's page (docs/api.md §8.11) shows its primary's status and public replies
-    beside its own: that is where its problem is worked now."""
+    """A duplicate's page (docs/api.md §8.11) shows its primary's status and the team's public
+    replies there beside its own: that is where its problem is worked now. What the primary's
+    reporter wrote stays theirs (contract v6): a page shows reporter replies of its own report
+    alone."""
     primary = duplicates.primary_of(report)
     speak = speaker_of(report)
     comments = db.session.scalars(
         select(Comment)
-        .where(Comment.report_id.in_({report.id, primary.id}), Comment.public)
+        .where(
+            Comment.public,
+            or_(
+                Comment.report_id == report.id,
+                and_(Comment.report_id == primary.id, Comment.from_reporter.is_(False)),
+            ),
+        )
         .order_by(Comment.created_at, Comment.id)
     )
     return {

@@ -67,10 +67,34 @@ function sendableUrl(captured, notes) {
   }
 }
 
+// What a browser's URL parser and a reader (or the service's urlsplit) read differently: a
+// backslash, spaces, tabs and line breaks (which the parser drops), controls.
+const AMBIGUOUS = /[\\\x00-\x20\x7f]/;
+
+// The address as the command sends it (contract v6): an http(s) address the WHATWG parse reads
+// plainly, normalised; null for anything else. curl's first word is never the reporter's: `-Lo`
+// would be options, `[1-3]` three requests, `file:` and `gopher:` other protocols.
+function commandUrl(address) {
+  if (AMBIGUOUS.test(address)) return null;
+  let url;
+  try {
+    url = new URL(address);
+  } catch (_) {
+    return null;
+  }
+  if (!["http:", "https:"].includes(url.protocol) || url.username || url.password) return null;
+  return url.href;
+}
+
 export function curlCommand(entry) {
   const notes = [];
   const method = String(entry.method || "GET").toUpperCase();
-  const parts = [`curl ${quote(sendableUrl(String(entry.url || ""), notes))}`];
+  const captured = String(entry.url || "");
+  const address = commandUrl(sendableUrl(captured, notes));
+  if (address === null) {
+    return [...notes, `# not a command: only http(s) addresses become one (${oneLine(captured)})`].join("\n");
+  }
+  const parts = [`curl --globoff --url ${quote(address)}`];
   if (method !== "GET") parts.push(`-X ${quote(method)}`);
   for (const [name, value] of headerPairs(entry.requestHeaders)) {
     if (REDACTED.test(String(value))) notes.push(`# header ${oneLine(name)} left out: redacted in the report`);
