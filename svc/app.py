@@ -33,7 +33,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__, instance_path=settings["SVC_INSTANCE_PATH"])
     # What this start adds to a new instance folder, which a refused restore takes back.
     app.extensions["svc.new_paths"] = _missing_folders(app.instance_path)
-    os.makedirs(app.instance_path, exist_ok=True)
+    os.makedirs(app.instance_path, mode=0o700, exist_ok=True)
     app.config.update(settings)
     app.config.update(_derived_settings(app))
     app.extensions["svc.store"] = _object_store(app)

@@ -197,6 +197,12 @@ SETTINGS: tuple[Setting, ...] = (
         "`auto`: cookies are Secure when the request came over HTTPS; `true`; `false`",
     ),
     Setting(
+        "SVC_ALLOW_DEFAULT_PASSWORDS",
+        "false",
+        _boolean,
+        "start although the database password (or the S3 secret) is compose.yaml's `change-me`",
+    ),
+    Setting(
         "SVC_TRUSTED_PROXIES",
         "0",
         _non_negative_int,
@@ -464,7 +470,31 @@ def load_settings(
             "so set SVC_PUBLIC_URL to the address users reach it at (https://bugs.example.com)"
         )
     _check_sign_in(values)
+    _check_default_passwords(values, environ)
     return values
+
+
+DEFAULT_PASSWORD = "change-me"  # compose.yaml's placeholders
+
+
+def _check_default_passwords(values: dict[str, Any], environ: Mapping[str, str]) -> None:
+    """compose.yaml ships `change-me` as the database password and the S3 secret, for the user
+    to change: svc does not start with one left as it is, unless told to (a trial on a laptop)."""
+    if values.get("SVC_ALLOW_DEFAULT_PASSWORDS"):
+        return
+    from sqlalchemy.engine import make_url
+
+    url = values.get("SVC_DATABASE_URL")
+    try:
+        password = make_url(url).password if url else None
+    except Exception:  # not a URL: the database's own error says so at start
+        password = None
+    if password == DEFAULT_PASSWORD or environ.get("AWS_SECRET_ACCESS_KEY") == DEFAULT_PASSWORD:
+        raise ConfigError(
+            f"the database password or AWS_SECRET_ACCESS_KEY is still {DEFAULT_PASSWORD!r}: set "
+            "your own (compose.yaml's CHANGE ME lines), or SVC_ALLOW_DEFAULT_PASSWORDS=1 for a "
+            "trial that nobody else can reach"
+        )
 
 
 def _check_sign_in(values: dict[str, Any]) -> None:

@@ -14,6 +14,9 @@ _settings = load_settings()
 
 bind = _settings["SVC_BIND"]
 workers = _settings["SVC_WORKERS"]
+# X-Forwarded-* are trusted in one place, the app's ProxyFix, and only with SVC_TRUSTED_PROXIES:
+# gunicorn itself would trust X-Forwarded-Proto from any loopback client.
+forwarded_allow_ips = ""
 accesslog = "-"
 # The path without its query string (which may hold a search, or a token someone put there),
 # no Referer and no Basic-auth user: address, time, request, status, size, duration, agent.

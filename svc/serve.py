@@ -78,6 +78,9 @@ def serve(settings: dict) -> None:
     Until then SIGTERM ends this process at once: as a container's first process it would
     otherwise be ignored."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    # What svc creates (the instance folder, the SQLite files, uploads, backups) is its user's
+    # alone: every process below inherits the mask.
+    os.umask(0o077)
     os.chdir(ROOT)  # a relative SQLite path names a file here, as in every process of svc
     wait_for_database(settings["SVC_DATABASE_URL"])
     if not at_head(settings):

@@ -285,3 +285,15 @@ def test_serve_refuses_a_postgresql_database_whose_text_is_not_utf8(database_url
 def test_serve_goes_on_at_once_when_the_database_answers(database_url, capsys):
     serve.wait_for_database(database_url, seconds=0)  # one try: it raises if that one fails
     assert capsys.readouterr().out == ""
+
+
+def test_compose_yamls_change_me_passwords_are_refused_unless_allowed():
+    """Hardening 6, item 10: compose.yaml's `change-me` left as it is stops svc at start."""
+    url = "postgresql+psycopg://svc:change-me@postgres:5432/svc"
+    with pytest.raises(ConfigError, match="still 'change-me'"):
+        load_settings({"SVC_DATABASE_URL": url})
+    with pytest.raises(ConfigError, match="AWS_SECRET_ACCESS_KEY"):
+        load_settings({"AWS_SECRET_ACCESS_KEY": "change-me"})
+    allowed = load_settings({"SVC_DATABASE_URL": url, "SVC_ALLOW_DEFAULT_PASSWORDS": "1"})
+    assert allowed["SVC_DATABASE_URL"] == url
+    assert load_settings({"SVC_DATABASE_URL": url.replace("change-me", "s3cr3t!")})

@@ -29,9 +29,36 @@ COMPOSE_FILE = ROOT / "compose.yaml"
 PODMAN_COMPOSE = Path(sys.executable).with_name("podman-compose")
 
 
+LEFT_IN_THE_CHECKOUT = {
+    ".env": "AWS_SECRET_ACCESS_KEY=left-in-the-checkout\n",
+    "svc-backup.db": "not for the image",
+    "cookies.txt": "a session",
+}
+
+
 @pytest.fixture(scope="module")
 def image() -> str:
-    return build_image(base_image())
+    """svc's image, built from a checkout holding what users leave beside compose.yaml (a
+    `.env` with the S3 secret, a backup, a cookie jar): none of it may reach the image."""
+    left = [ROOT / name for name in LEFT_IN_THE_CHECKOUT if not (ROOT / name).exists()]
+    for path in left:
+        path.write_text(LEFT_IN_THE_CHECKOUT[path.name])
+    try:
+        return build_image(base_image())
+    finally:
+        for path in left:
+            path.unlink()
+
+
+def test_nothing_but_the_code_of_the_checkout_reaches_the_image(image):
+    """Contract v6: the build context is an allow-list (.dockerignore)."""
+    skip = ["-not", "-path", "/app/.venv*", "-not", "-path", "/app/node_modules*"]
+    found = podman("run", "--rm", "--entrypoint", "find", image, "/app", "-maxdepth", "2", *skip)
+    names = {Path(path).name for path in found.splitlines()}
+    assert not names & set(LEFT_IN_THE_CHECKOUT), found
+    assert {"svc", "migrations", "wsgi.py", "Procfile", "widget.md", "integrations.md"} <= names, (
+        found
+    )
 
 
 @pytest.fixture
@@ -146,8 +173,9 @@ def test_compose_yaml_runs_svc_with_postgresql(image, tmp_path):
     def compose(*arguments: str) -> subprocess.CompletedProcess:
         command = [str(PODMAN_COMPOSE), "--project-name", project, "--file", str(COMPOSE_FILE),
                    "--file", str(override), *arguments]  # fmt: skip
-        return subprocess.run(command, env={**ENV, "SVC_PORT": str(port)}, capture_output=True,
-                              text=True, timeout=600)  # fmt: skip
+        # compose.yaml as written keeps its `change-me` passwords: a trial, said so.
+        env = {**ENV, "SVC_PORT": str(port), "SVC_ALLOW_DEFAULT_PASSWORDS": "1"}
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
 
     def up_on(candidate: int) -> int:
         """compose.yaml publishes SVC_PORT: again on another where another process took it."""

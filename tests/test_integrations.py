@@ -235,7 +235,7 @@ def test_a_member_creates_the_reports_issue_as_the_tracker_expects_it(team, trac
         assert made["key"].startswith("ENG-")
     # The body: the description, the facts, the errors and failed requests, the links.
     for part in (
-        "Clicking pay has no effect.",
+        "Clicking pay has no effect",
         "high",
         "TypeError: x is undefined",
         "https://shop.example/api/pay",
@@ -412,6 +412,28 @@ def test_test_connection_says_what_it_reached_or_the_trackers_words(team, tracke
     failed = ada.post(f"/api/v1/integrations/{integration['id']}/test", headers=csrf(ada))
     assert failed.status_code == 422
     assert "No project could be found with key 'MISSING'" in failed.get_json()["detail"]
+
+
+def test_test_connection_says_one_word_for_an_internal_name_and_a_missing_one(make_app):
+    """Hardening 6, item 10: "Test connection" told a member whether an internal host name
+    resolves ("Refused" for one, "Cannot resolve" for the other). Now one answer for both."""
+    app = make_app(SVC_WEBHOOK_TIMEOUT="3")  # the guard on, as installed
+    ada = app.test_client()
+    register(ada)
+    project = create_project(ada)
+    answers = []
+    for host in ("localhost", "svc-no-such-host.invalid"):
+        made = ada.post(
+            f"/api/v1/projects/{project['id']}/integrations",
+            json={"kind": "github", "name": host, "token": TOKEN,
+                  "config": {"repository": "acme/shop", "api_url": f"https://{host}/api/v3"}},
+            headers=csrf(ada),
+        )  # fmt: skip
+        assert made.status_code == 201, made.get_json()
+        tested = ada.post(f"/api/v1/integrations/{made.get_json()['id']}/test", headers=csrf(ada))
+        answers.append((tested.status_code, tested.get_json()["detail"]))
+    assert answers[0] == answers[1], answers
+    assert "no public address" in answers[0][1] and "localhost" not in answers[0][1]
 
 
 def test_sending_the_token_to_another_host_needs_the_token(team, trackers, elsewhere):

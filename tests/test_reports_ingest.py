@@ -302,6 +302,14 @@ SECRET_PARAMETERS = [
     "key",
     "signature",
     "sig",
+    # The widget's names the server lacked (hardening 6, item 9).
+    "pwd",
+    "passwd",
+    "session",
+    "sessionid",
+    "auth",
+    "authorization",
+    "jwt",
 ]
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
 
@@ -349,6 +357,21 @@ def test_secret_query_parameters_are_redacted(client, api_key, parameter):
     assert report["networkLogs"][0]["url"] == expected
     assert report["metadata"]["url"] == expected
     assert report["metadata"]["other"] == expected  # any URL in metadata (docs/api.md §8.1.1)
+
+
+def test_the_server_redacts_every_parameter_name_the_widget_does():
+    """The widget's SECRET_NAME and the server's SECRET_PARAMETERS in step (contract v6): a
+    report sent by any client is redacted at least as the widget's would be."""
+    import re
+
+    from svc.services.redaction import SECRET_PARAMETERS as SERVERS
+    from svc.services.redaction import canonical
+    from svc.widget import SCRIPT
+
+    [names] = re.findall(r"const SECRET_NAME = /\^\(\?:([^)]*)\)", SCRIPT.read_text())
+    widgets = names.split("|")
+    assert len(widgets) > 10 and "token" in widgets
+    assert {canonical(name) for name in widgets} <= SERVERS
 
 
 def test_jwts_are_redacted_in_network_entries_and_console_messages(client, api_key):

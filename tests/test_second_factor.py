@@ -259,6 +259,27 @@ def test_svc_require_2fa_holds_for_every_way_in_with_a_password(make_app):
     assert joining.get("/api/v1/auth/me").status_code == 401
 
 
+def test_svc_require_2fa_keeps_the_last_factor(make_app):
+    """Hardening 6, item 10: under SVC_REQUIRE_2FA a user removed their last factor and kept
+    their session. It is a 409 with words, and the factor stays."""
+    app = make_app(SVC_REQUIRE_2FA="true")
+    app.test_client().post(
+        "/api/v1/auth/register",
+        json={"name": "Ada Lovelace", "email": "ada@example.com", "password": PASSWORD},
+    )
+    client, _ = waiting_sign_in(app)
+    setup = ok(client.post(f"{ANSWER}/enrolment"))
+    ok(client.post(ANSWER, json={"code": totp_code(setup["secret"], totp_step())}))
+    [factor] = ok(client.get("/api/v1/auth/security"))["factors"]
+    proof = {"current_password": PASSWORD}
+    refused = client.delete(
+        f"/api/v1/auth/factors/{factor['id']}", json=proof, headers=csrf(client)
+    )
+    assert refused.status_code == 409, refused.get_json()
+    assert "requires a second factor" in refused.get_json()["detail"]
+    assert len(ok(client.get("/api/v1/auth/security"))["factors"]) == 1
+
+
 def test_svc_require_2fa_makes_a_password_user_enrol_at_sign_in(make_app):
     app = make_app(SVC_REQUIRE_2FA="true")
     app.test_client().post(

@@ -52,8 +52,12 @@ def test_readme_round_trip_over_real_http(served):
     login = browser.post(
         f"{base_url}/api/v1/auth/login",
         json={"email": "ada@example.com", "password": "correct horse battery"},
+        # A loopback client's word is not a proxy's: with SVC_TRUSTED_PROXIES=0 the request came
+        # over plain HTTP, and its cookies are not Secure (gunicorn trusted it from loopback).
+        headers={"X-Forwarded-Proto": "https", "X-Forwarded-Ssl": "on"},
     )
     assert login.status_code == 200
+    assert not any("Secure" in c for c in login.raw.headers.getlist("Set-Cookie")), login.headers
     created = browser.post(
         f"{base_url}/api/v1/tokens",
         json={"name": "laptop"},
@@ -146,6 +150,19 @@ def test_the_access_log_keeps_no_token_of_a_link(served):
 
 
 @pytest.mark.any_database  # make run's own check: the database cannot change it
+@pytest.mark.any_database
+def test_what_the_service_creates_is_its_users_alone(tmp_path, services):
+    """Hardening 6, item 10: instance/ and the SQLite files were created world-readable."""
+    instance = tmp_path / "instance"
+    base_url, _ = services({"SVC_WORKERS": "1", "SVC_INSTANCE_PATH": str(instance),
+                            "SVC_UPLOAD_DIR": str(tmp_path / "uploads")})  # fmt: skip
+    sign_up(base_url)  # something written
+    made = [instance, *instance.iterdir()]
+    assert instance / "svc.sqlite3" in made, made
+    for path in made:
+        assert path.stat().st_mode & 0o077 == 0, (path, oct(path.stat().st_mode))
+
+
 def test_python_older_than_the_tested_release_is_warned_about(app, service_env, services):
     base_url, service = services({**service_env, "PYTHON_TESTED": "3.99.0"})
     assert requests.get(f"{base_url}/healthz").ok

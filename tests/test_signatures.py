@@ -170,18 +170,45 @@ def test_a_report_as_markdown_says_what_it_shows_and_nothing_of_the_reporters_ma
     answer = user_client.get(f"/api/v1/reports/{filed['trackingId']}/markdown")
     assert answer.status_code == 200 and answer.mimetype == "text/markdown"
     text = answer.get_data(as_text=True)
-    assert text.startswith("# WS-1: Pay \\!\\[x\\]\\(https://evil\\.example/p\\.png\\) fails\n")
-    assert "\\# Hi" in text and "\\[click\\]\\(https://evil\\.example/\\)" in text
+    # Bare addresses in code spans: never a link, whatever autolinks (contract v6).
+    assert text.startswith("# WS-1: Pay \\!\\[x\\]\\(`https://evil.example/p.png)` fails\n")
+    assert "\\# Hi" in text and "\\[click\\]\\(`https://evil.example/)`" in text
     # Redacted when it was filed, as the report shows it.
     shown = user_client.get(f"/api/v1/reports/{filed['trackingId']}").get_json()
     assert "s3cr3t-t0ken" not in text
     assert f"POST {shown['networkLogs'][0]['url']} -> 500" in text
     for line in (
         "- **Status:** new",
-        "- **Page:** https://shop.example/checkout",
+        "- **Page:** `https://shop.example/checkout`",
         "[error] TypeError: total is undefined",
         "click button#pay",
     ):
         assert line in text, line
     other = user_client.application.test_client()
     assert other.get(f"/api/v1/reports/{filed['trackingId']}/markdown").status_code == 401
+
+
+def test_what_a_reporter_wrote_on_one_line_stays_one_line_of_text_in_markdown(user_client):
+    """Hardening 6, item 6: a title with a line break and `===` made a setext heading; a
+    `Reported by` with a line break forged a `- Status: resolved` line; bare URLs and @mentions
+    went live. Each field is one line of text, in the export and in tracker bodies alike."""
+    from svc.integrations import render
+
+    project = create_project(user_client)
+    filed = file_report(
+        user_client,
+        project["apiKey"],
+        title="Broken\n===",
+        reporter_identifier="Support\n- **Status:** resolved https://evil.example/login @admin",
+        metadata={"url": "https://shop.example/\n# Owned", "userAgent": "UA\r\n+ item"},
+    ).get_json()
+    text = user_client.get(f"/api/v1/reports/{filed['trackingId']}/markdown").get_data(as_text=True)
+    lines = text.splitlines()
+    assert lines[0] == "# WS-1: Broken \\=\\=\\="
+    assert [line for line in lines if line.startswith("- **Status")] == ["- **Status:** new"]
+    [reported] = [line for line in lines if line.startswith("- **Reported by:**")]
+    assert "`https://evil.example/login`" in reported and "`@admin`" in reported
+    assert not any(line.startswith(("# Owned", "+ item", "===")) for line in lines)
+    # The same rule is the tracker bodies' (render.markdown writes both).
+    assert render.markdown_text("a\nb", single_line=True) == "a b"
+    assert render.markdown_text("mail ann@corp.test or @bob") == "mail `ann@corp.test` or `@bob`"

@@ -23,8 +23,14 @@ def _longest_run(text: str, char: str) -> int:
 
 
 def markdown(content: Content) -> str:
-    parts = [cut(content.description, DESCRIPTION_LIMIT) or "_No description._", ""]
-    parts += [f"- **{name}:** {_md_inline(value)}" for name, value in content.facts]
+    """The reporter's words (the description, the facts) as text wherever the Markdown is
+    rendered (markdown_text); the lists in fenced blocks; links of svc's own."""
+    description = markdown_text(cut(content.description, DESCRIPTION_LIMIT))
+    parts = [description or "_No description._", ""]
+    parts += [
+        f"- **{name}:** {markdown_text(cut(value, ITEM_LIMIT), single_line=True)}"
+        for name, value in content.facts
+    ]
     for title, items in content.lists:
         if not items:
             continue
@@ -37,13 +43,51 @@ def markdown(content: Content) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _md_inline(value: str) -> str:
-    return re.sub(r"([\\`*_\[\]<>#|])", r"\\\1", cut(value, ITEM_LIMIT))
+# Markdown's punctuation that starts markup somewhere in a line (`=` and `-` under a line make
+# it a heading, `+`, `-` and `1.` a list, `!` an image, `|` a table cell).
+_MARKUP = re.compile(r"([\\`*_\[\]{}()<>#+\-.!|~=])")
+# What renderers turn into a link or a notification with no markup at all: bare addresses
+# (GitHub's and GitLab's autolinks), e-mail addresses and @mentions.
+_LIVE = re.compile(
+    r"(?i)(?:\b(?:https?|ftp)://|\bwww\.)[^\s<>]*"
+    r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+    r"|(?<![\w@])@[\w][\w.-]*"
+)
+_LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029\x85\v\f]+")
+
+
+def one_line(text: str) -> str:
+    """Line breaks of every kind as one space."""
+    return _LINE_BREAKS.sub(" ", text).strip()
+
+
+def markdown_text(text: str, single_line: bool = False) -> str:
+    """Text a reporter wrote, rendered by any Markdown as that text (contract v6): every
+    character of Markdown's markup escaped, addresses and @mentions inside code spans (no
+    link, no notification), and with `single_line` no line break (no setext heading, no forged
+    list line). Used for the "Copy as Markdown" export and every tracker's Markdown body."""
+    if single_line:
+        text = one_line(text)
+    written, at = [], 0
+    for live in _LIVE.finditer(text):
+        written += [_MARKUP.sub(r"\\\1", text[at : live.start()]), _code_span(live.group())]
+        at = live.end()
+    written.append(_MARKUP.sub(r"\\\1", text[at:]))
+    return "".join(written)
+
+
+def _code_span(text: str) -> str:
+    fence = "`" * (_longest_run(text, "`") + 1)
+    padded = f" {text} " if text.startswith("`") or text.endswith("`") else text
+    return f"{fence}{padded}{fence}"
 
 
 def wiki(content: Content) -> str:
     parts = [_wiki_text(cut(content.description, DESCRIPTION_LIMIT)) or "_No description._", ""]
-    parts += [f"* *{name}:* {_wiki_text(cut(value, ITEM_LIMIT))}" for name, value in content.facts]
+    parts += [
+        f"* *{name}:* {_wiki_text(one_line(cut(value, ITEM_LIMIT)))}"
+        for name, value in content.facts
+    ]
     for title, items in content.lists:
         if not items:
             continue

@@ -49,6 +49,8 @@ SECRET_HEADERS = frozenset(
         *_CLOUD_SECRETS,
     )
 )
+# Every name the widget's SECRET_NAME redacts is here too (contract v6; tests/test_widget.py keeps
+# the two in step), so that a report sent by any client is redacted as the widget's would be.
 SECRET_PARAMETERS = frozenset(
     canonical(name)
     for name in (
@@ -61,12 +63,19 @@ SECRET_PARAMETERS = frozenset(
         "session_token",
         "code",
         "password",
+        "passwd",
+        "pwd",
         "secret",
         "client_secret",
         "api_key",
         "key",
         "signature",
         "sig",
+        "auth",
+        "authorization",
+        "session",
+        "sessionid",
+        "jwt",
         # Payment cards and accounts: short names that would match too much as parts of others.
         "card",
         "cc",

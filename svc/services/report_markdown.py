@@ -2,33 +2,20 @@
 tracker's issue says (svc.services.integrations.content_of: facts, console errors, failed
 requests, the last actions, links), headed by the tracking id, title and status. Never more
 than the report shows (its logs were redacted when it was filed); whatever the reporter wrote
-is escaped, so that it reads as text wherever the Markdown is rendered (no link, image or
-heading of theirs)."""
+is escaped (svc.integrations.render.markdown_text), so that it reads as text wherever the
+Markdown is rendered (no link, image, mention or heading of theirs)."""
 
-import re
 from dataclasses import replace
 
 from svc.integrations import render
 from svc.models import User
 from svc.services import integrations, reports
 
-# Markdown's punctuation that starts markup anywhere in a line.
-_MARKUP = re.compile(r"([\\`*_\[\]{}()<>#+\-.!|~])")
-
-
-def escaped(text: str) -> str:
-    """Text that Markdown renders as the same text: every character of its markup escaped."""
-    return _MARKUP.sub(r"\\\1", text)
-
 
 def of_report(user: User, reference: str) -> tuple[str, str]:
     """(tracking id, the Markdown) of a report the user can see."""
     report = reports.get_for(user, reference)
     content = integrations.content_of(report)
-    content = replace(
-        content,
-        description=escaped(content.description),
-        facts=[("Status", report.status), *content.facts],
-    )
-    heading = f"# {report.tracking_id}: {escaped(report.title)}"
+    content = replace(content, facts=[("Status", report.status), *content.facts])
+    heading = f"# {report.tracking_id}: {render.markdown_text(report.title, single_line=True)}"
     return report.tracking_id, f"{heading}\n\n{render.markdown(content)}"

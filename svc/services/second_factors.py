@@ -304,9 +304,14 @@ def _spend_recovery_code(user_id: uuid.UUID, code: str) -> bool:
 
 def remove_factor(user: User, factor_id: uuid.UUID, proof: dict) -> None:
     """Remove one factor, the user's proof (check_proof) given; with the last one go the
-    recovery codes."""
+    recovery codes. Under SVC_REQUIRE_2FA the last one stays (409): the account would keep its
+    session, and every later one, with no factor at all."""
     factor = _factor_of(user, factor_id)
     check_proof(user, proof)
+    if setting("SVC_REQUIRE_2FA") and len(factors_of(user.id)) <= 1:
+        raise Conflict(
+            "This instance requires a second factor: add another one before removing your last"
+        )
     db.session.delete(factor)
     db.session.flush()
     if not factors_of(user.id):

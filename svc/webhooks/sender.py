@@ -59,6 +59,12 @@ def is_public(address: str) -> bool:
     return ip.is_global and not ip.is_multicast and ip not in _CLOUD_METADATA
 
 
+# One word for every refusal of a host: a name that resolves to a private address and one that
+# does not resolve at all look the same, or the answer would tell a member which internal
+# names exist (the delivery log, a tracker's "Test connection").
+NO_PUBLIC_ADDRESS = "no public address"
+
+
 def resolve(host: str, port: int, allow_private: bool) -> str:
     """The address to connect to: the first the name resolves to that may be used (IPv4 first)."""
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
@@ -68,7 +74,7 @@ def resolve(host: str, port: int, allow_private: bool) -> str:
     if not usable:
         # Which address a name resolves to is not for the delivery log: for an internal name,
         # that would answer a question its members should not be able to ask.
-        raise RefusedAddress("private or reserved address")
+        raise RefusedAddress(NO_PUBLIC_ADDRESS)
     return usable[0]
 
 
@@ -155,6 +161,8 @@ def exchange(
     except RefusedAddress as exc:
         return Reply(None, f"Refused: {exc}")
     except (socket.gaierror, UnicodeError) as exc:
+        if not allow_private:
+            return Reply(None, f"Refused: {NO_PUBLIC_ADDRESS}")
         return Reply(None, f"Cannot resolve {host}: {exc}")
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     host_header = host if parts.port is None else f"{host}:{port}"

@@ -18,8 +18,8 @@
   const PARTS = { screenshot_url: "the screenshot", annotated_screenshot_url: "the screenshot", replay_key: "the replay" };
   const partNames = (fields) => [...new Set(fields.map((field) => PARTS[field] || field))];
   const partsNamed = (fields) => partNames(fields).join(" and ");
-  // Query, fragment and form names whose values never leave the page (the service redacts
-  // them again, and more: docs/security.md).
+  // Query, fragment and form names whose values never leave the page. The service redacts
+  // each of them again, and more (SECRET_PARAMETERS, kept a superset by a test).
   const SECRET_NAME = /^(?:token|access_token|refresh_token|id_token|code|password|passwd|pwd|secret|client_secret|api_key|apikey|key|signature|sig|auth|authorization|session|sessionid|jwt)$/i;
   const JWT = /eyJ[\w-]*\.[\w-]+\.[\w-]*/g;
   // A logged object's key whose name (any case, without - and _) holds one of these holds a
