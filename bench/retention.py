@@ -19,7 +19,7 @@ from sqlalchemy import text
 from bench.common import DATABASES, fresh_database, running_service, write_result
 from bench.ingest import report_body, run_wrk
 from bench.scale import Corpus, bulk_load_engine, fill, set_up
-from svc.services import stats
+from svc.services.reporting import stats
 
 GOAL_RATIO = 2.0
 RETENTION = {"days": 365, "statuses": ["resolved", "closed"]}

@@ -64,7 +64,8 @@ from svc.models import (
     ReportSignature,
     search_index,
 )
-from svc.services import signatures, stats
+from svc.services.grouping import signatures
+from svc.services.reporting import stats
 
 SIZES = (10_000, 100_000, 1_000_000)
 PROJECTS = 10
@@ -136,7 +137,7 @@ def fill(engine, project_ids: list[uuid.UUID], start: int, stop: int, corpus: Co
             search_index.index_new(connection, [row["id"] for row in rows])
             connection.execute(ReportSignature.__table__.insert().values(signed(rows, rng)))
     with engine.begin() as connection:
-        # What the service keeps up on each create (svc.services.intake._NEXT_NUMBER).
+        # What the service keeps up on each create (svc.services.reporting.intake._NEXT_NUMBER).
         connection.execute(
             text(
                 "UPDATE projects SET"
@@ -150,7 +151,7 @@ def fill(engine, project_ids: list[uuid.UUID], start: int, stop: int, corpus: Co
 
 
 def signed(rows: list[dict], rng: random.Random) -> list[dict]:
-    """The fan-out's signature rows of the reports (svc.services.signatures): their words'
+    """The fan-out's signature rows of the reports (svc.services.grouping.signatures): their words'
     stems, and parts drawn from pools, so that some reports share an error or a request."""
 
     def part(kind: str, pool: int, share: float) -> str | None:

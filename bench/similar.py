@@ -31,7 +31,7 @@ from bench.similar_set import BUGS, ONCE
 from harness.client import create_project, register
 from svc import create_app
 from svc.extensions import db
-from svc.services import fanout
+from svc.services.reporting import fanout
 
 TOP1_GOAL, TOP3_GOAL = 0.8, 0.9
 

@@ -16,6 +16,7 @@ from svc import (
     json_codec,
     rate_limits,
     replay,
+    reporter_pages,
     sso,
     storage,
     widget,
@@ -55,6 +56,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     errors.register_error_handlers(app)
     register_blueprints(app)
     app.register_blueprint(dashboard.bp)
+    app.register_blueprint(reporter_pages.bp)
     app.register_blueprint(widget.bp)
     app.register_blueprint(replay.bp)
     app.register_blueprint(sso.bp)

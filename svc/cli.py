@@ -14,7 +14,9 @@ from svc.operations import backup, moving, objects
 from svc.operations.tables import OperationFailed
 from svc.schemas.users import PASSWORD as PASSWORD_RULE
 from svc.schemas.users import RegisterIn
-from svc.services import admin, password_resets, screenshots, second_factors, users
+from svc.services.identity import password_resets, second_factors, users
+from svc.services.instance import admin
+from svc.services.reporting import screenshots
 
 
 def register_commands(app: Flask) -> None:

@@ -149,9 +149,11 @@ def _operation(view, method: str, parameters: list[dict]) -> dict:
 
 
 def is_api_rule(rule: Rule) -> bool:
-    """Every route but the browser's pages: the dashboard's HTML pages and static assets, and
-    single sign-on's trip to the provider and back (redirects and HTML, docs/api.md §3.2)."""
-    return rule.endpoint != "static" and not rule.endpoint.startswith(("dashboard.", "sso."))
+    """Every route but the browser's pages: the dashboard's and the reporter's HTML pages, the
+    static assets, and single sign-on's trip to the provider and back (redirects and HTML,
+    docs/api.md §3.2)."""
+    browsers = ("dashboard.", "reporter_pages.", "sso.")
+    return rule.endpoint != "static" and not rule.endpoint.startswith(browsers)
 
 
 def build_description(app: Flask) -> dict:

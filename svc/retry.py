@@ -1,5 +1,5 @@
 """The retry rule of every outbox (webhook deliveries, mails, calls to trackers): one pure
-function, so that the three cannot drift apart. Imports nothing of svc."""
+function, which svc.outbox.settled applies for all three. Imports nothing of svc."""
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta

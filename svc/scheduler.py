@@ -2,7 +2,8 @@
 
 APScheduler 3 supports exactly one scheduler per job store, so web workers never start one, and
 of any number of scheduler processes (one per host, say) one is active: the holder of the lease
-(svc.services.leadership); the others stand by and take over when it stops renewing it. `make
+(svc.services.instance.leadership); the others stand by and take over when it stops renewing it.
+`make
 run` starts this process beside gunicorn (see Procfile; SVC_ROLE picks one of the two). Job
 functions are module-level (the job store refers to them by name), run in an app context, and
 each first checks that this process still holds the lease.
@@ -25,22 +26,18 @@ from flask import Flask
 from sqlalchemy import inspect, select
 from sqlalchemy.exc import OperationalError
 
-from svc import database, rate_limits, sso
+from svc import database, rate_limits
+from svc.auth import oidc
 from svc.extensions import db
 from svc.mail import outbox
 from svc.models import JOBSTORE_TABLE
-from svc.services import (
-    audit_log,
-    fanout,
-    leadership,
-    notifications,
-    password_resets,
-    reporter_mails,
-    retention,
-    screenshots,
-    signatures,
-    tracker_calls,
-)
+from svc.services.grouping import signatures
+from svc.services.identity import password_resets
+from svc.services.instance import audit_log, leadership
+from svc.services.reporters import reporter_mails
+from svc.services.reporting import fanout, retention, screenshots
+from svc.services.team import notifications
+from svc.services.trackers import tracker_calls
 from svc.webhooks import delivery
 
 log = logging.getLogger(__name__)
@@ -78,10 +75,11 @@ def fenced(job):
 
 
 class OutboxRunner:
-    """The attempts of one outbox (webhook deliveries, mails) on a small thread pool, so that
-    one slow receiver does not hold up the others. It claims no more than it has free threads,
-    never one whose attempt is still under way (for webhooks, also at most two of one project
-    at a time: svc.webhooks.delivery.claim_due); each attempt ends at its deadline."""
+    """The attempts of one outbox (webhook deliveries, mails, calls to trackers) on a small
+    thread pool, so that one slow receiver does not hold up the others. It claims (svc.outbox,
+    through each outbox's claim_due) no more than it has free threads, never one whose attempt
+    is still under way (for webhooks, also at most two of one project at a time:
+    svc.webhooks.delivery.claim_due); each attempt ends at its deadline."""
 
     def __init__(self, app: Flask, name: str, claim, attempt, threads: int):
         self._app = app
@@ -298,7 +296,7 @@ def _next_run_stored(jobstore: SQLAlchemyJobStore, job_id: str) -> datetime | No
 def _check_configuration(app: Flask) -> None:
     """What only a network call can tell of the settings, said once at start (in a thread: a
     provider that does not answer must not hold the scheduler up)."""
-    problem = sso.configuration_problem(app)
+    problem = oidc.configuration_problem(app)
     if problem:
         log.error("configuration error: SVC_OIDC_ISSUER: %s", problem)
 
@@ -364,12 +362,27 @@ def run(app: Flask) -> None:
     current = {}
     stopping = threading.Event()
 
+    left = threading.Event()  # the main loop is done: nothing more to shut down
+
+    def shut_down() -> None:
+        """Until the running scheduler has stopped (one that is not running yet is being
+        started: it is stopped once it runs, or the main loop sees `stopping` first)."""
+        while not left.is_set():
+            try:
+                current["scheduler"].shutdown(wait=True)
+                return
+            except SchedulerNotRunningError:
+                time.sleep(0.05)
+
     def stop(signum, _frame):
         log.info("scheduler: signal %d, shutting down", signum)
         stopping.set()
-        if "scheduler" in current:
-            with contextlib.suppress(SchedulerNotRunningError):
-                current["scheduler"].shutdown(wait=True)
+        # Not in the handler itself: it runs on the main thread, which may be inside the
+        # executor's submit, holding the lock that the executor's shutdown takes (a stop that
+        # hung for ever, one start in three under load). A thread of its own waits for that.
+        if "scheduler" in current and "stopper" not in current:
+            current["stopper"] = threading.Thread(target=shut_down, name="shutdown")
+            current["stopper"].start()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
@@ -406,6 +419,9 @@ def run(app: Flask) -> None:
         finally:
             done.set()
             _lease = None
+    left.set()  # no scheduler runs any more; one being shut down finishes its jobs first:
+    if "stopper" in current:
+        current["stopper"].join()  # they end before the lease goes
     if held is not None:
         with app.app_context(), contextlib.suppress(OperationalError):
             leadership.release(held)  # a standby takes over now, not a lease later

@@ -126,7 +126,7 @@ def team_with_project(app):
 def fan_out(app) -> int:
     """What the scheduler's fan-out does each second: every waiting report event's effects
     (counters, webhook deliveries, notifications); how many events."""
-    from svc.services import fanout
+    from svc.services.reporting import fanout
 
     with app.app_context():
         return fanout.run()
@@ -136,7 +136,7 @@ def send_due(app) -> list:
     """What the scheduler's reset-link and mail jobs do once: make the reset links asked for,
     claim what is due and attempt each; the attempts' errors (None for a mail that went)."""
     from svc.mail import outbox
-    from svc.services import password_resets
+    from svc.services.identity import password_resets
 
     with app.app_context():
         password_resets.handle_requests()

@@ -161,7 +161,7 @@ def test_the_status_says_whether_mail_is_on(app, mail_app, smtp_server):
         assert status["mailEnabled"] is enabled
         assert status["mailsPending"] == 0 and status["registration"] == "open"
         assert status["lastMailError"] is None
-    # A mail the server would not take: the admin page says why (issue 48, item 9).
+    # A mail the server would not take: the admin page says why.
     smtp_server.stop()
     forgot = mail_app.test_client().post(
         "/api/v1/auth/forgot-password", json={"email": "ada@example.com"}
@@ -194,7 +194,7 @@ def test_operators_set_a_password_and_make_an_admin(app, people):
 
 
 def test_health_counts_everything_that_waits_for_the_scheduler(app, people):
-    """Issue 55, item 4: /admin/health reported webhooks and mails only."""
+    """/admin/health reported webhooks and mails only."""
     ada, _ = people
     project = create_project(ada)
     filed = ada.post("/api/v1/reports", json=REPORT, headers={"X-API-Key": project["apiKey"]})

@@ -24,7 +24,7 @@ from svc.auth.cookies import ACCESS_COOKIE, REFRESH_COOKIE
 from svc.extensions import db
 from svc.models import AuditEntry
 from svc.models.base import utcnow
-from svc.services import audit_log
+from svc.services.instance import audit_log
 from tests.helpers import file_report, send_due, text_of
 
 RESET_LINK = re.compile(r"https://bugs\.example\.com/reset-password/(\w+)")

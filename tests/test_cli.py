@@ -101,7 +101,7 @@ def signed_in(served):
 
 
 def test_an_unreachable_service_is_said_in_a_few_words(tmp_path):
-    """Issue 48, item 23: urllib3's chain of wrapped errors was the CLI's one line."""
+    """urllib3's chain of wrapped errors was the CLI's one line."""
     process = subprocess.run(
         [SVC, "login", "--url", "http://127.0.0.1:9", "--token", "svc_pat_x"],
         capture_output=True, text=True, timeout=60,
@@ -151,7 +151,7 @@ def test_projects_and_tokens(served, app):
     code, out, _ = svc(served, "tokens", "list", "--json")
     assert [t["id"] for t in json.loads(out)] == [served["token"]["id"]]
     assert "value" not in out and served["token"]["token"] not in out
-    # An expired token is marked so in the table (issue 48, item 23).
+    # An expired token is marked so in the table.
     old = served["browser"].post(f"{served['url']}/api/v1/tokens", json={"name": "old"},
                                  headers=served["csrf"]).json()  # fmt: skip
     with app.app_context():

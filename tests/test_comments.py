@@ -5,7 +5,7 @@ import pytest
 
 from harness.client import create_project, csrf, new_member, register
 from svc.extensions import db
-from svc.services import notifications
+from svc.services.team import notifications
 from tests.helpers import file_report, send_due, text_of
 
 

@@ -73,7 +73,7 @@ def test_bad_values_fail_at_start_up_with_the_name(name, value):
 
 @pytest.mark.any_database
 def test_a_mistyped_setting_is_one_line_from_the_command_line(tmp_path):
-    """Issue 48, item 23: a mistyped SVC_ROLE was a 33-line traceback from `make run`."""
+    """A mistyped SVC_ROLE was a 33-line traceback from `make run`."""
     import os
     import subprocess
     import sys
@@ -210,12 +210,12 @@ def test_the_readme_names_the_oldest_python_make_run_accepts_without_a_warning()
 
 
 def test_public_links_name_the_address_users_came_to(app):
-    """One builder of public links (issue 55, item 3). Without SVC_PUBLIC_URL a report filed to
+    """One builder of public links. Without SVC_PUBLIC_URL a report filed to
     https://bugs.example.org answered statusUrl http://127.0.0.1:8000/status/..., which the
     widget showed the reporter."""
     from svc.config import public_url
     from svc.models import Report
-    from svc.services import status_page
+    from svc.services.reporters import status_links
 
     owner = app.test_client()
     register(owner)
@@ -231,7 +231,9 @@ def test_public_links_name_the_address_users_came_to(app):
     # Outside a request (the scheduler's mails, mail off): the address make run binds.
     with app.app_context():
         report = db.session.get(Report, uuid.UUID(filed.get_json()["id"]))
-        assert status_page.status_url(report).startswith(f"http://{app.config['SVC_BIND']}/status/")
+        assert status_links.status_url(report).startswith(
+            f"http://{app.config['SVC_BIND']}/status/"
+        )
         assert public_url("/x") == f"http://{app.config['SVC_BIND']}/x"
     with app.test_request_context("/", base_url="https://bugs.example.org"):
         assert public_url("/x") == "https://bugs.example.org/x"
@@ -288,7 +290,7 @@ def test_serve_goes_on_at_once_when_the_database_answers(database_url, capsys):
 
 
 def test_compose_yamls_change_me_passwords_are_refused_unless_allowed():
-    """Hardening 6, item 10: compose.yaml's `change-me` left as it is stops svc at start."""
+    """compose.yaml's `change-me` left as it is stops svc at start."""
     url = "postgresql+psycopg://svc:change-me@postgres:5432/svc"
     with pytest.raises(ConfigError, match="still 'change-me'"):
         load_settings({"SVC_DATABASE_URL": url})

@@ -20,7 +20,7 @@ from harness.service import sign_up as register_over_http
 from svc import audit
 from svc.extensions import db
 from svc.models import Project, User
-from svc.services import notification_mails
+from svc.services.team import notification_mails
 from tests.browser import OPEN_SHADOW_ROOTS, save_screenshot
 from tests.helpers import fan_out
 
@@ -238,7 +238,7 @@ def test_reports_are_filtered_searched_opened_and_triaged(page, base_url):
     page.get_by_label("Status").select_option("in_progress")
     page.get_by_role("button", name="Save changes").click()
     expect(page.get_by_text("Changes saved.")).to_be_visible()
-    # The activity shows the change without a reload (issue 48, item 22).
+    # The activity shows the change without a reload.
     expect(page.get_by_role("region", name="Activity")).to_contain_text("in progress")
     page.reload()
     expect(page.get_by_label("Status")).to_have_value("in_progress")
@@ -548,7 +548,7 @@ def test_an_admin_deactivates_a_user_who_is_signed_out_at_once(page, browser, ba
 
     go_to(page, "Admin")
     expect(page.get_by_role("region", name="Mail")).to_contain_text("Mail is off")
-    # What /admin/health knows, in words (issue 48, item 9); no scheduler runs beside this app.
+    # What /admin/health knows, in words; no scheduler runs beside this app.
     health = page.get_by_role("region", name="Health")
     expect(health).to_contain_text("Schedulernone is active")
     expect(health).to_contain_text("Waiting0 webhook deliveries, 0 mails")
@@ -556,7 +556,7 @@ def test_an_admin_deactivates_a_user_who_is_signed_out_at_once(page, browser, ba
     accounts = page.locator("table.users tbody tr")
     expect(accounts).to_have_count(2)
     expect(accounts.nth(0)).to_contain_text("active · admin")
-    # No second factor: nothing to reset is offered (issue 48, item 18).
+    # No second factor: nothing to reset is offered.
     expect(accounts.nth(1)).to_contain_text("password")
     expect(
         page.get_by_role("button", name="Reset the second factors of Grace Hopper")
@@ -1043,7 +1043,7 @@ def test_usage_retention_and_one_reporters_data_on_the_project_page(page, base_u
     data.get_by_role("button", name="Erase their reports").click()
     page.get_by_role("dialog").get_by_role("button", name="Erase").click()
     expect(data).to_contain_text("2 reports of jo@example.com erased")
-    # Counted again at once, without a reload (issue 48, item 22).
+    # Counted again at once, without a reload.
     expect(data.locator("dl.usage")).to_contain_text("Reports1")
     page.reload()
     expect(data.locator("dl.usage")).to_contain_text("Reports1")
@@ -1056,7 +1056,7 @@ def test_usage_retention_and_one_reporters_data_on_the_project_page(page, base_u
 
 
 def test_a_field_error_not_on_the_form_is_not_called_highlighted(page, base_url):
-    """Issue 48, item 22: "correct the highlighted fields" with none highlighted."""
+    """ "Correct the highlighted fields" with none highlighted."""
     sign_up(page)
     said = page.evaluate("""async () => {
       const { showError, formError } = await import("/assets/js/dom.js");
@@ -1110,7 +1110,7 @@ def test_on_a_phone_every_table_is_cards_and_a_long_network_log_is_folded(page, 
 
 
 def test_every_docs_link_of_the_dashboard_is_served(app):
-    """Issue 55, item 7: the Integrations section linked /docs/integrations.md, a 404."""
+    """The Integrations section linked /docs/integrations.md, a 404."""
     scripts = Path(__file__).resolve().parent.parent / "svc" / "dashboard" / "static" / "js"
     linked = {
         name

@@ -1,4 +1,4 @@
-"""The fan-out (svc.services.fanout): filing a report writes the report and one event; the
+"""The fan-out (svc.services.reporting.fanout): filing a report writes the report and one event; the
 scheduler does what it sets off (counters, the webhook delivery, notifications) exactly once,
 also when a scheduler dies or is overtaken, and with two at once."""
 
@@ -18,7 +18,7 @@ from svc.models import (
     ReportTally,
     WebhookDelivery,
 )
-from svc.services import fanout
+from svc.services.reporting import fanout
 from tests.helpers import REPORT, fan_out, run_in_processes
 
 
@@ -130,7 +130,7 @@ def test_two_schedulers_at_once_do_each_event_once(app, shop):
     printed = run_in_processes(
         app,
         """
-        from svc.services import fanout
+        from svc.services.reporting import fanout
         with app.app_context():
             print(sum(fanout.run_batch(limit=4) for _ in range(30)))
         """,
@@ -182,7 +182,10 @@ def test_idle_polls_do_not_wait_for_a_writer(tmp_path):
 
     from harness.client import sqlite_app
     from svc.mail import outbox
-    from svc.services import leadership, notifications, password_resets, tracker_calls
+    from svc.services.identity import password_resets
+    from svc.services.instance import leadership
+    from svc.services.team import notifications
+    from svc.services.trackers import tracker_calls
     from svc.webhooks import delivery
 
     app = sqlite_app(tmp_path)

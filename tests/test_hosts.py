@@ -21,7 +21,7 @@ from svc import database
 from svc.extensions import db
 from svc.models import JOBSTORE_TABLE, SchedulerLease
 from svc.models.base import utcnow
-from svc.services import leadership
+from svc.services.instance import leadership
 from tests.helpers import REPORT, run_in_processes
 
 LEASE_SECONDS = 3
@@ -60,7 +60,7 @@ def test_of_processes_racing_for_the_lease_one_wins(app):
     printed = run_in_processes(
         app,
         """
-        from svc.services import leadership
+        from svc.services.instance import leadership
         with app.app_context():
             print(leadership.try_acquire(leadership.new_holder(), 30) is not None)
         """,
@@ -206,11 +206,11 @@ def test_a_standby_takes_over_a_killed_scheduler_and_a_paused_one_is_fenced(
     first = schedulers()
     wait_until(lambda: first.holds_the_lease(app), message="the first scheduler active")
     standby = schedulers()
-    # A standby says so, once, naming the active one (issue 48, item 8).
+    # A standby says so, once, naming the active one.
     with app.app_context():
         active = f"scheduler: standing by; {leadership.current()['holder']} is active"
     wait_until(lambda: active in standby.output, message="the standby's line")
-    # ... and /admin/health names it (issue 48, item 8).
+    # ... and /admin/health names it.
     standing = owner.get("/api/v1/admin/health").get_json()["scheduler"]["standbys"]
     assert [row["holder"].split(":")[1] for row in standing] == [str(standby.process.pid)]
     wait_until(lambda: len(receiver.received) >= 40, seconds=60, message="40 deliveries")

@@ -21,6 +21,7 @@ from harness.client import PASSWORD, register
 from harness.oidc import OpenIDProvider, query_of, signing_keys
 from harness.ports import listening_socket
 from svc import sso
+from svc.auth import oidc
 from svc.extensions import db
 from svc.models import AuditEntry
 from tests.helpers import totp_code, totp_step, unspent_totp_code
@@ -222,19 +223,19 @@ def test_what_single_sign_on_refuses_leaves_no_session(browser, sso_app, svc_soc
 def test_a_wrong_issuer_is_a_configuration_error_said_at_start_and_to_users(
     sso_app, providers, wrong
 ):
-    """Issue 48, item 11: users were told "cannot reach ... Try again"; nothing said why."""
+    """Users were told "cannot reach ... Try again"; nothing said why."""
     issuer = providers[0].issuer + wrong if wrong else providers[1].issuer
     app = sso_app(SVC_OIDC_ISSUER=issuer)
     if not wrong:  # another provider's document, claiming its own issuer: as if mistyped
         app.extensions["svc.oidc"].issuer = providers[0].issuer
-    problem = sso.configuration_problem(app)
+    problem = oidc.configuration_problem(app)
     assert problem and ("answered 404" in problem or "names issuer" in problem), problem
     refused = app.test_client().get("/sso/login")
     assert refused.status_code == 502
     page = refused.get_data(as_text=True)
     assert "not set up correctly" in page and "administrator" in page
     assert "Try again" not in page
-    assert sso.configuration_problem(sso_app()) is None  # the right issuer: nothing to say
+    assert oidc.configuration_problem(sso_app()) is None  # the right issuer: nothing to say
 
 
 def test_a_provider_that_rotated_its_keys_is_followed(make_app, certificate_authority, svc_port):
@@ -410,7 +411,7 @@ def test_a_passkey_is_enrolled_and_signs_in_and_another_sites_is_refused(
         spent = totp_step()
         page.get_by_label("Code from the app").fill(totp_code(secret, spent))
         page.get_by_role("button", name="Confirm").click()
-        # Its name says what it is: no "(authenticator app)" after it (issue 48, item 18).
+        # Its name says what it is: no "(authenticator app)" after it.
         expect(page.locator(".factors li > span:first-child")).to_have_text(
             ["Passkey", "Authenticator app"]
         )

@@ -21,7 +21,7 @@ from svc.extensions import db
 from svc.models import IntegrationCall
 from svc.models.base import utcnow
 from svc.operations import backup
-from svc.services import integrations, tracker_calls
+from svc.services.trackers import integrations, tracker_calls
 from tests.browser import save_screenshot
 from tests.helpers import file_report, run_in_processes
 from tests.test_dashboard import create_project as create_project_in_browser
@@ -415,7 +415,7 @@ def test_test_connection_says_what_it_reached_or_the_trackers_words(team, tracke
 
 
 def test_test_connection_says_one_word_for_an_internal_name_and_a_missing_one(make_app):
-    """Hardening 6, item 10: "Test connection" told a member whether an internal host name
+    """ "Test connection" told a member whether an internal host name
     resolves ("Refused" for one, "Cannot resolve" for the other). Now one answer for both."""
     app = make_app(SVC_WEBHOOK_TIMEOUT="3")  # the guard on, as installed
     ada = app.test_client()
@@ -524,9 +524,9 @@ def test_auto_create_stops_at_a_refusal_that_retrying_cannot_help(team, trackers
     make_due(app)
     assert run_calls(app) == 0  # never tried again
 
-    # Until a member asks (issue 48, item 7): a new cycle, due now; the tracker takes it.
+    # Until a member asks: a new cycle, due now; the tracker takes it.
     [failed] = log["items"]
-    assert failed["trackingId"] == report["trackingId"]  # the log names it (issue 48, item 12)
+    assert failed["trackingId"] == report["trackingId"]  # the log names it
     retry = f"/api/v1/integrations/{integration['id']}/calls/{failed['id']}/retry"
     retried = ada.post(retry, headers=csrf(ada))
     assert retried.status_code == 202, retried.get_json()
@@ -996,7 +996,7 @@ def test_two_schedulers_make_each_call_once(make_app, certificate_authority, tra
     printed = run_in_processes(
         app,
         """
-        from svc.services import tracker_calls
+        from svc.services.trackers import tracker_calls
         made = 0
         with app.app_context():
             for _ in range(30):

@@ -7,7 +7,7 @@ import pytest
 
 from harness.client import PASSWORD, create_project, csrf, invite, register, token_of
 from svc.extensions import db
-from svc.services import users
+from svc.services.identity import users
 from tests.helpers import send_due, text_of
 
 INVITE_LINK = re.compile(r"https://bugs\.example\.com/invite/\w+")

@@ -127,7 +127,7 @@ def every_text_in_the_database(app) -> str:
 
 
 def test_sent_links_work_from_the_mail_alone_and_old_rows_go(mail_app, smtp_server):
-    """Hardening 4, item 5: an invitation (owner role) and a reset link read from mail_outbox
+    """An invitation (owner role) and a reset link read from mail_outbox
     worked, beside tokens stored as SHA-256 only."""
     ada = mail_app.test_client()
     register(ada)
@@ -251,7 +251,7 @@ def test_two_schedulers_mail_each_asked_link_once(make_app, mail_settings, smtp_
     printed = run_in_processes(
         app,
         """
-        from svc.services import password_resets
+        from svc.services.identity import password_resets
         with app.app_context():
             print(sum(password_resets.handle_requests(limit=3) for _ in range(20)))
         """,

@@ -12,7 +12,7 @@ from sqlalchemy import text
 from harness.client import create_project, csrf, new_member, register
 from svc.extensions import db
 from svc.models.base import utcnow
-from svc.services import notifications
+from svc.services.team import notifications
 from tests.helpers import file_report, send_due, text_of
 
 TRACKING_ID = re.compile(r"\bWS-\d+\b")

@@ -24,7 +24,7 @@ from svc import create_app
 from svc.extensions import db
 from svc.models import Project, Report, ReportDetail, User
 from svc.operations import tables
-from svc.services import stats
+from svc.services.reporting import stats
 from tests.helpers import REPORT, png_bytes
 
 pytestmark = pytest.mark.server

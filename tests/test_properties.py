@@ -18,7 +18,7 @@ from standardwebhooks import Webhook
 from harness.client import csrf
 from svc import json_codec
 from svc.auth import tokens
-from svc.services import redaction
+from svc.services.reporting import redaction
 from svc.webhooks.signing import standard_signature, svc_signature
 from tests.helpers import png_bytes, upload
 

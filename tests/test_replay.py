@@ -16,7 +16,7 @@ import pytest
 from harness.client import create_project, csrf, register
 from svc import replay, storage
 from svc.models.base import utcnow
-from svc.services import retention
+from svc.services.reporting import retention
 from tests.helpers import file_report, team_with_project
 
 pytestmark = pytest.mark.any_database

@@ -200,7 +200,7 @@ def rrweb_events(width: int, height: int, start: int = 1_767_225_600_000) -> lis
 def test_the_player_fits_the_recording_and_keeps_its_controls_in_view(
     browser, team, live_server, viewport
 ):
-    """Issue 48, item 2: a 1024x720 recording showed at 100 % in a 400 px box (the bug's
+    """A 1024x720 recording showed at 100 % in a 400 px box (the bug's
     corner never visible), the controls fell below the frame at 1280 px, and on a phone the
     timeline was 4 px wide."""
     body = gzip.compress(json.dumps(rrweb_events(1024, 720)).encode())
@@ -216,7 +216,7 @@ def test_the_player_fits_the_recording_and_keeps_its_controls_in_view(
         "user_actions": [{"type": "click", "target": "button#pay", "timestamp": moment}],
     })  # fmt: skip
     assert filed.status_code == 201, filed.get_json()
-    # The phone in dark mode: the player follows the dashboard (issue 48, item 20).
+    # The phone in dark mode: the player follows the dashboard.
     scheme = "dark" if viewport == 390 else "light"
     context = browser.new_context(viewport={"width": viewport, "height": 900}, color_scheme=scheme)
     context.add_cookies([
@@ -236,7 +236,7 @@ def test_the_player_fits_the_recording_and_keeps_its_controls_in_view(
     play = player.get_by_role("button", name="Play").bounding_box()
     background = player.locator("body").evaluate("(body) => getComputedStyle(body).backgroundColor")
     assert (background == "rgb(17, 24, 39)") == (scheme == "dark"), background
-    # The error's mark is not covered by the click's (issue 48, item 19).
+    # The error's mark is not covered by the click's.
     on_top = [
         player.locator(f".mark-{kind}").evaluate(
             "(mark) => { const box = mark.getBoundingClientRect();"

@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from werkzeug.serving import make_server
 
 from harness.client import create_project, csrf, new_member, register
-from svc.services import notifications
+from svc.services.team import notifications
 from tests.browser import save_screenshot
 from tests.helpers import file_report, run_in_processes, send_due, text_of
 
@@ -85,7 +85,7 @@ def set_status(client, tracking_id, status, **more):
 
 
 def test_an_address_gets_at_most_its_daily_share_of_reporter_mails(shop):
-    """Hardening 4, item 4: 25 reports naming a stranger's address with a phishing title sent
+    """25 reports naming a stranger's address with a phishing title sent
     25 mails from the company's own sender. 3 a day per project, 10 per instance."""
     phishing = "Your account is locked: https://evil.example/unlock"
     for _ in range(25):
@@ -117,7 +117,7 @@ def test_the_daily_share_holds_across_processes(shop):
         f"""
         import uuid
         from svc.extensions import db
-        from svc.services import reporter_mails
+        from svc.services.reporters import reporter_mails
         sent = 0
         with app.app_context():
             for _ in range(5):
@@ -142,7 +142,7 @@ def test_the_reporter_hears_of_receipt_public_comments_and_resolution(shop):
     filed = file(shop)
     [receipt] = mails_to(shop)
     assert receipt["Subject"] == "[Web Shop] We received your report WS-1"
-    # No word the reporter wrote: anyone can name anyone's address (hardening 4, item 4).
+    # No word the reporter wrote: anyone can name anyone's address.
     assert "We received it as WS-1." in text_of(receipt)
     assert "Checkout button does nothing" not in text_of(receipt)
     token = token_in(receipt)
@@ -151,7 +151,7 @@ def test_the_reporter_hears_of_receipt_public_comments_and_resolution(shop):
     assert UNSUBSCRIBE.match(receipt["List-Unsubscribe"])
     assert receipt["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
     # The literal <https://...> on one line, as mail programs look for it: never RFC 2047's
-    # encoded words, which Python's default folding made of the long link (issue 48, item 3).
+    # encoded words, which Python's default folding made of the long link.
     [header] = re.findall(rb"^List-Unsubscribe: .*$", receipt.raw, re.MULTILINE)
     assert UNSUBSCRIBE.fullmatch(header.decode().split(": ", 1)[1].strip()), header
 
@@ -277,7 +277,7 @@ def test_a_reply_is_the_reporters_and_still_happening_reopens_and_tells_the_assi
     set_status(shop.ada, "WS-1", "resolved", assignee_id=grace_id)
     mails_to(shop, "grace@example.com")  # her assignment
     assert shop.app.test_client().post(f"/api/v1/status/{token}/reopen").status_code == 200
-    # Open again, not "not yet looked at" (issue 48, item 13).
+    # Open again, not "not yet looked at".
     page = visitor.get(f"/status/{token}").get_data(as_text=True)
     assert "open again, waiting to be looked at" in page and "not yet looked at" not in page
     assert visitor.get(f"/api/v1/status/{token}").get_json()["reopened"] is True

@@ -13,8 +13,10 @@ from harness.client import add_to_project, create_pat, create_project, csrf, reg
 from svc import database
 from svc.extensions import db
 from svc.models import SEVERITIES, SEVERITY_RANK, Project, Report, search_index
-from svc.services import projects, search, users
+from svc.services import projects
+from svc.services.identity import users
 from svc.services.listing import list_for
+from svc.services.reporting import search
 from tests.helpers import REPORT, SUMMARY_FIELDS, fan_out, file_report, png_bytes, upload
 
 

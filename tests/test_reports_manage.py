@@ -8,7 +8,7 @@ import pytest
 from harness.client import add_to_project, create_pat, create_project, csrf, register
 from svc.extensions import db
 from svc.models import User
-from svc.services import reports
+from svc.services.reporting import reports
 from tests.helpers import file_report
 
 

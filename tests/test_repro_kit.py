@@ -217,7 +217,7 @@ def spec_of(team, report) -> str:
      "http://intranet.corp/wiki", "https://shop.test.evil.test/", "chrome://settings"],
 )  # fmt: skip
 def test_the_playwright_test_opens_only_http_addresses_of_the_allowed_origins(team, app, address):
-    """Hardening 4, item 2: the reporter names the address; the developer's machine opens it."""
+    """The reporter names the address; the developer's machine opens it."""
     allowed = {"settings": {"allowed_origins": ["https://shop.test", "http://localhost:8080"]}}
     changed = team.patch(f"/api/v1/projects/{team.project['id']}", json=allowed,
                          headers=csrf(team))  # fmt: skip
@@ -253,14 +253,14 @@ def test_the_playwright_test_opens_only_http_addresses_of_the_allowed_origins(te
      "http://shop.test%2eevil.example/", "https://shop.test\n/"],
 )  # fmt: skip
 def test_an_address_a_browser_reads_otherwise_is_never_opened(team, address):
-    """Hardening 6, item 4: urlsplit read `http://evil.example\\@shop.test/login` as a user at
+    """urlsplit read `http://evil.example\\@shop.test/login` as a user at
     shop.test; a browser goes to evil.example. Only what both parses agree on is opened."""
     spec = spec_of(team, file(team, metadata={"url": address}))
     assert "page.goto(" not in spec.replace("// Fill in the page's address: await page.goto(", "")
 
 
 def test_the_normalised_address_is_written_not_the_reporters(team):
-    from svc.services.repro import conformant_url
+    from svc.services.reporting.repro import conformant_url
 
     assert conformant_url("HTTPS://Shop.Test:443/a/../b?q=1#f") == "https://shop.test/b?q=1#f"
     assert conformant_url("https://shop.test/\u00e9t\u00e9") == "https://shop.test/%C3%A9t%C3%A9"
@@ -281,7 +281,7 @@ CONTROLS = re.compile(
 
 
 def test_no_control_character_reaches_the_test_or_the_har(team):
-    """Hardening 4, item 7: `ESC[1A` in a console message hid the line above it when the file
+    """`ESC[1A` in a console message hid the line above it when the file
     was `cat`ed; a right-to-left override reorders a line. Written as \\uXXXX text."""
     hostile = "boom\x1b[1A\x1b[2K\u202egnp.exe\u2066\x9b2J\x7f\x07\u200f"
     report = file(
@@ -392,7 +392,7 @@ def test_a_session_replays_with_playwright_its_har_loads_and_its_curls_run(
         page.locator("[name=coupon]").fill("SAVE10")
         page.get_by_test_id("apply-coupon").click()
         expect(page.locator("#out")).to_have_text("Coupon tried")
-        # A failed request whose answer the page never reads (issue 48, item 5).
+        # A failed request whose answer the page never reads.
         page.evaluate("fetch('/api/missing').then(() => null)")
         page.get_by_role("button", name="Report a bug").click()
         form = page.get_by_role("dialog", name="Report a bug")
@@ -633,7 +633,7 @@ def curl_commands(entries: list[dict]) -> list[str]:
 
 
 def test_copy_as_curl_makes_commands_of_http_addresses_alone():
-    """Hardening 6, item 7: curl's first word was the reporter's URL unchecked: `-Lo` became
+    """curl's first word was the reporter's URL unchecked: `-Lo` became
     options, `[1-3]` three requests, `file:` and `gopher:` were emitted. Now an http(s) address
     the browser's parse reads plainly is `--url '...'` behind `--globoff`; anything else is a
     comment."""

@@ -21,7 +21,7 @@ from svc.models import (
     WebhookDelivery,
 )
 from svc.models.base import utcnow
-from svc.services import retention
+from svc.services.reporting import retention
 from tests.helpers import file_report, png_bytes, upload
 
 
@@ -174,7 +174,7 @@ def test_one_reporters_data_is_handed_over_then_erased_from_queues_too(app, team
     assert exported.status_code == 200 and exported.mimetype == "application/x-ndjson"
     lines = [json.loads(line) for line in exported.data.decode().splitlines()]
     assert [line["id"] for line in lines] == [report["id"] for report in theirs]
-    # Everything that is theirs (issue 48, item 17): their replies, the report's files, and a
+    # Everything that is theirs: their replies, the report's files, and a
     # file name that says whose it is.
     assert [r["body"] for r in lines[0]["reporterReplies"]] == ["It happens every Monday"]
     [picture] = lines[0]["files"]

@@ -12,7 +12,7 @@ from harness.client import create_project, csrf, register
 from svc.extensions import db
 from svc.models import Screenshot
 from svc.models.base import utcnow
-from svc.services import screenshots
+from svc.services.reporting import screenshots
 from tests.helpers import file_report, png_bytes, upload
 
 KEY = re.compile(r"^[A-Za-z0-9._/-]+$")

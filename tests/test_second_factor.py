@@ -213,7 +213,7 @@ def test_an_admin_resets_a_users_factors(app, ada):
         grace.delete(f"/api/v1/admin/users/{grace_id}/factors", headers=csrf(grace)).status_code
         == 403
     )
-    # The accounts list says who has a factor (issue 48, item 18).
+    # The accounts list says who has a factor.
     listed = {user["email"]: user for user in ok(ada.get("/api/v1/admin/users"))}
     assert listed["grace@example.com"]["secondFactors"] == ["totp"]
     assert listed["ada@example.com"]["secondFactors"] == []
@@ -260,7 +260,7 @@ def test_svc_require_2fa_holds_for_every_way_in_with_a_password(make_app):
 
 
 def test_svc_require_2fa_keeps_the_last_factor(make_app):
-    """Hardening 6, item 10: under SVC_REQUIRE_2FA a user removed their last factor and kept
+    """Under SVC_REQUIRE_2FA a user removed their last factor and kept
     their session. It is a 409 with words, and the factor stays."""
     app = make_app(SVC_REQUIRE_2FA="true")
     app.test_client().post(
@@ -301,7 +301,7 @@ def test_svc_require_2fa_makes_a_password_user_enrol_at_sign_in(make_app):
 
 
 def test_a_factor_no_key_opens_is_a_409_with_words_and_the_operator_resets_it(make_app):
-    """Issue 48, item 6: after a restore without the old secret key, signing in with an
+    """After a restore without the old secret key, signing in with an
     authenticator app was a 500."""
     before = make_app(SVC_SECRET_KEY="the key the install had")
     ada = before.test_client()

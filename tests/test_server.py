@@ -152,7 +152,7 @@ def test_the_access_log_keeps_no_token_of_a_link(served):
 @pytest.mark.any_database  # make run's own check: the database cannot change it
 @pytest.mark.any_database
 def test_what_the_service_creates_is_its_users_alone(tmp_path, services):
-    """Hardening 6, item 10: instance/ and the SQLite files were created world-readable."""
+    """instance/ and the SQLite files were created world-readable."""
     instance = tmp_path / "instance"
     base_url, _ = services({"SVC_WORKERS": "1", "SVC_INSTANCE_PATH": str(instance),
                             "SVC_UPLOAD_DIR": str(tmp_path / "uploads")})  # fmt: skip

@@ -11,7 +11,7 @@ from harness.client import create_project
 from svc.extensions import db
 from svc.models import ReportSignature
 from svc.models.base import utcnow
-from svc.services import signatures
+from svc.services.grouping import signatures
 from tests.helpers import file_report
 
 
@@ -189,7 +189,7 @@ def test_a_report_as_markdown_says_what_it_shows_and_nothing_of_the_reporters_ma
 
 
 def test_what_a_reporter_wrote_on_one_line_stays_one_line_of_text_in_markdown(user_client):
-    """Hardening 6, item 6: a title with a line break and `===` made a setext heading; a
+    """A title with a line break and `===` made a setext heading; a
     `Reported by` with a line break forged a `- Status: resolved` line; bare URLs and @mentions
     went live. Each field is one line of text, in the export and in tracker bodies alike."""
     from svc.integrations import render

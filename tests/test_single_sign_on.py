@@ -10,7 +10,8 @@ from svc.config import ConfigError, load_settings
 from svc.errors import Forbidden, Invalid
 from svc.extensions import db
 from svc.models import User
-from svc.services import invitations, projects, single_sign_on
+from svc.services import projects
+from svc.services.identity import invitations, single_sign_on
 
 ISSUER = "https://id.example.com/realms/acme"
 SSO = {

@@ -14,7 +14,7 @@ from harness.client import create_project, csrf, register
 from svc.extensions import db
 from svc.models import Report
 from svc.models.base import utcnow
-from svc.services import stats
+from svc.services.reporting import stats
 from tests.helpers import file_report
 
 OPEN = ("new", "in_progress")

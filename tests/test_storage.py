@@ -18,7 +18,7 @@ from svc.extensions import db
 from svc.models import Project, Screenshot
 from svc.models.base import utcnow
 from svc.operations import backup
-from svc.services import screenshots
+from svc.services.reporting import screenshots
 from tests.helpers import file_report, png_bytes, upload
 
 pytestmark = pytest.mark.any_database
@@ -100,7 +100,7 @@ def test_a_store_that_is_down_is_a_503_and_comes_back_without_a_restart(
         served = team.get(f"/api/v1/screenshots/{kept}")
     finally:
         seaweed.start()
-    # The service's own Retry-After, not the rate limiter's window (issue 48, item 10).
+    # The service's own Retry-After, not the rate limiter's window.
     for answer, seconds in ((refused, "30"), (ready, "5"), (served, "30")):
         assert answer.status_code == 503, answer.data
         assert answer.headers["Retry-After"] == seconds and "unavailable" in answer.json["detail"]
@@ -116,7 +116,7 @@ def test_a_store_that_is_down_is_a_503_and_comes_back_without_a_restart(
 
 
 def test_objects_erased_while_the_store_is_down_go_once_it_is_back(make_app, s3_settings, seaweed):
-    """Hardening 4, item 9: a deletion that failed left erased files in the store for ever."""
+    """A deletion that failed left erased files in the store for ever."""
     app = make_app(**s3_settings)
     team = signed_in(app)
     shop = create_project(team, "Web Shop")
@@ -186,7 +186,7 @@ def test_presigned_downloads_send_the_team_to_the_store_after_the_check(make_app
     fetched = requests.get(answer.headers["Location"], timeout=10)
     assert fetched.status_code == 200 and fetched.content == png_bytes(6, 6)
     assert fetched.headers["Content-Type"] == "image/png"
-    # Signed into the URL, so the store answers with them (hardening 4, item 10).
+    # Signed into the URL, so the store answers with them.
     assert fetched.headers["Content-Disposition"] == "attachment"
     assert fetched.headers["Cache-Control"] == "private, no-store"
     assert "X-Amz-Expires=60" in answer.headers["Location"]

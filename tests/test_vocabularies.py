@@ -18,7 +18,7 @@ from svc.models import reports as models
 from svc.models.integrations import KINDS
 from svc.schemas import integrations as integration_schemas
 from svc.schemas.reports import SORTS
-from svc.services.redaction import SECRET_KEY_PARTS
+from svc.services.reporting.redaction import SECRET_KEY_PARTS
 
 SVC = Path(__file__).resolve().parent.parent / "svc"
 DASHBOARD = SVC / "dashboard" / "static" / "js" / "constants.js"
@@ -92,7 +92,7 @@ def test_every_list_of_sorts_offers_the_same_ones():
 
 def test_the_widget_hides_what_the_server_hides():
     """The widget's secret-looking names (it masks them before sending) are the server's
-    (svc.services.redaction masks them again on arrival)."""
+    (svc.services.reporting.redaction masks them again on arrival)."""
     found = re.search(r"const SECRET_KEY = /(.*?)/;", WIDGET.read_text())
     assert tuple(found.group(1).split("|")) == SECRET_KEY_PARTS
 

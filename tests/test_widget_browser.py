@@ -537,7 +537,7 @@ def test_offline_the_reporter_is_told_the_stored_copy_has_no_screenshot(
 def test_a_report_told_it_is_saved_is_never_stripped_by_a_later_one(
     page, host_site, team, tmp_path, live_server
 ):
-    """What new users hit (issue 48, item 1): svc stopped, report A (small screenshot) told
+    """What new users hit: svc stopped, report A (small screenshot) told
     "saved"; report B's large picture made the outbox strip A's. Only the new one may lose
     parts, and it says which; "offline" only when the browser is."""
     small, large = noise_png(tmp_path / "small.png", 0.1), tmp_path / "large.png"
@@ -687,7 +687,7 @@ BACKGROUND_BEHIND = """(element) => {
 def test_dark_mode_keeps_the_thank_you_link_readable_and_the_status_page_dark(
     browser, host_site, team, live_server
 ):
-    """Issue 48, item 20: the thank-you link was 1.89:1 on the dark dialog (WCAG AA asks 4.5:1)
+    """The thank-you link was 1.89:1 on the dark dialog (WCAG AA asks 4.5:1)
     and the status page stayed light."""
     updates = {"settings": {"reporter_updates": {"enabled": True}}}
     team.patch(f"/api/v1/projects/{team.project['id']}", json=updates, headers=csrf(team))

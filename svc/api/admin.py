@@ -8,7 +8,8 @@ from svc.api.decorators import body, response
 from svc.auth.guard import admin_required, admin_session_required, current_user
 from svc.schemas.admin import AdminUserIn, AdminUserOut, HealthOut, InstanceStatusOut
 from svc.schemas.projects import InstanceUsageOut
-from svc.services import admin, second_factors, usage
+from svc.services.identity import second_factors
+from svc.services.instance import admin, usage
 
 bp = Blueprint("admin", __name__, url_prefix="/api/v1/admin")
 

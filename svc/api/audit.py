@@ -10,7 +10,8 @@ from svc.auth.guard import admin_required, current_user, login_required
 from svc.models import OWNER
 from svc.models.base import utcnow
 from svc.schemas.audit import AuditEntryOut, AuditPageOut, AuditQuery
-from svc.services import audit_log, export
+from svc.services.instance import audit_log
+from svc.services.reporting import export
 
 bp = Blueprint("audit", __name__, url_prefix="/api/v1")
 

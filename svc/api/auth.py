@@ -23,7 +23,7 @@ from svc.schemas.users import (
     SignInMethodsOut,
     UserOut,
 )
-from svc.services import password_resets, second_factors, users
+from svc.services.identity import password_resets, second_factors, users
 
 bp = Blueprint("auth", __name__, url_prefix="/api/v1/auth")
 

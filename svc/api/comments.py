@@ -8,7 +8,7 @@ from svc.api.decorators import body, documents_role, response
 from svc.auth.guard import current_user, login_required
 from svc.models import MEMBER
 from svc.schemas.comments import CommentIn, CommentOut, NewCommentIn
-from svc.services import comments
+from svc.services.reporting import comments
 
 bp = Blueprint("comments", __name__, url_prefix="/api/v1")
 

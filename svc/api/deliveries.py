@@ -8,7 +8,7 @@ from svc.api.decorators import documents_role, query, response
 from svc.auth.guard import current_user, login_required
 from svc.models import MEMBER
 from svc.schemas.deliveries import DeliveryListQuery, DeliveryOut, DeliveryPageOut
-from svc.services import deliveries
+from svc.services.team import deliveries
 
 bp = Blueprint(
     "deliveries", __name__, url_prefix="/api/v1/projects/<uuid:project_id>/webhook-deliveries"

@@ -22,7 +22,8 @@ from svc.schemas.integrations import (
     TrackerEventOut,
     load_config,
 )
-from svc.services import integrations, reports, tracker_calls, tracker_events
+from svc.services.reporting import reports
+from svc.services.trackers import integrations, tracker_calls, tracker_events
 
 bp = Blueprint("integrations", __name__, url_prefix="/api/v1")
 

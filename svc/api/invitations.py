@@ -27,7 +27,7 @@ from svc.schemas.invitations import (
     InvitationTokenIn,
 )
 from svc.schemas.second_factors import PendingSignInOut
-from svc.services import invitations
+from svc.services.identity import invitations
 
 bp = Blueprint("invitations", __name__, url_prefix="/api/v1")
 

@@ -6,7 +6,8 @@ from flask import Blueprint
 from svc.api.decorators import body, response
 from svc.auth.guard import current_user, login_required
 from svc.schemas.notifications import NotificationChoiceIn, NotificationChoiceOut, UnsubscribedOut
-from svc.services import notifications, reporter_mails
+from svc.services.reporters import reporter_mails
+from svc.services.team import notifications
 
 bp = Blueprint("notifications", __name__)
 

@@ -20,7 +20,9 @@ from svc.schemas.projects import (
     ReporterIn,
 )
 from svc.schemas.reports import ReportOut
-from svc.services import projects, retention, usage
+from svc.services import projects
+from svc.services.instance import usage
+from svc.services.reporting import retention
 
 bp = Blueprint("projects", __name__, url_prefix="/api/v1/projects")
 

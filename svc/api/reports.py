@@ -40,16 +40,9 @@ from svc.schemas.reports import (
     SimilarQuery,
     SimilarReportsOut,
 )
-from svc.services import (
-    export,
-    intake,
-    listing,
-    report_markdown,
-    reports,
-    repro,
-    signatures,
-    similar,
-)
+from svc.services import listing
+from svc.services.grouping import report_markdown, signatures, similar
+from svc.services.reporting import export, intake, reports, repro
 
 bp = Blueprint("reports", __name__, url_prefix="/api/v1/reports")
 

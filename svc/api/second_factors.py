@@ -28,7 +28,7 @@ from svc.schemas.second_factors import (
     TotpConfirmIn,
     TotpSetupOut,
 )
-from svc.services import second_factors
+from svc.services.identity import second_factors
 from svc.services.listing import Shown
 
 bp = Blueprint("second_factors", __name__, url_prefix="/api/v1/auth")

@@ -5,7 +5,7 @@ from flask import Blueprint
 from svc.api.decorators import query, response
 from svc.auth.guard import current_user, login_required
 from svc.schemas.stats import StatsOut, StatsQuery
-from svc.services import stats
+from svc.services.reporting import stats
 
 bp = Blueprint("stats", __name__, url_prefix="/api/v1/stats")
 

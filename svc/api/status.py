@@ -10,7 +10,8 @@ from svc.auth.guard import current_user, login_required
 from svc.models import MEMBER
 from svc.schemas.comments import CommentIn
 from svc.schemas.status import StatusCommentOut, StatusLinkOut, StatusPageOut
-from svc.services import reports, status_page
+from svc.services.reporters import status_page
+from svc.services.reporting import reports
 
 bp = Blueprint("status", __name__, url_prefix="/api/v1")
 

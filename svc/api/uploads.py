@@ -8,7 +8,7 @@ from svc.api.decorators import api_key_and_address, described, rate_limited, res
 from svc.auth.guard import api_key_required, current_project, current_user, login_required
 from svc.errors import APIError, TooLarge, field_error, size_in_words
 from svc.schemas.reports import ScreenshotOut
-from svc.services import replays, screenshots
+from svc.services.reporting import replays, screenshots
 
 bp = Blueprint("uploads", __name__, url_prefix="/api/v1")
 

@@ -1,6 +1,6 @@
 """Issue trackers (docs/api.md §15, docs/integrations.md): one module per kind behind one
 interface (svc.integrations.base.Tracker), a body renderer per markup. The calls go through
-the webhooks' outbound guard; the outbox that drives them is svc.services.tracker_calls."""
+the webhooks' outbound guard; the outbox that drives them is svc.services.trackers.tracker_calls."""
 
 from svc.integrations import github, gitlab, jira, linear
 from svc.integrations.base import Tracker

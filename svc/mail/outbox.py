@@ -1,13 +1,14 @@
 """The durable mail outbox, with the webhook outbox's rules (svc.webhooks.delivery):
 
 - `queue` writes the mail in the caller's transaction, beside what it tells of;
-- `claim_due` takes due mails with a conditional update, pushing `next_attempt_at` past the
-  attempt's deadline (a lease), so no two processes send one mail at once and a mail whose
-  sender died is sent again once its lease ends: a restart or SIGKILL loses none;
+- `claim_due` takes due mails as every outbox does (svc.outbox.claim_due: a conditional update
+  that pushes `next_attempt_at` past the attempt's deadline, a lease), so no two processes send
+  one mail at once and a mail whose sender died is sent again once its lease ends: a restart
+  or SIGKILL loses none;
 - `attempt` sends with no transaction open, then records `sent`, or the next retry, or
-  `failed` after the last. The record follows the server's answer at once; the mail keeps one
-  Message-ID on every attempt, so in the rare crash between the two a receiver sees the same
-  message again, not a new one.
+  `failed` after the last (svc.outbox.record_outcome). The record follows the server's
+  answer at once; the mail keeps one Message-ID on every attempt, so in the rare crash between
+  the two a receiver sees the same message again, not a new one.
 
 With no SMTP server configured, a mail is written to the log (the scheduler's) and counts as
 sent: development installs see their links there.
@@ -23,18 +24,16 @@ import uuid
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, select
 
-from svc import database
+from svc import outbox
 from svc.config import public_url, setting
 from svc.extensions import db
 from svc.mail import compose, smtp
 from svc.models.base import utcnow
 from svc.models.mail import FAILED, LIMITED, PENDING, SENT, OutgoingMail
-from svc.retry import next_attempt
 
 log = logging.getLogger(__name__)
-LEASE_MARGIN = timedelta(seconds=60)
 # What a mail no longer holds once it went or failed for good.
 _CLEARED = {"subject": "", "text_body": "", "html_body": "", "headers": {}}
 
@@ -69,34 +68,17 @@ def claim_due(limit: int, running=(), now: datetime | None = None) -> list[tuple
     """Claim up to `limit` due mails: [(id, number of the attempt now to be made, None)], none
     of those in `running` (attempts still under way)."""
     now = now or utcnow()
-    lease_until = now + timedelta(seconds=setting("SVC_MAIL_TIMEOUT")) + LEASE_MARGIN
     due = (
         select(OutgoingMail.id, OutgoingMail.attempts)
         .where(OutgoingMail.status == PENDING, OutgoingMail.next_attempt_at <= now)
         .order_by(OutgoingMail.next_attempt_at, OutgoingMail.id)
         .limit(limit + len(running))
     )
-    database.begin_read_only(db.session())  # the poll, every second, takes no write lock
-    candidates = db.session.execute(due).all()
-    db.session.commit()
-    claimed = []
-    for mail_id, attempts in candidates:
-        if len(claimed) == limit or mail_id in running:
-            continue
-        taken = db.session.execute(
-            update(OutgoingMail)
-            .where(
-                OutgoingMail.id == mail_id,
-                OutgoingMail.status == PENDING,
-                OutgoingMail.attempts == attempts,
-            )
-            .values(attempts=attempts + 1, next_attempt_at=lease_until)
-            .execution_options(synchronize_session=False)
-        ).rowcount
-        if taken:
-            claimed.append((mail_id, attempts + 1, None))
-    db.session.commit()
-    return claimed
+    claimed = outbox.claim_due(
+        OutgoingMail, due, now=now, attempt_seconds=setting("SVC_MAIL_TIMEOUT"), limit=limit,
+        admit=lambda row: row[0] not in running,
+    )  # fmt: skip
+    return [(mail_id, attempt_number, None) for mail_id, attempt_number in claimed]
 
 
 def sender_address() -> str:
@@ -156,25 +138,22 @@ def _send(message) -> str | None:
 
 
 def _record(
-    mail_id: uuid.UUID, attempt_number: int, error: str | None, final: bool = False
+    mail_id: uuid.UUID,
+    attempt_number: int,
+    error: str | None,
+    final: bool = False,
+    now: datetime | None = None,
 ) -> None:
     """The attempt's outcome: sent, a retry later, or failed (retries spent, or `final`)."""
-    now = utcnow()
-    again = next_attempt(now, attempt_number, setting("SVC_MAIL_RETRY_DELAYS"), final)
+    now = now or utcnow()
+    values = outbox.settled(now, attempt_number, setting("SVC_MAIL_RETRY_DELAYS"),
+                            succeeded=error is None, final=final, done=SENT)  # fmt: skip
+    values["last_error"] = error
     if error is None:
-        values = {"status": SENT, "sent_at": now, "next_attempt_at": None, "last_error": None,
-                  **_CLEARED}  # fmt: skip
-    elif again:
-        values = {"last_error": error, "next_attempt_at": again}
-    else:
-        values = {"status": FAILED, "last_error": error, "next_attempt_at": None, **_CLEARED}
-    db.session.execute(
-        update(OutgoingMail)
-        .where(OutgoingMail.id == mail_id, OutgoingMail.attempts == attempt_number)
-        .values(**values)
-        .execution_options(synchronize_session=False)
-    )
-    db.session.commit()
+        values["sent_at"] = now
+    if "status" in values:  # sent or failed for good: the links it carried go
+        values.update(_CLEARED)
+    outbox.record_outcome(OutgoingMail, mail_id, attempt_number, values)
 
 
 def forget_done() -> int:

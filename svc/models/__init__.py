@@ -56,7 +56,7 @@ from svc.models.webhooks import WebhookDelivery
 # Tables and indexes in the database that no model declares: APScheduler creates and owns its job
 # store; the search indexes (FTS5 tables; PostgreSQL's generated search column and its pg_trgm
 # index) are written by hand in migrations 7c1e4a9d2b35, b4f81d2c6e07 and e2b7c4a1f9d3, as there
-# is no portable way to declare them. See svc.services.search.
+# is no portable way to declare them. See svc.services.reporting.search.
 JOBSTORE_TABLE = "apscheduler_jobs"
 SEARCH_TABLES = frozenset(
     {

@@ -9,16 +9,16 @@ from svc.models.base import UTCDateTime, new_id, same_as_created, utcnow
 from svc.models.users import User
 
 # The kinds of a report's activity (docs/api.md §8.8). "created" is not stored: the report's
-# own created_at says it (svc.services.activity), so filing a report writes nothing more.
+# own created_at says it (svc.services.reporting.activity), so filing a report writes nothing more.
 CREATED = "created"
 CHANGED = "changed"
 COMMENTED = "commented"
 COMMENT_DELETED = "comment_deleted"
-# An issue in a tracker was linked to the report (svc.services.integrations).
+# An issue in a tracker was linked to the report (svc.services.trackers.integrations).
 LINKED = "linked"
-# A report was marked a duplicate of this one, or no longer is (svc.services.duplicates).
+# A report was marked a duplicate of this one, or no longer is (svc.services.grouping.duplicates).
 DUPLICATE = "duplicate"
-# The reporter reopened the report from its status page (svc.services.status_page).
+# The reporter reopened the report from its status page (svc.services.reporters.status_page).
 REOPENED = "reopened"
 # `via` of what the reporter did from the status page.
 REPORTER = "reporter"

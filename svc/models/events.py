@@ -7,12 +7,13 @@ from sqlalchemy.orm import Mapped, mapped_column
 from svc.extensions import db
 from svc.models.base import UTCDateTime, new_id
 
-# The kinds of report event (svc.services.fanout says what each sets off).
+# The kinds of report event (svc.services.reporting.fanout says what each sets off).
 REPORT_CREATED = "report.created"
 
 
 class ReportEvent(db.Model):
-    """Something that happened to a report, for the fan-out (svc.services.fanout): written in
+    """Something that happened to a report, for the fan-out (svc.services.reporting.fanout):
+    written in
     the report's own transaction, taken by a scheduler under a lease, and deleted in the
     transaction that does everything it sets off, so that each effect happens exactly once.
 

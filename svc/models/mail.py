@@ -46,7 +46,8 @@ class ReporterMailCount(db.Model):
     """One mail queued to a reporter, counted for their daily limits (docs/reporter-updates.md)
     apart from the mail itself: erasing the reporter's data deletes their mails, and must not
     reset the count (contract v6). `address_key`: a keyed hash of the address as the limits
-    compare it (svc.services.reporter_mails.address_key), never the address. Kept a day."""
+    compare it (svc.services.reporters.reporter_mails.address_key), never the address. Kept a
+    day."""
 
     __tablename__ = "reporter_mail_counts"
     __table_args__ = (Index("ix_reporter_mail_counts_key_created_at", "address_key", "created_at"),)

@@ -24,7 +24,7 @@ NEW_REPORT_CHOICES = (ALL, HIGH_AND_CRITICAL, ONLY_ASSIGNED, NONE)
 
 class Notification(db.Model):
     """Something one person is to be told by mail. Written in the transaction of the change it
-    tells of; svc.services.notifications turns it into a mail, or into a line of a summary when
+    tells of; svc.services.team.notifications turns it into a mail, or into a line of a summary when
     the person has had many mails lately."""
 
     __tablename__ = "notifications"

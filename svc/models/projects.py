@@ -71,7 +71,8 @@ class Project(db.Model):
     # Only what the owner changed; svc.services.widget fills in the defaults when it is read, so
     # a default can improve without rewriting every project.
     widget_settings: Mapped[dict] = mapped_column(JSON, default=dict, server_default="{}")
-    # {days, statuses} as the owner set it; None: DEFAULT_RETENTION (svc.services.retention).
+    # {days, statuses} as the owner set it; None: DEFAULT_RETENTION
+    # (svc.services.reporting.retention).
     retention: Mapped[dict | None] = mapped_column(JSON(none_as_null=True))
     # {enabled, events} as the owner set it; None: DEFAULT_REPORTER_UPDATES.
     reporter_updates: Mapped[dict | None] = mapped_column(JSON(none_as_null=True))
@@ -85,7 +86,7 @@ class Project(db.Model):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=same_as_created)
     # One more at every UPDATE of the row but a report's numbering (which keeps it): the ingest
     # files against the project as its process last read it, and its numbering UPDATE checks
-    # this (svc.auth.api_keys, svc.services.intake).
+    # this (svc.auth.api_keys, svc.services.reporting.intake).
     version: Mapped[int] = mapped_column(
         default=0, server_default="0", onupdate=text("version + 1")
     )
@@ -126,7 +127,7 @@ class Invitation(db.Model):
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
     project_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
-    # Normalised like User.email (svc.services.users.normalize_email).
+    # Normalised like User.email (svc.services.identity.users.normalize_email).
     email: Mapped[str] = mapped_column(String(320))
     role: Mapped[str] = mapped_column(String(10))
     invited_by_id: Mapped[uuid.UUID | None] = mapped_column(

@@ -49,7 +49,7 @@ class Report(db.Model):
         Index("ix_reports_project_category_created", "project_id", "category", "created_at"),
         Index("ix_reports_project_updated", "project_id", "updated_at"),
         # Search indexes (SQLite FTS5, PostgreSQL pg_trgm) are made by the migrations only: see
-        # svc.services.search.
+        # svc.services.reporting.search.
     )
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)
@@ -73,9 +73,9 @@ class Report(db.Model):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=same_as_created)
     # When the report last went from open (new, in progress) to resolved or closed; None while
-    # it is open. The overview's time to resolve reads it (svc.services.stats).
+    # it is open. The overview's time to resolve reads it (svc.services.reporting.stats).
     resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    # Signs the address of the report's status page (svc.services.status_page); raised by
+    # Signs the address of the report's status page (svc.services.reporters.status_page); raised by
     # one when a member makes a new link, which ends the old one at once.
     status_link_version: Mapped[int] = mapped_column(default=0, server_default="0")
 
@@ -83,13 +83,14 @@ class Report(db.Model):
     detail: Mapped["ReportDetail"] = relationship(
         back_populates="report", cascade="all, delete-orphan", passive_deletes=True, uselist=False
     )
-    # Its issues in trackers (svc.services.integrations); read only for the full report.
+    # Its issues in trackers (svc.services.trackers.integrations); read only for the full report.
     external_issues: Mapped[list["ExternalIssue"]] = relationship(  # noqa: F821
         viewonly=True, order_by="ExternalIssue.created_at"
     )
     # Its signature, once the fan-out has made it; loaded where an answer shows it.
     signature_row: Mapped["ReportSignature | None"] = relationship(viewonly=True, uselist=False)
-    # What it is a duplicate of (svc.services.duplicates), and the reports marked duplicates of
+    # What it is a duplicate of (svc.services.grouping.duplicates), and the reports marked
+    # duplicates of
     # it: read where an answer shows them (listing.REPORT_ANSWER), lazily elsewhere.
     duplicate_row: Mapped["ReportDuplicate | None"] = relationship(
         viewonly=True, uselist=False, foreign_keys="ReportDuplicate.report_id"
@@ -104,6 +105,13 @@ class Report(db.Model):
         otherwise (a report just filed has none yet), never a query of its own."""
         loaded = inspect(self).dict.get("signature_row")
         return loaded.signature if isinstance(loaded, ReportSignature) else None
+
+    @property
+    def primary(self) -> "Report":
+        """The report a duplicate was merged into; any other report itself. Where new work on a
+        duplicate goes: its reporter's page follows it, a tracker issue is made for it."""
+        row = self.duplicate_row
+        return self if row is None else row.primary
 
     @property
     def duplicate_of(self) -> dict | None:
@@ -207,7 +215,8 @@ class Screenshot(db.Model):
 
 class ObjectDeletion(db.Model):
     """An object of the store to delete: written in the transaction that deleted its row, gone
-    once the store confirmed (svc.services.screenshots.remove_files), so that a store that is
+    once the store confirmed (svc.services.reporting.screenshots.remove_files), so that a store
+    that is
     down, or a crash between the commit and the delete, leaves nothing erased in it."""
 
     __tablename__ = "object_deletions"
@@ -232,13 +241,14 @@ class IdempotencyKey(db.Model):
 
 
 class ReportSignature(db.Model):
-    """A report's signature (svc.services.signatures): reports of one project with one
+    """A report's signature (svc.services.grouping.signatures): reports of one project with one
     signature are a group. A table of its own, written by the fan-out after the report: the
     ingest's row stays as narrow as it was, and the list's plans with it."""
 
     __tablename__ = "report_signatures"
     __table_args__ = (
-        # A group (the list's `signature=`), and for similar reports (svc.services.similar) a
+        # A group (the list's `signature=`), and for similar reports
+        # (svc.services.grouping.similar) a
         # project's newest and the newest sharing a part with a report.
         Index("ix_report_signatures_signature_project", "signature", "project_id", "created_at"),
         Index("ix_report_signatures_project_created", "project_id", "created_at"),
@@ -253,7 +263,8 @@ class ReportSignature(db.Model):
     signature: Mapped[str] = mapped_column(String(64))
     # The report's own, so that a project's newest are read here alone.
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    # svc.services.signatures.Parts: keys of the first console error, the first failed request
+    # svc.services.grouping.signatures.Parts: keys of the first console error, the first failed
+    # request
     # and the page, each None when the report has none.
     error_key: Mapped[str | None] = mapped_column(String(16))
     request_key: Mapped[str | None] = mapped_column(String(16))
@@ -267,7 +278,8 @@ class ReportSignature(db.Model):
 class ReportDuplicate(db.Model):
     """A report marked a duplicate of another of its project, its primary (docs/api.md
     §8.11). A table of its own, as signatures: the reports row stays as narrow as the list's
-    plans need. A primary is never itself a duplicate (svc.services.duplicates keeps it so);
+    plans need. A primary is never itself a duplicate (svc.services.grouping.duplicates keeps it
+    so);
     deleting the primary removes the rows, and its duplicates stay closed."""
 
     __tablename__ = "report_duplicates"

@@ -8,7 +8,8 @@ from svc.models.base import UTCDateTime
 
 
 class SchedulerLease(db.Model):
-    """The one row that says which scheduler process is active (svc.services.leadership). The
+    """The one row that says which scheduler process is active (svc.services.instance.leadership).
+    The
     epoch goes up with every new holder: a holder acts only while the row still has its epoch,
     which fences off a process that was paused while another took over."""
 

@@ -93,7 +93,8 @@ class PasswordReset(db.Model):
 class PasswordResetRequest(db.Model):
     """A "Forgot password?" as it was asked. The request writes this row and nothing else,
     whatever the address, so that its answer takes the same time for any; the scheduler looks
-    the address up and mails a link if it has an active account (svc.services.password_resets)."""
+    the address up and mails a link if it has an active account
+    (svc.services.identity.password_resets)."""
 
     __tablename__ = "password_reset_requests"
 
@@ -115,7 +116,8 @@ class SecondFactor(db.Model):
     kind: Mapped[str] = mapped_column(String(10))  # "totp" or "passkey"
     name: Mapped[str] = mapped_column(String(100))
     # TOTP: the shared secret, encrypted at rest (svc.secrets); the time step of the last code
-    # accepted, so that a code works once (a conditional UPDATE, svc.services.second_factors).
+    # accepted, so that a code works once (a conditional UPDATE,
+    # svc.services.identity.second_factors).
     totp_secret: Mapped[str | None] = mapped_column(String(255))
     last_step: Mapped[int | None] = mapped_column()
     # Passkey: the credential's id (base64url), its public key (COSE) and signature counter.

@@ -18,7 +18,7 @@ from svc.models import (
     ReportSignature,
     User,
 )
-from svc.services import search
+from svc.services.reporting import search
 
 # What a report's answer shows beside its own row (its signature, its group: docs/api.md §8.9,
 # §8.11), loaded with it wherever an answer shows reports.

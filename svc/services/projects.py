@@ -25,7 +25,8 @@ from svc.models import (
     role_at_least,
 )
 from svc.models.base import new_id, utcnow
-from svc.services import screenshots, widget
+from svc.services import widget
+from svc.services.reporting import screenshots
 from svc.webhooks import signing
 from svc.wire import camelcase
 

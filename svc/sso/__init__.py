@@ -5,8 +5,8 @@ a state and a nonce, kept in a signed cookie of their own (Flask's session, `svc
 the callback may reach any worker. `/sso/callback` checks the state, exchanges the code, and has
 the ID token checked: its signature by the provider's JWKS (cached per process, fetched again
 when a token names a key id it does not hold), issuer, audience, expiry and nonce
-(svc.sso.provider). Then svc.services.single_sign_on decides whose account it is. Anything amiss
-is a page that says what, and no session.
+(svc.auth.oidc_provider). Then svc.services.identity.single_sign_on decides whose account it is.
+Anything amiss is a page that says what, and no session.
 
 Configured by SVC_OIDC_ISSUER, _CLIENT_ID, _CLIENT_SECRET, _NAME, _ALLOWED_DOMAINS, _CA_BUNDLE;
 without an issuer there is nothing here but a 404."""
@@ -18,40 +18,15 @@ from flask import Blueprint, Flask, abort, current_app, redirect, render_templat
 from flask.sessions import SecureCookieSessionInterface
 
 from svc.auth.cookies import cookies_secure, set_session_cookies
+from svc.auth.oidc import ProviderError
 from svc.config import public_url
 from svc.errors import APIError
 from svc.rate_limits import rate_limited
-from svc.services import single_sign_on, users
+from svc.services.identity import single_sign_on, users
 
 log = logging.getLogger(__name__)
 bp = Blueprint("sso", __name__, template_folder="templates")
 NEXT = "svc_sso_next"
-
-
-class ProviderError(Exception):
-    """The provider's answer did not check out, or the provider could not be reached."""
-
-    def __init__(self, words: str, unreachable: bool = False, misconfigured: bool = False):
-        super().__init__(words)
-        self.words = words
-        self.unreachable = unreachable
-        # SVC_OIDC_ISSUER names no provider (its discovery is missing, or names another
-        # issuer): trying again cannot help, the administrator must change it.
-        self.misconfigured = misconfigured
-
-
-def configuration_problem(app: Flask) -> str | None:
-    """What is wrong with SVC_OIDC_ISSUER as its discovery document says (None: nothing, or
-    no single sign-on): said once at start-up, so an administrator sees it in the log."""
-    provider = app.extensions.get("svc.oidc")
-    if provider is None:
-        return None
-    with app.app_context():
-        try:
-            provider.check_discovery()
-        except ProviderError as error:
-            return error.words
-    return None
 
 
 class _FlowCookie(SecureCookieSessionInterface):
@@ -76,7 +51,7 @@ def init_app(app: Flask) -> None:
     app.session_interface = _FlowCookie()
     if not config["SVC_OIDC_ISSUER"]:
         return
-    from svc.sso.provider import Provider  # Authlib, only where single sign-on is on
+    from svc.auth.oidc_provider import Provider  # Authlib, only where single sign-on is on
 
     config.update(
         SESSION_COOKIE_NAME="svc_sso",

@@ -12,24 +12,22 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sqlalchemy import func, insert, select, update
 
-from svc import database
+from svc import outbox
 from svc.config import setting
 from svc.errors import not_found
 from svc.extensions import db
 from svc.models import Project, Report
 from svc.models.base import utcnow
-from svc.models.webhooks import FAILED, PENDING, SUCCEEDED, WebhookDelivery
-from svc.retry import next_attempt
+from svc.models.webhooks import FAILED, PENDING, WebhookDelivery
 from svc.webhooks import payloads, sender, signing
 from svc.webhooks.formats import format_in_force
 
 log = logging.getLogger(__name__)
 USER_AGENT = "svc-webhooks/1.0"
-LEASE_MARGIN = timedelta(seconds=60)
 # What a delivery of a deleted report keeps of its payload, and says in the log.
 FORGOTTEN = ""
 CANCELLED = "Cancelled: the report was deleted"
@@ -89,35 +87,20 @@ def claim_due(
     delivery thread."""
     now = now or utcnow()
     running = running or {}
-    lease_until = now + timedelta(seconds=setting("SVC_WEBHOOK_TIMEOUT")) + LEASE_MARGIN
     under_way = Counter(running.values())
-    # The poll, every second, takes no write lock (on SQLite a writer's BEGIN IMMEDIATE would
-    # queue behind every request's, and hold them up in turn): it reads, then claims.
-    database.begin_read_only(db.session())
-    candidates = db.session.execute(
-        _due_candidates(now, limit + len(under_way), running, under_way, per_project)
-    ).all()
-    db.session.commit()
-    claimed = []
-    for delivery_id, attempts, project_id in candidates:
-        if len(claimed) == limit or under_way[project_id] >= per_project:
-            continue
-        taken = db.session.execute(
-            update(WebhookDelivery)
-            .where(
-                WebhookDelivery.id == delivery_id,
-                WebhookDelivery.status == PENDING,
-                WebhookDelivery.attempts == attempts,
-                WebhookDelivery.next_attempt_at <= now,
-            )
-            .values(attempts=attempts + 1, next_attempt_at=lease_until)
-            .execution_options(synchronize_session=False)
-        ).rowcount
-        if taken:
-            claimed.append((delivery_id, attempts + 1, project_id))
-            under_way[project_id] += 1
-    db.session.commit()
-    return claimed
+
+    def admit(row) -> bool:
+        """No project past `per_project` attempts under way, this claim's included."""
+        if under_way[row[2]] >= per_project:
+            return False
+        under_way[row[2]] += 1  # before the claim: one another process wins errs short, never over
+        return True
+
+    due = _due_candidates(now, limit + len(under_way), running, under_way, per_project)
+    timeout = setting("SVC_WEBHOOK_TIMEOUT")
+    return outbox.claim_due(
+        WebhookDelivery, due, now=now, attempt_seconds=timeout, limit=limit, admit=admit
+    )
 
 
 def _due_candidates(
@@ -213,32 +196,23 @@ def attempt(delivery_id: uuid.UUID, attempt_number: int) -> sender.Outcome | Non
 
 
 def _record_outcome(
-    delivery_id: uuid.UUID, attempt_number: int, outcome: sender.Outcome, final: bool = False
+    delivery_id: uuid.UUID,
+    attempt_number: int,
+    outcome: sender.Outcome,
+    final: bool = False,
+    now: datetime | None = None,
 ) -> None:
-    now = utcnow()
-    values = {
-        "last_status_code": outcome.status_code,
-        "last_error": outcome.error[:500] if outcome.error else None,
-        "updated_at": now,
-    }
-    if outcome.succeeded:
-        values.update(status=SUCCEEDED, next_attempt_at=None)
-    elif again := next_attempt(now, attempt_number, setting("SVC_WEBHOOK_RETRY_DELAYS"), final):
-        values.update(next_attempt_at=again)
-    else:
-        values.update(status=FAILED, next_attempt_at=None)
-    # Only if nothing moved it meanwhile (a redelivery restarts the count at 0).
-    db.session.execute(
-        update(WebhookDelivery)
-        .where(
-            WebhookDelivery.id == delivery_id,
-            WebhookDelivery.attempts == attempt_number,
-            WebhookDelivery.status == PENDING,
-        )
-        .values(**values)
-        .execution_options(synchronize_session=False)
+    """Only while nothing moved the delivery meanwhile (a redelivery restarts the count at 0):
+    svc.outbox.record_outcome's guard."""
+    now = now or utcnow()
+    delays = setting("SVC_WEBHOOK_RETRY_DELAYS")
+    values = outbox.settled(now, attempt_number, delays, succeeded=outcome.succeeded, final=final)
+    values.update(
+        last_status_code=outcome.status_code,
+        last_error=outcome.error[:500] if outcome.error else None,
+        updated_at=now,
     )
-    db.session.commit()
+    outbox.record_outcome(WebhookDelivery, delivery_id, attempt_number, values)
 
 
 # --- the delivery log ----------------------------------------------------------------------------

@@ -1,0 +1,108 @@
+"""The one claim and record of an outbox's due rows: webhook deliveries (svc.webhooks.delivery),
+mails (svc.mail.outbox) and calls to trackers (svc.services.trackers.tracker_calls). Each
+writes its rows, chooses which due ones to read and makes the attempt; these two functions take
+a row and record what came of it, with the same guards for all three.
+
+- A claim is a conditional UPDATE of one row: still pending, still at the attempt count that
+  was read, still due now. Two scheduler processes (or a scheduler that took over a lease) can
+  read the same row; one UPDATE wins, and the attempt is made once. The claimed row's next
+  attempt moves to the end of its lease (the attempt's time, and LEASE_MARGIN), so that a
+  process killed mid-attempt leaves a row that is due again when its lease ends.
+- An outcome is recorded only while the row is still that attempt's: pending, the same attempt
+  count (a redelivery starts the count again; an attempt that outlived its lease was claimed
+  again by another).
+- When again, if at all: svc.retry.next_attempt, from the outbox's delays.
+
+Every function takes `now`, so that tests set the clock rather than wait.
+"""
+
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+
+from sqlalchemy import Select, update
+
+from svc import database
+from svc.extensions import db
+from svc.retry import next_attempt
+
+PENDING, SUCCEEDED, FAILED = "pending", "succeeded", "failed"
+# What a claim adds to the attempt's own time limit before the row is due again: the process
+# that holds it may be slow to record its outcome, never so slow as a minute.
+LEASE_MARGIN = timedelta(seconds=60)
+
+
+def claim_due(
+    model,
+    due: Select,
+    *,
+    now: datetime,
+    attempt_seconds: float,
+    limit: int,
+    admit: Callable[[tuple], bool] = lambda row: True,
+) -> list[tuple]:
+    """Claim up to `limit` of the rows `due` selects as (id, attempts, *more), in its order,
+    skipping those `admit` refuses (it sees each row before its claim, and may count it):
+    [(id, the number of the attempt now to be made, *more)]."""
+    lease_until = now + timedelta(seconds=attempt_seconds) + LEASE_MARGIN
+    # The read takes no write lock: on SQLite a writer's BEGIN IMMEDIATE would queue behind every
+    # request's, and hold them up in turn, every second. It reads, then claims row by row.
+    database.begin_read_only(db.session())
+    candidates = db.session.execute(due).all()
+    db.session.commit()
+    claimed = []
+    for row_id, attempts, *more in candidates:
+        if len(claimed) == limit or not admit((row_id, attempts, *more)):
+            continue
+        taken = db.session.execute(
+            update(model)
+            .where(
+                model.id == row_id,
+                model.status == PENDING,
+                model.attempts == attempts,
+                model.next_attempt_at <= now,
+            )
+            .values(attempts=attempts + 1, next_attempt_at=lease_until)
+            .execution_options(synchronize_session=False)
+        ).rowcount
+        if taken:
+            claimed.append((row_id, attempts + 1, *more))
+    db.session.commit()
+    return claimed
+
+
+def settled(
+    now: datetime,
+    attempt_number: int,
+    delays: Sequence[float],
+    *,
+    succeeded: bool,
+    final: bool = False,
+    at_least: float = 0,
+    done: str = SUCCEEDED,
+) -> dict:
+    """The status an attempt leaves its row in, and when it is due again: `done`; pending
+    until the next delay (at least `at_least`, a 429's Retry-After); or failed, its retries
+    spent or `final` (what no retry can mend)."""
+    if succeeded:
+        return {"status": done, "next_attempt_at": None}
+    again = next_attempt(now, attempt_number, delays, final, at_least)
+    if again is not None:
+        return {"next_attempt_at": again}
+    return {"status": FAILED, "next_attempt_at": None}
+
+
+def record_outcome(model, row_id, attempt_number: int, values: dict) -> bool:
+    """Write `values` on the row if it is still this attempt's (pending, the same attempt
+    count), and commit. Whether it was."""
+    written = db.session.execute(
+        update(model)
+        .where(
+            model.id == row_id,
+            model.attempts == attempt_number,
+            model.status == PENDING,
+        )
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    db.session.commit()
+    return bool(written)

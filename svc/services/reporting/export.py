@@ -1,0 +1,221 @@
+"""Export of the reports a list shows (docs/api.md §8.3), as CSV or NDJSON, streamed: rows
+are read from the database a batch at a time and written out as they come, so memory stays
+the same whatever the number of reports (measured in docs/performance.md, "The overview and
+the export").
+
+Each report is what the list answers for it (the summary: every field but the captured
+arrays), the same names and values, newest first.
+"""
+
+import csv
+import io
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import aliased
+
+from svc import audit, database
+from svc.extensions import db
+from svc.models import VIEWER, Project, Report, ReportDuplicate, ReportSignature, User
+from svc.models.reports import reporter_key
+from svc.services import listing, projects
+from svc.services.reporting import search
+from svc.wire import camelcase, iso_timestamp
+
+BATCH = 1000
+FIELDS = (
+    "id",
+    "projectId",
+    "trackingId",
+    "title",
+    "description",
+    "severity",
+    "category",
+    "status",
+    "reporterIdentifier",
+    "screenshotUrl",
+    "annotatedScreenshotUrl",
+    "metadata",
+    "assigneeId",
+    "signature",
+    "duplicateOf",
+    "duplicateCount",
+    "reporterCount",
+    "createdAt",
+    "updatedAt",
+)
+_COLUMNS = (
+    Report.id,
+    Report.project_id,
+    Project.tracking_prefix,
+    Report.number,
+    Report.title,
+    Report.description,
+    Report.severity,
+    Report.category,
+    Report.status,
+    Report.reporter_identifier,
+    Report.screenshot_key,
+    Report.annotated_screenshot_key,
+    Report.meta,
+    Report.assignee_id,
+    ReportSignature.signature,
+    Report.created_at,
+    Report.updated_at,
+)
+# A cell a spreadsheet would read as a formula; titles come from anyone who loads the widget.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def reports(user: User, query: dict) -> Iterator[dict]:
+    """The reports the list would show for these filters, all of them, newest first. The
+    export is recorded (with its filters) before the first row is read."""
+    database.end_transaction(then_read_only=False)
+    project_id = query.get("project_id")
+    audit.record(
+        audit.REPORTS_EXPORTED,
+        user,
+        ("reports", None),
+        # Shown to that project's owners only if the exporter is in it.
+        project_id=project_id
+        if project_id and projects.has_role(project_id, user.id, VIEWER)
+        else None,
+        **{camelcase(name): _as_text(value) for name, value in query.items()},
+    )
+    db.session.commit()
+    database.begin_read_only(db.session())
+    return _rows(user, query)
+
+
+def _as_text(value):
+    return [str(item) for item in value] if isinstance(value, list | tuple) else str(value)
+
+
+def _rows(user: User, query: dict) -> Iterator[dict]:
+    conditions = [listing.visible_to(user), *listing.filter_conditions(user, query)]
+    if "project_id" in query:
+        conditions.append(Report.project_id == query["project_id"])
+    searched = query.get("search", "").strip()
+    if searched:
+        conditions.append(search.condition(searched, db.session.get_bind().dialect.name))
+    rows = db.session.execute(
+        select(*_COLUMNS)
+        .join(Project, Project.id == Report.project_id)
+        .outerjoin(ReportSignature, ReportSignature.report_id == Report.id)
+        .where(*conditions)
+        .order_by(Report.created_at.desc(), Report.id)
+        .execution_options(yield_per=BATCH)
+    )
+    groups = _groups(user, query.get("project_id"))
+    for row in rows:
+        yield _with_group(_report(row), groups)
+
+
+@dataclass
+class _Groups:
+    """Every duplicate of the exported projects (docs/api.md §8.11): read in one query before
+    the first row, so that the export stays one streamed query however many reports it holds.
+    Its memory grows with the duplicates, not with the reports."""
+
+    merged_into: dict[uuid.UUID, tuple[uuid.UUID, int]]  # duplicate: (primary, its number)
+    reporters: dict[uuid.UUID, list[str]]  # primary: its duplicates' reporter keys
+
+
+def _groups(user: User, project_id) -> _Groups:
+    primary = aliased(Report)
+    groups = _Groups({}, {})
+    for report_id, primary_id, number, key in db.session.execute(
+        select(
+            ReportDuplicate.report_id,
+            ReportDuplicate.primary_id,
+            primary.number,
+            ReportDuplicate.reporter_key,
+        )
+        .join(primary, primary.id == ReportDuplicate.primary_id)
+        .where(primary.project_id.in_(listing.projects_of(user, project_id)))
+    ):
+        groups.merged_into[report_id] = (primary_id, number)
+        groups.reporters.setdefault(primary_id, []).append(key)
+    return groups
+
+
+def _with_group(item: dict, groups: _Groups) -> dict:
+    if not groups.merged_into:
+        return item
+    report_id = uuid.UUID(item["id"])
+    merged = groups.merged_into.get(report_id)
+    if merged is not None:
+        prefix = item["trackingId"].rsplit("-", 1)[0]  # a primary is of the same project
+        item["duplicateOf"] = {"id": str(merged[0]), "trackingId": f"{prefix}-{merged[1]}"}
+    others = groups.reporters.get(report_id)
+    if others:
+        own = reporter_key(item["reporterIdentifier"], report_id)
+        item["duplicateCount"] = len(others)
+        item["reporterCount"] = len({own, *others})
+    return item
+
+
+def _report(row) -> dict:
+    (id_, project_id, prefix, number, title, description, severity, category, status, reporter,
+     screenshot, annotated, meta, assignee, signature, created, updated) = row  # fmt: skip
+    return {
+        "id": str(id_),
+        "projectId": str(project_id),
+        "trackingId": f"{prefix}-{number}",
+        "title": title,
+        "description": description,
+        "severity": severity,
+        "category": category,
+        "status": status,
+        "reporterIdentifier": reporter,
+        "screenshotUrl": screenshot,
+        "annotatedScreenshotUrl": annotated,
+        "metadata": meta,
+        "assigneeId": str(assignee) if assignee else None,
+        "signature": signature,
+        "duplicateOf": None,
+        "duplicateCount": 0,
+        "reporterCount": 1,
+        "createdAt": iso_timestamp(created),
+        "updatedAt": iso_timestamp(updated),
+    }
+
+
+def ndjson(items: Iterator[dict]) -> Iterator[str]:
+    """One JSON object per line, as the list writes each item."""
+    lines = []
+    for item in items:
+        lines.append(json.dumps(item, ensure_ascii=False, separators=(",", ":")) + "\n")
+        if len(lines) == BATCH:
+            yield "".join(lines)
+            lines = []
+    yield "".join(lines)
+
+
+def csv_text(items: Iterator[dict]) -> Iterator[str]:
+    """A header row, then one row per report; metadata as JSON, no value as an empty cell, and
+    a cell that a spreadsheet would run as a formula led by an apostrophe."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(FIELDS)
+    for count, item in enumerate(items, start=1):
+        writer.writerow([_cell(name, item[name]) for name in FIELDS])
+        if count % BATCH == 0:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
+
+
+def _cell(name: str, value) -> str:
+    if value is None:
+        return ""
+    if name == "duplicateOf":
+        return value["trackingId"]
+    if name == "metadata":
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    text = str(value)
+    return "'" + text if text.startswith(_FORMULA_START) else text

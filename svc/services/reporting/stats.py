@@ -1,0 +1,222 @@
+"""The overview of a team's reports (docs/api.md §8.4): open reports by status, severity and
+category, new and resolved per day, the median time to resolve.
+
+Answered from counters kept in the transaction of every change to a report, and for a new
+report in the fan-out's, a second or so after its filing (svc.services.reporting.fanout)
+(ReportTally:
+the number of reports per status, severity and category; ReportDay: created and resolved per
+UTC day), so the overview reads a few hundred rows whatever the number of reports
+(docs/performance.md, "The overview and the export"). Once the fan-out has run, both equal a
+count of the reports as they are: a deleted report leaves its day, a reopened one its day of
+resolution.
+"""
+
+import statistics
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from functools import cache
+
+from sqlalchemy import bindparam, func, select, text
+from sqlalchemy.dialects import postgresql, sqlite
+
+from svc.extensions import db
+from svc.models import CATEGORIES, SEVERITIES, Report, ReportDay, ReportTally, User
+from svc.models.base import utcnow
+from svc.models.reports import OPEN_STATUSES
+from svc.services import listing, projects
+
+
+@dataclass(frozen=True)
+class Counted:
+    """What of a report the counters count."""
+
+    project_id: uuid.UUID
+    status: str
+    severity: str
+    category: str
+    created_at: datetime
+    resolved_at: datetime | None
+
+    @classmethod
+    def of(cls, report: Report) -> "Counted":
+        return cls(
+            report.project_id,
+            report.status,
+            report.severity,
+            report.category,
+            report.created_at,
+            report.resolved_at,
+        )
+
+
+# --- keeping the counters ------------------------------------------------------------------------
+
+
+def count(counted: Counted, sign: int) -> None:
+    """Add (1) or take away (-1) a report as `counted` describes it."""
+    count_all([counted], sign)
+
+
+def count_all(reports: Iterable[Counted], sign: int = 1) -> None:
+    """Add (or take away) many reports: one upsert per counter touched, not per report (the
+    fan-out counts a batch of new reports at once)."""
+    tallies, days = Counter(), defaultdict(Counter)
+    for counted in reports:
+        key = (counted.project_id, counted.status, counted.severity, counted.category)
+        tallies[key] += sign
+        days[counted.project_id, counted.created_at.date()]["created"] += sign
+        if counted.resolved_at is not None:
+            days[counted.project_id, counted.resolved_at.date()]["resolved"] += sign
+    if not tallies:
+        return
+    dialect = db.session.get_bind().dialect.name
+    db.session.execute(
+        _upsert(dialect, "report_tallies"),
+        [
+            {"project_id": p, "status": st, "severity": se, "category": ca, "count": n}
+            for (p, st, se, ca), n in tallies.items()
+        ],
+    )
+    db.session.execute(
+        _upsert(dialect, "report_days"),
+        [
+            {"project_id": p, "day": day, "created": n["created"], "resolved": n["resolved"]}
+            for (p, day), n in days.items()
+        ],
+    )
+
+
+def recount(report: Report, before: Counted) -> None:
+    """After a change: move the report's counts, and set or clear when it was resolved."""
+    if report.status not in OPEN_STATUSES and before.status in OPEN_STATUSES:
+        report.resolved_at = utcnow()
+    elif report.status in OPEN_STATUSES:
+        report.resolved_at = None
+    after = Counted.of(report)
+    if after != before:
+        count(before, -1)
+        count(after, 1)
+
+
+def _insert(dialect: str):
+    return (postgresql if dialect == "postgresql" else sqlite).insert
+
+
+@cache
+def _upsert(dialect: str, table_name: str):
+    """INSERT ... ON CONFLICT DO UPDATE adding to the counters; built once per table."""
+    table, keys, counters = _COUNTERS[table_name]
+    statement = _insert(dialect)(table).values(
+        **{column: bindparam(column) for column in (*keys, *counters)}
+    )
+    return statement.on_conflict_do_update(
+        index_elements=[table.c[key] for key in keys],
+        set_={column: table.c[column] + statement.excluded[column] for column in counters},
+    )
+
+
+# table name: (table, its key columns, its counter columns)
+_COUNTERS = {
+    "report_tallies": (
+        ReportTally.__table__,
+        ("project_id", "status", "severity", "category"),
+        ("count",),
+    ),
+    "report_days": (ReportDay.__table__, ("project_id", "day"), ("created", "resolved")),
+}
+
+
+# Counting every report afresh: for reports written beside the service (the benchmarks' bulk
+# loads), as the migration that brought the counters did for the reports of its day.
+_RECOUNT = (
+    "DELETE FROM report_tallies",
+    "DELETE FROM report_days",
+    "INSERT INTO report_tallies (project_id, status, severity, category, count) "
+    "SELECT project_id, status, severity, category, count(*) FROM reports "
+    "GROUP BY project_id, status, severity, category",
+    "INSERT INTO report_days (project_id, day, created, resolved) "
+    "SELECT project_id, date(created_at), count(*), 0 FROM reports "
+    "GROUP BY project_id, date(created_at)",
+    "INSERT INTO report_days (project_id, day, created, resolved) "
+    "SELECT project_id, date(resolved_at), 0, count(*) FROM reports "
+    "WHERE resolved_at IS NOT NULL GROUP BY project_id, date(resolved_at) "
+    "ON CONFLICT (project_id, day) DO UPDATE SET resolved = excluded.resolved",
+)
+
+
+def recount_all(connection) -> None:
+    """Rebuild the counters from the reports, on `connection` (in its transaction)."""
+    for statement in _RECOUNT:
+        connection.execute(text(statement))
+
+
+# --- reading them --------------------------------------------------------------------------------
+
+
+def overview(user: User, project_id: uuid.UUID | None, days: int) -> dict:
+    if project_id is not None:
+        projects.access(user, project_id)  # 404 for a project the user is not in
+    chosen = listing.projects_of(user, project_id)
+    first_day = utcnow().date() - timedelta(days=days - 1)
+    return {
+        "open": _open(chosen),
+        "per_day": _per_day(chosen, first_day, days),
+        "median_hours_to_resolve": _median_hours(chosen, first_day),
+    }
+
+
+def _open(chosen) -> dict:
+    by = {
+        "by_status": dict.fromkeys(OPEN_STATUSES, 0),
+        "by_severity": dict.fromkeys(SEVERITIES, 0),
+        "by_category": dict.fromkeys(CATEGORIES, 0),
+    }
+    rows = db.session.execute(
+        select(
+            ReportTally.status,
+            ReportTally.severity,
+            ReportTally.category,
+            func.sum(ReportTally.count),
+        )
+        .where(ReportTally.project_id.in_(chosen), ReportTally.status.in_(OPEN_STATUSES))
+        .group_by(ReportTally.status, ReportTally.severity, ReportTally.category)
+    )
+    for status, severity, category, number in rows:
+        by["by_status"][status] += number
+        by["by_severity"][severity] += number
+        by["by_category"][category] += number
+    return by
+
+
+def _per_day(chosen, first_day: date, days: int) -> list[dict]:
+    counted = {
+        day: (created, resolved)
+        for day, created, resolved in db.session.execute(
+            select(ReportDay.day, func.sum(ReportDay.created), func.sum(ReportDay.resolved))
+            .where(ReportDay.project_id.in_(chosen), ReportDay.day >= first_day)
+            .group_by(ReportDay.day)
+        )
+    }
+    result = []
+    for offset in range(days):
+        day = first_day + timedelta(days=offset)
+        created, resolved = counted.get(day, (0, 0))
+        result.append({"date": day.isoformat(), "created": created, "resolved": resolved})
+    return result
+
+
+def _median_hours(chosen, first_day: date) -> float | None:
+    """Over the reports resolved in the window (and resolved still): from filed to resolved."""
+    since = datetime.combine(first_day, datetime.min.time(), tzinfo=utcnow().tzinfo)
+    hours = [
+        (resolved - created).total_seconds() / 3600
+        for created, resolved in db.session.execute(
+            select(Report.created_at, Report.resolved_at).where(
+                Report.project_id.in_(chosen), Report.resolved_at >= since
+            )
+        )
+    ]
+    return round(statistics.median(hours), 2) if hours else None

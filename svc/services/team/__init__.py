@@ -1,0 +1,1 @@
+"""What the team hears: notifications by mail, the webhook delivery log."""

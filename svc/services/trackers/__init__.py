@@ -1,0 +1,1 @@
+"""Issue trackers: integrations, the calls made to them, the events they send."""
