@@ -527,6 +527,22 @@ def setting(name: str) -> Any:
     return current_app.config[name]
 
 
+def report_path(tracking_id: str) -> str:
+    """A report's page in the dashboard, on any address of svc: the one spelling of it (mails,
+    tracker issues and the chat messages of webhooks link there)."""
+    return f"/reports/{tracking_id}"
+
+
+def report_url(tracking_id: str, configured_only: bool = False) -> str | None:
+    """A report's page (report_path) on svc's address for its users. What is read
+    outside svc, a tracker's issue, links only where SVC_PUBLIC_URL says the address
+    (`configured_only`: else None): public_url's last resort, the address `make run` binds
+    (127.0.0.1:8000), would be a link to nowhere for the tracker's readers."""
+    if configured_only and not setting("SVC_PUBLIC_URL"):
+        return None
+    return public_url(report_path(tracking_id))
+
+
 def public_url(path: str = "") -> str:
     """An address of the service for its users, `path` on it: the one builder of public links
     (mails, the status page's link in an answer, single sign-on's and passkeys' origin, a

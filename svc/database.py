@@ -12,7 +12,7 @@ import sqlite3
 import time
 
 from flask import Flask
-from sqlalchemy import event, text
+from sqlalchemy import event, func, select, text
 
 from svc.extensions import db
 
@@ -115,6 +115,20 @@ def end_transaction(then_read_only: bool) -> None:
 
 
 # --- the scheduler's housekeeping ------------------------------------------------------------
+
+
+def newest_first(model, condition, page: int, page_size: int) -> tuple[list, int]:
+    """A page of `model`'s rows where `condition` holds, newest first (created_at, then id for
+    rows made in one instant), and how many there are: the logs of deliveries and calls."""
+    total = db.session.scalar(select(func.count()).select_from(model).where(condition))
+    items = db.session.scalars(
+        select(model)
+        .where(condition)
+        .order_by(model.created_at.desc(), model.id)
+        .limit(page_size)
+        .offset((page - 1) * page_size)
+    ).all()
+    return list(items), total
 
 
 def refresh_planner_statistics() -> None:

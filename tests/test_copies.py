@@ -88,3 +88,21 @@ def test_the_widgets_secret_names_are_redacted_by_the_service_too():
     redacts at least what the widget would have, whatever client sent the report."""
     [names] = re.findall(r"const SECRET_NAME = /\^\(\?:([^)]*)\)", SCRIPT.read_text())
     assert {canonical(name) for name in names.split("|")} <= SECRET_PARAMETERS
+
+
+STATUSES = [None, 0, 200, 204, 301, 399, 400, 404, 429, 500, 503, "500", "200", "", "abc", 0.0]
+
+
+def test_what_a_failed_request_is_one_rule_in_every_copy():
+    """A request failed when it got no answer (no status, 0) or an error (400 and up): the
+    service's rule (svc.models.failed_request), the CLI's copy and the dashboard's."""
+    from svc.client.main import failed_request as the_clis
+    from svc.models import failed_request
+
+    entries = [{} if status is None else {"status": status} for status in STATUSES]
+    services = [failed_request(entry) for entry in entries]
+    assert services[:4] == [True, True, False, False] and services[7] is True
+    assert [the_clis(entry) for entry in entries] == services
+    source = (DASHBOARD_JS / "views" / "report.js").read_text()
+    [function] = re.findall(r"^function failed\(entry\) \{\n[\s\S]*?^\}", source, re.M)
+    assert evaluated(function, f"{json.dumps(entries)}.map(failed)") == services

@@ -110,7 +110,7 @@ MAY_IMPORT = {
         "svc.retry",
     },
     # A tracker's calls go through the webhooks' outbound guard; never the services.
-    "svc.integrations": {"svc.webhooks"},
+    "svc.integrations": {"svc.webhooks", "svc.wire"},
     "svc.secrets": {"svc.config"},
     "svc.operations": {
         "svc.audit",

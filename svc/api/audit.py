@@ -6,6 +6,7 @@ import uuid
 from flask import Blueprint, Response, stream_with_context
 
 from svc.api.decorators import described, documents_role, query, response
+from svc.api.downloads import download
 from svc.auth.guard import admin_required, current_user, login_required
 from svc.models import OWNER
 from svc.models.base import utcnow
@@ -27,12 +28,8 @@ _NDJSON = described(
 
 def _download(query: dict, name: str) -> Response:
     lines = export.ndjson(AuditEntryOut().dump(entry) for entry in audit_log.everything(query))
-    return Response(
-        stream_with_context(lines),
-        mimetype="application/x-ndjson",
-        headers={
-            "Content-Disposition": f'attachment; filename="{name}-{utcnow():%Y-%m-%d}.ndjson"'
-        },
+    return download(
+        stream_with_context(lines), "application/x-ndjson", f"{name}-{utcnow():%Y-%m-%d}.ndjson"
     )
 
 

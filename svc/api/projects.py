@@ -2,10 +2,11 @@
 
 import uuid
 
-from flask import Blueprint, Response
+from flask import Blueprint
 
 from svc import json_codec
 from svc.api.decorators import body, described, documents_role, query, response
+from svc.api.downloads import download
 from svc.auth.guard import current_user, login_required, session_required
 from svc.models import OWNER
 from svc.schemas.projects import (
@@ -155,11 +156,7 @@ def export_reporter_data(params, project_id: uuid.UUID):
         for report, shown in zip(found, ReportOut(many=True).dump(found), strict=True)
     )  # fmt: skip
     name = retention.export_file_name(who)
-    return Response(
-        lines,
-        mimetype="application/x-ndjson",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
-    )
+    return download(lines, "application/x-ndjson", name)
 
 
 @bp.get("/<uuid:project_id>/usage")

@@ -3,7 +3,7 @@ lists, reads, updates and deletes them with a session or a PAT."""
 
 import json
 
-from flask import Blueprint, Response, request, stream_with_context
+from flask import Blueprint, request, stream_with_context
 
 from svc import i18n
 from svc.api.cors import widget_cors
@@ -16,6 +16,7 @@ from svc.api.decorators import (
     rate_limited,
     response,
 )
+from svc.api.downloads import download
 from svc.auth.guard import (
     api_key_required_remembered,
     current_project,
@@ -98,15 +99,6 @@ def delete_reports(data):
     return {"deleted": reports.bulk_delete(current_user(), data["ids"])}
 
 
-def _download(body, mimetype: str, filename: str) -> Response:
-    """A file to save (an export, a HAR, a test), named."""
-    return Response(
-        body,
-        mimetype=mimetype,
-        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
-    )
-
-
 EXPORT_TYPES = {"csv": "text/csv", "ndjson": "application/x-ndjson"}
 
 
@@ -127,7 +119,7 @@ def export_reports(params):
     kind = params["format"]
     body = export.csv_text(items) if kind == "csv" else export.ndjson(items)
     filename = f"svc-reports-{utcnow():%Y-%m-%d}.{kind}"
-    return _download(stream_with_context(body), EXPORT_TYPES[kind], filename)
+    return download(stream_with_context(body), EXPORT_TYPES[kind], filename)
 
 
 @bp.get("/groups")
@@ -160,11 +152,7 @@ def get_report(report_ref: str):
 def markdown_of_report(report_ref: str):
     """The report as Markdown: for a chat, a tracker or an AI assistant."""
     tracking_id, text = report_markdown.of_report(current_user(), report_ref)
-    return Response(
-        text,
-        mimetype="text/markdown",
-        headers={"Content-Disposition": f'inline; filename="{tracking_id}.md"'},
-    )
+    return download(text, "text/markdown", f"{tracking_id}.md", inline=True)
 
 
 @bp.get("/<report_ref>/har")
@@ -182,7 +170,7 @@ def report_har(report_ref: str):
     report = reports.get_for(current_user(), report_ref)
     # ASCII escapes: a captured body's lone surrogate stays valid JSON.
     text = json.dumps(repro.har(report), indent=2)
-    return _download(text, "application/json", f"{report.tracking_id}.har")
+    return download(text, "application/json", f"{report.tracking_id}.har")
 
 
 @bp.get("/<report_ref>/repro.spec.ts")
@@ -198,7 +186,7 @@ def report_har(report_ref: str):
 def report_repro(report_ref: str):
     """A Playwright test that replays the report's clicks, route changes and typed fields."""
     report = reports.get_for(current_user(), report_ref)
-    return _download(repro.playwright_spec(report), "text/plain", f"{report.tracking_id}.spec.ts")
+    return download(repro.playwright_spec(report), "text/plain", f"{report.tracking_id}.spec.ts")
 
 
 @bp.get("/<report_ref>/activity")

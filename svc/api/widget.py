@@ -8,7 +8,6 @@ from svc.api.cors import widget_cors
 from svc.api.decorators import response
 from svc.auth.guard import api_key_required, current_project
 from svc.schemas.widget import ConsoleLogQuotaOut, WidgetConfigOut
-from svc.services.reporters import status_links
 from svc.services.widget import settings_in_force
 
 bp = Blueprint("widget_api", __name__, url_prefix="/api/v1/projects")
@@ -27,7 +26,7 @@ def widget_config():
     config["max_screenshot_bytes"] = current_app.config["SVC_MAX_SCREENSHOT_BYTES"]
     # Where rrweb is not installed the widget loads no replay script (docs/replay.md).
     config["enable_replay"] = config["enable_replay"] and replay.unavailable() is None
-    config["mails_reporters"] = status_links.reporter_updates_of(current_project())["enabled"]
+    config["mails_reporters"] = current_project().reporter_updates_in_force["enabled"]
     return config
 
 

@@ -5,6 +5,7 @@ note saying so; the document around them stays whole."""
 import re
 
 from svc.integrations.base import Content
+from svc.wire import one_line
 
 # Beside the trackers' limits (Jira: 32,767 characters, GitHub: 65,536), with room for the rest.
 DESCRIPTION_LIMIT = 6000
@@ -53,12 +54,6 @@ _LIVE = re.compile(
     r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
     r"|(?<![\w@])@[\w][\w.-]*"
 )
-_LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029\x85\v\f]+")
-
-
-def one_line(text: str) -> str:
-    """Line breaks of every kind as one space."""
-    return _LINE_BREAKS.sub(" ", text).strip()
 
 
 def markdown_text(text: str, single_line: bool = False) -> str:

@@ -38,6 +38,8 @@ from svc.models.reports import (
     ReportDuplicate,
     ReportSignature,
     Screenshot,
+    failed_request,
+    tracking_id_of,
 )
 from svc.models.scheduler import SchedulerLease
 from svc.models.stats import ReportDay, ReportTally

@@ -71,10 +71,9 @@ class Project(db.Model):
     # Only what the owner changed; svc.services.widget fills in the defaults when it is read, so
     # a default can improve without rewriting every project.
     widget_settings: Mapped[dict] = mapped_column(JSON, default=dict, server_default="{}")
-    # {days, statuses} as the owner set it; None: DEFAULT_RETENTION
-    # (svc.services.reporting.retention).
+    # {days, statuses} as the owner set it; None: the defaults (retention_in_force).
     retention: Mapped[dict | None] = mapped_column(JSON(none_as_null=True))
-    # {enabled, events} as the owner set it; None: DEFAULT_REPORTER_UPDATES.
+    # {enabled, events} as the owner set it; None: the defaults (reporter_updates_in_force).
     reporter_updates: Mapped[dict | None] = mapped_column(JSON(none_as_null=True))
     # The counter behind tracking numbers: incremented in each report's own transaction, so the
     # numbers of a project are 1..n without holes, also under concurrent creation.
@@ -94,6 +93,17 @@ class Project(db.Model):
     memberships: Mapped[list["Membership"]] = relationship(
         back_populates="project", cascade="all, delete-orphan", passive_deletes=True
     )
+
+    # The settings in force: the owner's where set, else the defaults (kept out of the row, so
+    # that a default can improve without rewriting every project). The one place that says so.
+    @property
+    def retention_in_force(self) -> dict:
+        return self.retention or DEFAULT_RETENTION
+
+    @property
+    def reporter_updates_in_force(self) -> dict:
+        """Whether reporters get mails and status pages at all (`enabled`), and which mails."""
+        return self.reporter_updates or DEFAULT_REPORTER_UPDATES
 
 
 class Membership(db.Model):

@@ -134,7 +134,25 @@ class Report(db.Model):
 
     @property
     def tracking_id(self) -> str:
-        return f"{self.project.tracking_prefix}-{self.number}"
+        return tracking_id_of(self.project.tracking_prefix, self.number)
+
+
+def tracking_id_of(prefix: str, number: int) -> str:
+    """A report's tracking id, `WS-12`: its project's prefix and its number in the project."""
+    return f"{prefix}-{number}"
+
+
+def failed_request(entry) -> bool:
+    """Whether a captured request (an entry of a report's network log) failed: it got no
+    answer (no status, or 0: blocked, offline, refused by CORS) or an error (400 and up). The
+    one rule of the service; the dashboard's report.js and the `svc` CLI keep copies that
+    tests/test_copies.py holds to it."""
+    status = entry.get("status") if isinstance(entry, dict) else None
+    try:
+        number = float(status)
+    except (TypeError, ValueError):
+        return True
+    return not number or number >= 400 or number != number  # NaN: no number at all
 
 
 def reporter_key(identifier: str | None, report_id: uuid.UUID) -> str:

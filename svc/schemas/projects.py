@@ -5,8 +5,6 @@ from marshmallow import ValidationError, fields, post_load, pre_dump, validate
 
 from svc.auth.api_keys import normalize_origin
 from svc.models import (
-    DEFAULT_REPORTER_UPDATES,
-    DEFAULT_RETENTION,
     MAX_RETENTION_DAYS,
     OWNER,
     REPORTER_EVENTS,
@@ -171,8 +169,8 @@ class ProjectOut(OutSchema):
                 "webhook_format": format_in_force(project.webhook_format, project.webhook_url),
                 "allowed_origins": list(project.allowed_origins or []),
                 "widget": access.widget_settings,
-                "retention": project.retention or DEFAULT_RETENTION,
-                "reporter_updates": project.reporter_updates or DEFAULT_REPORTER_UPDATES,
+                "retention": project.retention_in_force,
+                "reporter_updates": project.reporter_updates_in_force,
             },
             "created_at": project.created_at,
             "updated_at": project.updated_at,

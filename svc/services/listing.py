@@ -17,6 +17,7 @@ from svc.models import (
     ReportDuplicate,
     ReportSignature,
     User,
+    tracking_id_of,
 )
 from svc.services.reporting import search
 
@@ -72,7 +73,7 @@ def with_tracking_ids(rows: list) -> list[Shown]:
         if ids
         else []
     )
-    names = {report_id: f"{prefix}-{number}" for report_id, prefix, number in found}
+    names = {report_id: tracking_id_of(prefix, number) for report_id, prefix, number in found}
     return [Shown(row, tracking_id=names.get(row.report_id)) for row in rows]
 
 

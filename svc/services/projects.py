@@ -13,8 +13,6 @@ from svc.auth import tokens
 from svc.errors import Conflict, Forbidden, not_found
 from svc.extensions import db
 from svc.models import (
-    DEFAULT_REPORTER_UPDATES,
-    DEFAULT_RETENTION,
     MEMBER,
     OWNER,
     VIEWER,
@@ -171,12 +169,12 @@ def update(user: User, project_id: uuid.UUID, changes: dict) -> ProjectAccess:
     new_values.update(changes.get("settings", {}))
     if "retention" in new_values:
         new_values["retention"] = {
-            **(project.retention or DEFAULT_RETENTION),
+            **project.retention_in_force,
             **new_values["retention"],
         }
     if "reporter_updates" in new_values:
         new_values["reporter_updates"] = {
-            **(project.reporter_updates or DEFAULT_REPORTER_UPDATES),
+            **project.reporter_updates_in_force,
             **new_values["reporter_updates"],
         }
     if "widget" in new_values:

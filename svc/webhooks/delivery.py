@@ -16,7 +16,7 @@ from datetime import datetime
 
 from sqlalchemy import func, insert, select, update
 
-from svc import outbox
+from svc import database, outbox
 from svc.config import setting
 from svc.errors import not_found
 from svc.extensions import db
@@ -220,15 +220,7 @@ def _record_outcome(
 
 def page_for(project_id: uuid.UUID, page: int, page_size: int):
     condition = WebhookDelivery.project_id == project_id
-    total = db.session.scalar(select(func.count()).select_from(WebhookDelivery).where(condition))
-    items = db.session.scalars(
-        select(WebhookDelivery)
-        .where(condition)
-        .order_by(WebhookDelivery.created_at.desc(), WebhookDelivery.id)
-        .limit(page_size)
-        .offset((page - 1) * page_size)
-    ).all()
-    return list(items), total
+    return database.newest_first(WebhookDelivery, condition, page, page_size)
 
 
 def forget_reports(report_ids: list[uuid.UUID]) -> None:

@@ -5,8 +5,9 @@ import re
 import uuid
 from collections.abc import Callable
 
+from svc.config import report_path
 from svc.webhooks.formats import DISCORD, SLACK
-from svc.wire import iso_timestamp
+from svc.wire import iso_timestamp, one_line
 
 CREATED = "report.created"
 UPDATED = "report.updated"
@@ -83,13 +84,12 @@ def chat_line(payload: dict, public_url: str | None, escape: Callable[[str], str
             f" ({changed})" if changed else ""
         )
     if public_url:
-        line += f" {public_url.rstrip('/')}/reports/{data['trackingId']}"
+        line += f" {public_url.rstrip('/')}{report_path(data['trackingId'])}"
     return line
 
 
 def _one_line(value) -> str:
-    text = " ".join(str(value).split())
-    return text if len(text) <= _CHAT_TEXT_LIMIT else text[: _CHAT_TEXT_LIMIT - 1] + "…"
+    return one_line(value, _CHAT_TEXT_LIMIT)
 
 
 def slack_text(text: str) -> str:

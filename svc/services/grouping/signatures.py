@@ -34,7 +34,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from svc import database
 from svc.extensions import db
-from svc.models import Report, ReportDetail, ReportSignature, User
+from svc.models import Report, ReportDetail, ReportSignature, User, failed_request
 from svc.models.base import utcnow
 from svc.services import listing
 
@@ -150,18 +150,13 @@ def parts_of(meta, console_logs, network_logs) -> Parts:
             error = _key(normalise(str(entry["message"])))
             break
     for entry in network_logs or ():
-        if isinstance(entry, dict) and _failed(entry):
+        if isinstance(entry, dict) and failed_request(entry):
             method = str(entry.get("method") or "GET").upper()[:10]
             where = path_template(str(entry.get("url") or ""))
             request = _key(f"{method} {where} {entry.get('status')}")
             break
     page = (meta or {}).get("url") if isinstance(meta, dict) else None
     return Parts(error, request, _key(path_template(page)) if isinstance(page, str) else None)
-
-
-def _failed(entry: dict) -> bool:
-    status = entry.get("status")
-    return status == 0 or (isinstance(status, int) and status >= 400)
 
 
 def source_of(title: str, meta, console_logs, network_logs) -> str:
@@ -172,7 +167,7 @@ def source_of(title: str, meta, console_logs, network_logs) -> str:
             text = normalise(str(entry["message"]))
             return f"console: {text}" + (f" @ {frame}" if frame else "")
     for entry in network_logs or ():
-        if isinstance(entry, dict) and _failed(entry):
+        if isinstance(entry, dict) and failed_request(entry):
             method = str(entry.get("method") or "GET").upper()[:10]
             where = path_template(str(entry.get("url") or ""))
             return f"request: {method} {where} -> {entry.get('status')}"

@@ -36,7 +36,7 @@ from svc.models import (
 from svc.models.base import utcnow
 from svc.models.mail import LIMITED
 from svc.services.reporters import status_links
-from svc.services.team.notification_mails import one_click_unsubscribe, one_line
+from svc.services.team.notification_mails import one_click_unsubscribe, title_line
 from svc.services.team.notifications import INVALID_LINK as INVALID_UNSUBSCRIBE_LINK
 
 RECEIVED, RESOLVED, PUBLIC_COMMENT = "received", "resolved", "public_comment"
@@ -57,7 +57,7 @@ def address_of(report: Report) -> str | None:
 
 
 def _wants(project: Project, event: str) -> bool:
-    chosen = status_links.reporter_updates_of(project)
+    chosen = project.reporter_updates_in_force
     return bool(chosen.get("enabled")) and event in chosen.get("events", ())
 
 
@@ -166,7 +166,7 @@ def _done_words(speak: i18n.Speaker, report: Report, status: str) -> tuple[str, 
     names = {
         "project": report.project.name,
         "tracking_id": report.tracking_id,
-        "title": one_line(report.title),
+        "title": title_line(report.title),
         "status": status_links.status_in_words(status, speak),
     }
     return speak("[{project}] {tracking_id} is {status}", **names), speak(
@@ -180,7 +180,7 @@ def _reply_words(speak: i18n.Speaker, report: Report, comment: Comment) -> tuple
     names = {
         "project": report.project.name,
         "tracking_id": report.tracking_id,
-        "title": one_line(report.title),
+        "title": title_line(report.title),
         "name": status_links.name_of(comment, report, speak),
     }
     subject = speak("[{project}] A reply about your report {tracking_id}", **names)

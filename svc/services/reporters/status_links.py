@@ -22,7 +22,7 @@ from svc.config import public_url
 from svc.errors import not_found
 from svc.extensions import db
 from svc.i18n import N_
-from svc.models import DEFAULT_REPORTER_UPDATES, Comment, Project, Report
+from svc.models import Comment, Report
 
 INVALID_LINK = "This status page does not exist"
 ENGLISH = i18n.speaker(i18n.DEFAULT)
@@ -34,12 +34,6 @@ _STATUS_WORDS = {
     "resolved": N_("resolved"),
     "closed": N_("closed"),
 }
-
-
-def reporter_updates_of(project: Project) -> dict:
-    """The project's reporter updates in force: whether reporters get mails and status pages
-    at all (`enabled`), and which mails."""
-    return project.reporter_updates or DEFAULT_REPORTER_UPDATES
 
 
 def name_of(comment: Comment, report: Report, speak: i18n.Speaker = ENGLISH) -> str:
@@ -90,7 +84,7 @@ def report_of(token: str) -> Report:
         raise not_found(INVALID_LINK)
     # Reporter updates turned off: the page goes dark with the mails (turned on again, the
     # same links work again: nothing about them is stored).
-    if not reporter_updates_of(report.project)["enabled"]:
+    if not report.project.reporter_updates_in_force["enabled"]:
         raise not_found(INVALID_LINK)
     return report
 

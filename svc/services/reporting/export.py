@@ -20,7 +20,7 @@ from sqlalchemy.orm import aliased
 from svc import audit, database
 from svc.extensions import db
 from svc.models import VIEWER, Project, Report, ReportDuplicate, ReportSignature, User
-from svc.models.reports import reporter_key
+from svc.models.reports import reporter_key, tracking_id_of
 from svc.services import listing, projects
 from svc.services.reporting import search
 from svc.wire import camelcase, iso_timestamp
@@ -149,7 +149,10 @@ def _with_group(item: dict, groups: _Groups) -> dict:
     merged = groups.merged_into.get(report_id)
     if merged is not None:
         prefix = item["trackingId"].rsplit("-", 1)[0]  # a primary is of the same project
-        item["duplicateOf"] = {"id": str(merged[0]), "trackingId": f"{prefix}-{merged[1]}"}
+        item["duplicateOf"] = {
+            "id": str(merged[0]),
+            "trackingId": tracking_id_of(prefix, merged[1]),
+        }
     others = groups.reporters.get(report_id)
     if others:
         own = reporter_key(item["reporterIdentifier"], report_id)
@@ -159,28 +162,27 @@ def _with_group(item: dict, groups: _Groups) -> dict:
 
 
 def _report(row) -> dict:
-    (id_, project_id, prefix, number, title, description, severity, category, status, reporter,
-     screenshot, annotated, meta, assignee, signature, created, updated) = row  # fmt: skip
+    """One row of _COLUMNS, read by name (each column's own: `row.tracking_prefix`)."""
     return {
-        "id": str(id_),
-        "projectId": str(project_id),
-        "trackingId": f"{prefix}-{number}",
-        "title": title,
-        "description": description,
-        "severity": severity,
-        "category": category,
-        "status": status,
-        "reporterIdentifier": reporter,
-        "screenshotUrl": screenshot,
-        "annotatedScreenshotUrl": annotated,
-        "metadata": meta,
-        "assigneeId": str(assignee) if assignee else None,
-        "signature": signature,
+        "id": str(row.id),
+        "projectId": str(row.project_id),
+        "trackingId": tracking_id_of(row.tracking_prefix, row.number),
+        "title": row.title,
+        "description": row.description,
+        "severity": row.severity,
+        "category": row.category,
+        "status": row.status,
+        "reporterIdentifier": row.reporter_identifier,
+        "screenshotUrl": row.screenshot_key,
+        "annotatedScreenshotUrl": row.annotated_screenshot_key,
+        "metadata": row.meta,
+        "assigneeId": str(row.assignee_id) if row.assignee_id else None,
+        "signature": row.signature,
         "duplicateOf": None,
         "duplicateCount": 0,
         "reporterCount": 1,
-        "createdAt": iso_timestamp(created),
-        "updatedAt": iso_timestamp(updated),
+        "createdAt": iso_timestamp(row.created_at),
+        "updatedAt": iso_timestamp(row.updated_at),
     }
 
 

@@ -281,7 +281,7 @@ def _still_as_seen(project: Project) -> None:
 def _offering_status_page(project: Project, report: Report) -> Report | Shown:
     """The widget's answer links the report's status page when the project keeps reporters up
     to date (docs/reporter-updates.md): signed, so nothing is written for it."""
-    if status_links.reporter_updates_of(project)["enabled"]:
+    if project.reporter_updates_in_force["enabled"]:
         return Shown(report, status_url=status_links.status_url(report))
     return report
 

@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl, urlsplit
 import ada_url
 
 from svc.auth.api_keys import normalize_origin
-from svc.models import Report
+from svc.models import Report, failed_request
 
 # Placeholder values for typed fields, by the field's input type: what was typed is never captured.
 PLACEHOLDERS = {
@@ -387,7 +387,7 @@ def _marks(report: Report) -> list[dict]:
         if not isinstance(entry, dict):
             continue
         status = entry.get("status")
-        if not isinstance(status, int) or status == 0 or status >= 400:
+        if failed_request(entry):
             what = f"{str(entry.get('method') or 'GET').upper()} {entry.get('url')}"
             outcome = entry.get("error") or (f"status {status}" if status else "no answer")
             marks.append(

@@ -7,15 +7,19 @@ import uuid
 from flask import current_app
 from itsdangerous import URLSafeSerializer
 
-from svc.config import public_url
+from svc.config import public_url, report_url
 from svc.models import Notification, Project, Report, User
 from svc.models.notifications import ASSIGNED, MENTIONED, NEW_REPORT, REOPENED
+from svc.wire import one_line
+
+# A title in a Subject header: long enough to tell reports apart, short of what mail clients cut.
+SUBJECT_TITLE_LIMIT = 120
 
 
 def single(user: User, item: Notification, report: Report) -> tuple[str, str, dict]:
     project = report.project
-    link = public_url(f"/reports/{report.tracking_id}")
-    title = one_line(report.title)
+    link = report_url(report.tracking_id)
+    title = title_line(report.title)
     if item.kind == NEW_REPORT:
         subject = f"[{report.tracking_id}] New {report.severity} report: {title}"
         opening = f"A new {report.severity} report came into {project.name}:"
@@ -45,8 +49,8 @@ def summary(
             MENTIONED: f"{item.actor_name} mentioned you",
             REOPENED: "reopened by its reporter",
         }[item.kind]
-        link = public_url(f"/reports/{report.tracking_id}")
-        lines.append(f"{report.tracking_id} ({what}): {one_line(report.title)}\n{link}")
+        link = report_url(report.tracking_id)
+        lines.append(f"{report.tracking_id} ({what}): {title_line(report.title)}\n{link}")
     subject = f"{len(items)} updates from svc"
     text = (
         f"So much happened at once that it comes in one mail, {len(items)} updates:\n\n"
@@ -55,10 +59,9 @@ def summary(
     return _with_footer(user, subject, text, None)
 
 
-def one_line(text: str, limit: int = 120) -> str:
+def title_line(text: str) -> str:
     """A title fit for a Subject header: one line, and not too long."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return one_line(text, SUBJECT_TITLE_LIMIT)
 
 
 def _with_footer(user: User, subject: str, text: str, project: Project | None):

@@ -21,7 +21,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from svc import audit, secrets
-from svc.config import setting
+from svc.config import report_url, setting
 from svc.errors import (
     Conflict,
     NotFound,
@@ -33,7 +33,16 @@ from svc.errors import (
 from svc.extensions import db
 from svc.integrations import TRACKERS
 from svc.integrations.base import Connection, Content, Linked, TrackerError, host_of, reading
-from svc.models import MEMBER, OWNER, VIEWER, ExternalIssue, Integration, Report, User
+from svc.models import (
+    MEMBER,
+    OWNER,
+    VIEWER,
+    ExternalIssue,
+    Integration,
+    Report,
+    User,
+    failed_request,
+)
 from svc.models.activity import LINKED
 from svc.models.base import utcnow
 from svc.models.integrations import CLOSED, OPEN
@@ -324,7 +333,7 @@ def content_of(report: Report) -> Content:
     failed = [
         f"{entry.get('method', 'GET')} {entry.get('url', '')} -> {entry.get('status')}"
         for entry in (detail.network_logs if detail else [])
-        if isinstance(entry, dict) and _failed_request(entry.get("status"))
+        if isinstance(entry, dict) and failed_request(entry)
     ][-LIST_ITEMS:]
     actions = [
         " ".join(str(entry.get(key)) for key in ("type", "target") if entry.get(key))
@@ -332,9 +341,10 @@ def content_of(report: Report) -> Content:
         if isinstance(entry, dict)
     ][-LIST_ITEMS:]
     links = []
-    public_url = (setting("SVC_PUBLIC_URL") or "").rstrip("/")
-    if public_url:
-        links.append((f"{report.tracking_id} in svc", f"{public_url}/reports/{report.tracking_id}"))
+    page = report_url(report.tracking_id, configured_only=True)
+    if page:
+        public_url = setting("SVC_PUBLIC_URL").rstrip("/")
+        links.append((f"{report.tracking_id} in svc", page))
         for name, key in (
             ("Screenshot", report.screenshot_key),
             ("Annotated screenshot", report.annotated_screenshot_key),
@@ -348,7 +358,3 @@ def content_of(report: Report) -> Content:
         lists=[("Console errors", console), ("Failed requests", failed), ("Last actions", actions)],
         links=links,
     )
-
-
-def _failed_request(status) -> bool:
-    return status == 0 or (isinstance(status, int) and status >= 400)

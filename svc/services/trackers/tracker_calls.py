@@ -8,9 +8,9 @@ import uuid
 from collections.abc import Iterable
 from datetime import datetime
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import insert, select, update
 
-from svc import outbox
+from svc import database, outbox
 from svc.config import setting
 from svc.errors import Conflict, not_found
 from svc.extensions import db
@@ -40,14 +40,7 @@ REQUESTS_PER_CALL = 3
 def calls_page(user: User, integration_id: uuid.UUID, page: int, page_size: int) -> Page:
     integrations.get_for(user, integration_id)
     condition = IntegrationCall.integration_id == integration_id
-    total = db.session.scalar(select(func.count()).select_from(IntegrationCall).where(condition))
-    items = db.session.scalars(
-        select(IntegrationCall)
-        .where(condition)
-        .order_by(IntegrationCall.created_at.desc(), IntegrationCall.id)
-        .limit(page_size)
-        .offset((page - 1) * page_size)
-    ).all()
+    items, total = database.newest_first(IntegrationCall, condition, page, page_size)
     return Page(items=with_tracking_ids(items), total=total, page=page, page_size=page_size)
 
 
