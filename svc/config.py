@@ -544,11 +544,12 @@ def report_url(tracking_id: str, configured_only: bool = False) -> str | None:
 
 
 def public_url(path: str = "") -> str:
-    """An address of the service for its users, `path` on it: the one builder of public links
-    (mails, the status page's link in an answer, single sign-on's and passkeys' origin, a
-    tracker's webhook address). SVC_PUBLIC_URL; else, inside a request, the address the request
-    came to (a report filed to https://bugs.example.org links there, not to the bound address);
-    else (a scheduler's mail with mail off, development) the address `make run` binds."""
+    """An address of the service for its users, `path` on it: what every public link is built
+    on (mails, the status page's link in an answer, a report's page through report_url, single
+    sign-on's and passkeys' origin, a tracker's webhook address). SVC_PUBLIC_URL; else, inside
+    a request, the address the request came to (a report filed to https://bugs.example.org
+    links there, not to the bound address); else (a scheduler's mail with mail off,
+    development) the address `make run` binds."""
     if setting("SVC_PUBLIC_URL"):
         base = setting("SVC_PUBLIC_URL")
     elif has_request_context():

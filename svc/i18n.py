@@ -1,7 +1,6 @@
 """The reporter's language: a report's locale as it is filed, and what svc says to the reporter
-in it (contract v5 §22; docs/widget.md,
-"Languages"): the status page and the mails to a reporter speak the report's locale, falling
-back tag by tag to English.
+in it (contract §22 and its v6 changes; docs/widget.md, "Languages"): the status page and the
+mails to a reporter speak the report's locale, falling back tag by tag to English.
 
 The words live in gettext catalogs handled by Babel (svc/translations/<language>/LC_MESSAGES/
 messages.po, compiled to .mo by the Makefile): `make translations-extract` collects the English

@@ -187,3 +187,33 @@ def test_a_reservation_refuses_connections_and_other_binds(no_guessing):
         assert refused(reservation.port) and not binds(reservation.port)
     with listening_socket() as sock:
         assert not binds(sock.getsockname()[1])
+
+
+def test_the_suites_patches_hold_for_the_installed_libraries(make_app):
+    """tests/conftest.py patches two private methods, for speed: an upgrade of werkzeug or
+    Flask-SQLAlchemy past the versions they were written for fails here, loudly, rather than
+    somewhere in the suite."""
+    from importlib.metadata import version
+
+    from werkzeug.routing.rules import Rule
+
+    from svc.extensions import db
+    from tests.conftest import PATCHED_FOR
+
+    for package, written_for in PATCHED_FOR.items():
+        assert version(package).startswith(written_for), (
+            f"{package} {version(package)}: tests/conftest.py's patch was written for "
+            f"{written_for}x; check it against the new release, then update PATCHED_FOR"
+        )
+    assert Rule._compile_builder.__name__ == "remembered"
+    first, second = make_app(), make_app()
+    rule = "/api/v1/reports/<report_ref>"
+    builders = [
+        next(r for r in app.url_map.iter_rules() if r.rule == rule)._build.__func__
+        for app in (first, second)
+    ]
+    assert builders[0] is builders[1]  # compiled once, for every app
+    with first.app_context():
+        engine = db.engine
+    with second.app_context():
+        assert db.engine is engine  # one engine per test database
