@@ -57,13 +57,13 @@ translations-update: $(STAMP)
 
 ## run: apply migrations, then run the Procfile in the foreground: gunicorn on SVC_BIND with
 ## SVC_WORKERS workers, and a scheduler process (SVC_ROLE=web or scheduler: that one alone).
-## Ctrl-C or SIGTERM stops both. Warns when the interpreter is older than PYTHON_TESTED, the
+## Ctrl-C, SIGTERM or SIGHUP to make (or make killed outright) stops every process. Warns when the interpreter is older than PYTHON_TESTED, the
 ## oldest release the suite ran on. svc.serve does it, as in the container.
 run: $(STAMP) $(NODE_RUN_STAMP) $(COMPILED)
 	@$(BIN)/python -c "$$PYTHON_CHECK" "$(PYTHON_TESTED)"
-	@# svc.serve becomes honcho, which exits 143 when a SIGTERM stopped it cleanly: not an
-	@# error for make to report.
-	$(BIN)/python -m svc.serve || { code=$$?; [ $$code -eq 143 ] || exit $$code; }
+	@# One plain command, so that make runs svc.serve itself (no shell between): make passes a
+	@# SIGTERM on to it, and svc.serve stops every process (and exits 0 when stopped as asked).
+	$(BIN)/python -m svc.serve
 
 PYTHON_TESTED ?= 3.11.7
 export define PYTHON_CHECK

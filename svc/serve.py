@@ -1,7 +1,8 @@
 """`python -m svc.serve`: what `make run` runs, and the container's entry point (docs/deployment.md
 "With Docker or Podman"): wait for a server database to answer, apply the migrations (unless
 the database is at their head already), then run the Procfile's processes for SVC_ROLE under
-honcho, which stops them all on SIGTERM.
+honcho, and stay in front of it: SIGTERM, SIGINT or SIGHUP to this process (or its parent's
+death) stops them all.
 
 `python -m svc.serve --ready` asks the running service's /readyz (the image's HEALTHCHECK),
 at the port SVC_BIND names.
@@ -73,11 +74,15 @@ def wait_for_database(url: str | None, seconds: float = DATABASE_WAIT_SECONDS) -
         )
 
 
-def serve(settings: dict) -> None:
-    """Migrate, then become honcho (so that SIGTERM reaches it, and through it every process).
-    Until then SIGTERM ends this process at once: as a container's first process it would
-    otherwise be ignored."""
+def serve(settings: dict) -> int:
+    """Migrate, then run honcho (every process of the Procfile) until it ends, and its exit
+    code. This process stays in front of it, so that whoever stops svc reaches it all: SIGTERM,
+    SIGINT and SIGHUP (a closed terminal) are passed to honcho as SIGTERM, which stops every
+    process cleanly; and where this process's parent dies (make killed by a supervisor), it
+    gets SIGTERM too. Until honcho runs, SIGTERM ends it at once: as a container's first
+    process it would otherwise be ignored."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    _stop_with_parent()
     # What svc creates (the instance folder, the SQLite files, uploads, backups) is its user's
     # alone: every process below inherits the mask.
     os.umask(0o077)
@@ -89,7 +94,40 @@ def serve(settings: dict) -> None:
     honcho = Path(sys.executable).with_name("honcho")
     command = [str(honcho), "--no-colour", "--env", "/dev/null", "--procfile", "Procfile",
                "start", *PROCESSES[settings["SVC_ROLE"]]]  # fmt: skip
-    os.execv(command[0], command)
+    # A process group of its own and SIGHUP ignored (inherited): a terminal's signals reach this
+    # process alone, which passes one SIGTERM on (honcho ended by a SIGHUP would leave the
+    # others running). A signal that comes while honcho starts is passed on once it runs.
+    stopping, started = [], []
+
+    def stop(signum, _frame) -> None:
+        stopping.append(signum)
+        if started and len(stopping) == 1:
+            started[0].send_signal(signal.SIGTERM)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, stop)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    started.append(subprocess.Popen(command, process_group=0))
+    signal.signal(signal.SIGHUP, stop)
+    if stopping:
+        started[0].send_signal(signal.SIGTERM)
+    code = started[0].wait()
+    # Stopped as asked: a clean end (honcho says 143 for its own SIGTERM), not an error.
+    return 0 if stopping and code in (0, 143, -signal.SIGTERM) else code
+
+
+def _stop_with_parent() -> None:
+    """SIGTERM to this process when its parent dies (Linux's PR_SET_PDEATHSIG): `make run`
+    killed outright must not leave the service running, re-parented to init."""
+    if sys.platform != "linux":
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+    if os.getppid() == 1:  # the parent died before the call: nothing would tell us
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def at_head(settings: dict) -> bool:
@@ -136,13 +174,12 @@ def main() -> int:
     if sys.argv[1:] == ["--ready"]:
         return ready(settings)
     try:
-        serve(settings)
+        return serve(settings)
     except (DatabaseAbsent, DatabaseNotUtf8) as error:
         print(f"Error: {error}", file=sys.stderr)
         return 1
     except subprocess.CalledProcessError as failed:
         return failed.returncode  # the migrations said why; no traceback of ours beside it
-    return 0  # not reached: serve() becomes honcho
 
 
 if __name__ == "__main__":

@@ -199,6 +199,37 @@ def test_stops_cleanly_on_sigterm_and_ran_no_control_socket(app, service_env, se
     assert alive() == []
 
 
+# How each signal reaches `make run`: a supervisor's SIGTERM and a kill -9 go to make's process
+# alone; Ctrl-C (SIGINT) and a closed terminal (SIGHUP) go to its process group, as a terminal
+# sends them (GNU make passes a SIGTERM on to its command, and on SIGINT or SIGHUP waits for it
+# to end, the terminal having told it too).
+HOW_SENT = [(signal.SIGTERM, os.kill), (signal.SIGKILL, os.kill), (signal.SIGINT, os.killpg),
+            (signal.SIGHUP, os.killpg)]  # fmt: skip
+
+
+@pytest.mark.any_database
+@pytest.mark.parametrize("signum, send", HOW_SENT, ids=lambda value: getattr(value, "name", ""))
+def test_make_run_stops_every_process_however_it_is_stopped(service_env, services, signum, send):
+    """SIGTERM to make left honcho, gunicorn and the scheduler running, the port bound. Now
+    every process of the service ends within 10 s, however make is stopped."""
+    base_url, service = services({**service_env, "SVC_WORKERS": "1"})
+    started = [service.process.pid, *descendants(service.process.pid)]
+    assert len(started) >= 5  # make, svc.serve, honcho, gunicorn and its worker, the scheduler
+    send(service.process.pid, signum)
+
+    def gone() -> bool:
+        for pid in started:
+            with contextlib.suppress(OSError):
+                if "zombie" not in Path(f"/proc/{pid}/status").read_text():
+                    return False
+        return True
+
+    wait_until(gone, seconds=10, message="every process of make run to end",
+               output=lambda: service.output)  # fmt: skip
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"{base_url}/healthz", timeout=2)
+
+
 def test_the_scheduler_sweeps_orphaned_uploads(make_app, service_env, request):
     """An upload no report took for a day is gone soon after the service starts."""
     app = make_app(SVC_UPLOAD_DIR=service_env["SVC_UPLOAD_DIR"])
