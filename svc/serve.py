@@ -125,9 +125,9 @@ def _stop_with_parent() -> None:
 
     pr_set_pdeathsig = 1
     libc = ctypes.CDLL(None, use_errno=True)
+    # Not checked against os.getppid() == 1: under systemd, or a container's init (tini), that
+    # is the parent itself, alive.
     libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
-    if os.getppid() == 1:  # the parent died before the call: nothing would tell us
-        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def at_head(settings: dict) -> bool:
