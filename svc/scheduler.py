@@ -3,8 +3,7 @@
 APScheduler 3 supports exactly one scheduler per job store, so web workers never start one, and
 of any number of scheduler processes (one per host, say) one is active: the holder of the lease
 (svc.services.instance.leadership); the others stand by and take over when it stops renewing it.
-`make
-run` starts this process beside gunicorn (see Procfile; SVC_ROLE picks one of the two). Job
+`make run` starts this process beside gunicorn (see Procfile; SVC_ROLE picks one of the two). Job
 functions are module-level (the job store refers to them by name), run in an app context, and
 each first checks that this process still holds the lease.
 """

@@ -25,8 +25,7 @@ def for_api_key(api_key: str, *, remembered: bool = False) -> Project | None:
     `remembered`: the project as this process last read it for the key, without reading, for
     a caller whose write checks it is still so (the report's numbering checks the project's
     `version`, svc.services.reporting.intake): the look-up was a third of a report's filing. A
-    project
-    read so is detached from the session, to be shared by the requests that follow."""
+    project read so is detached from the session, to be shared by the requests that follow."""
     if not api_key.startswith(tokens.API_KEY_PREFIX) or len(api_key) > 64:
         return None
     known = current_app.extensions.setdefault(_REMEMBERED, {}) if remembered else None

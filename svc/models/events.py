@@ -13,8 +13,7 @@ REPORT_CREATED = "report.created"
 
 class ReportEvent(db.Model):
     """Something that happened to a report, for the fan-out (svc.services.reporting.fanout):
-    written in
-    the report's own transaction, taken by a scheduler under a lease, and deleted in the
+    written in the report's own transaction, taken by a scheduler under a lease, and deleted in the
     transaction that does everything it sets off, so that each effect happens exactly once.
 
     It holds what the effects need of the report as it was then (the counters count it even if

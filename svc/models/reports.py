@@ -90,8 +90,7 @@ class Report(db.Model):
     # Its signature, once the fan-out has made it; loaded where an answer shows it.
     signature_row: Mapped["ReportSignature | None"] = relationship(viewonly=True, uselist=False)
     # What it is a duplicate of (svc.services.grouping.duplicates), and the reports marked
-    # duplicates of
-    # it: read where an answer shows them (listing.REPORT_ANSWER), lazily elsewhere.
+    # duplicates of it: read where an answer shows them (listing.REPORT_ANSWER), lazily elsewhere.
     duplicate_row: Mapped["ReportDuplicate | None"] = relationship(
         viewonly=True, uselist=False, foreign_keys="ReportDuplicate.report_id"
     )
@@ -234,8 +233,7 @@ class Screenshot(db.Model):
 class ObjectDeletion(db.Model):
     """An object of the store to delete: written in the transaction that deleted its row, gone
     once the store confirmed (svc.services.reporting.screenshots.remove_files), so that a store
-    that is
-    down, or a crash between the commit and the delete, leaves nothing erased in it."""
+    that is down, or a crash between the commit and the delete, leaves nothing erased in it."""
 
     __tablename__ = "object_deletions"
 
@@ -282,8 +280,7 @@ class ReportSignature(db.Model):
     # The report's own, so that a project's newest are read here alone.
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     # svc.services.grouping.signatures.Parts: keys of the first console error, the first failed
-    # request
-    # and the page, each None when the report has none.
+    # request and the page, each None when the report has none.
     error_key: Mapped[str | None] = mapped_column(String(16))
     request_key: Mapped[str | None] = mapped_column(String(16))
     page_key: Mapped[str | None] = mapped_column(String(16))

@@ -9,8 +9,7 @@ from svc.models.base import UTCDateTime
 
 class SchedulerLease(db.Model):
     """The one row that says which scheduler process is active (svc.services.instance.leadership).
-    The
-    epoch goes up with every new holder: a holder acts only while the row still has its epoch,
+    The epoch goes up with every new holder: a holder acts only while the row still has its epoch,
     which fences off a process that was paused while another took over."""
 
     __tablename__ = "scheduler_lease"

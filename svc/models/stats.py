@@ -10,8 +10,7 @@ from svc.extensions import db
 class ReportTally(db.Model):
     """How many reports of a project have this status, severity and category now: kept in the
     transaction of every creation, change and deletion (svc.services.reporting.stats), so the
-    overview
-    reads a few rows per project instead of counting every report."""
+    overview reads a few rows per project instead of counting every report."""
 
     __tablename__ = "report_tallies"
 

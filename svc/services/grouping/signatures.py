@@ -12,8 +12,7 @@ The signature is opaque (a kind and a hash, at most 64 characters): equal signat
 group; `source_of` says in words what it is made from, for a group's label.
 
 Beside it each row keeps what similar reports are found by (svc.services.grouping.similar): a key
-of each
-part a report may share with another (its first console error, its first failed request, its
+of each part a report may share with another (its first console error, its first failed request, its
 page) and the stems of its words.
 """
 

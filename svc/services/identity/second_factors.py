@@ -52,8 +52,8 @@ _HOUR = 3600
 
 def passkeys():
     """svc.services.identity.passkeys, imported on first use: py_webauthn adds an eighth of a
-    second to
-    the start of every process (workers, scheduler, the CLI), and only passkeys need it."""
+    second to the start of every process (workers, scheduler, the CLI), and only passkeys need
+    it."""
     from svc.services.identity import passkeys
 
     return passkeys

@@ -1,8 +1,7 @@
 """What the person who filed a report is mailed (docs/reporter-updates.md): a receipt, word
 when it is resolved, the public comments; each with the report's status page link (the page
 itself and its signed address: svc.services.reporters.status_page) and a one-click unsubscribe for
-the
-address and project.
+the address and project.
 """
 
 import hashlib

@@ -1,6 +1,5 @@
 """What a change to a report sets off, written once, as svc.services.reporting.fanout's EFFECTS is
-for a
-new report. Every writer (a member's PATCH, a tracker's delivery, the reporter's status page)
+for a new report. Every writer (a member's PATCH, a tracker's delivery, the reporter's status page)
 calls `update` or `commented` in its own transaction, before its commit; what differs between
 them is said by the `Source` it passes, never by a copy of these lines.
 
