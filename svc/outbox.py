@@ -23,9 +23,9 @@ from sqlalchemy import Select, update
 
 from svc import database
 from svc.extensions import db
+from svc.models.webhooks import FAILED, PENDING, SUCCEEDED
 from svc.retry import next_attempt
 
-PENDING, SUCCEEDED, FAILED = "pending", "succeeded", "failed"
 # What a claim adds to the attempt's own time limit before the row is due again: the process
 # that holds it may be slow to record its outcome, never so slow as a minute.
 LEASE_MARGIN = timedelta(seconds=60)

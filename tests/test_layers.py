@@ -88,7 +88,7 @@ MAY_IMPORT = {
     "svc.deadline": set(),
     "svc.retry": set(),
     # The one claim and record of due rows, for every outbox.
-    "svc.outbox": {"svc.database", "svc.extensions", "svc.retry"},
+    "svc.outbox": {"svc.database", "svc.extensions", "svc.models", "svc.retry"},
     "svc.webhooks": {
         "svc.config",
         "svc.database",

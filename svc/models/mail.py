@@ -7,9 +7,11 @@ from sqlalchemy.orm import Mapped, mapped_column
 from svc.extensions import db
 from svc.models.base import UTCDateTime, new_id, utcnow
 
-PENDING = "pending"
+# Every outbox's words, re-exported for the mail's own modules.
+from svc.models.webhooks import FAILED as FAILED
+from svc.models.webhooks import PENDING as PENDING
+
 SENT = "sent"
-FAILED = "failed"
 # A reporter mail over its daily limits: recorded (for /admin/health), never sent.
 LIMITED = "limited"
 

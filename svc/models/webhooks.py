@@ -7,6 +7,8 @@ from sqlalchemy.orm import Mapped, mapped_column
 from svc.extensions import db
 from svc.models.base import UTCDateTime, new_id, same_as_created, utcnow
 
+# The status words of every outbox (deliveries, tracker calls, mails: svc.outbox claims and
+# settles rows by them); a mail's success is SENT (svc.models.mail).
 PENDING = "pending"
 SUCCEEDED = "succeeded"
 FAILED = "failed"
