@@ -132,6 +132,28 @@ def fan_out(app) -> int:
         return fanout.run()
 
 
+def wait_until_settled(app, model, count: int, seconds: float = 30) -> None:
+    """Wait until the outbox `model` holds `count` rows and none of them is pending, so that no
+    attempt is under way or can be claimed again: whatever was sent has arrived, once or twice.
+    (A claim needs a pending row, and its attempt is made before its outcome is recorded.)"""
+    from sqlalchemy import func, select
+
+    from harness.service import wait_until
+    from svc.extensions import db
+    from svc.models.webhooks import PENDING
+
+    def settled() -> bool:
+        with app.app_context():
+            total = db.session.scalar(select(func.count()).select_from(model))
+            pending = db.session.scalar(
+                select(func.count()).select_from(model).where(model.status == PENDING)
+            )
+            db.session.rollback()
+        return total == count and pending == 0
+
+    wait_until(settled, seconds=seconds, message=f"{count} {model.__tablename__} settled")
+
+
 def send_due(app) -> list:
     """What the scheduler's reset-link and mail jobs do once: make the reset links asked for,
     claim what is due and attempt each; the attempts' errors (None for a mail that went)."""

@@ -10,7 +10,7 @@ from tests.helpers import file_report, send_due, text_of
 
 
 @pytest.fixture
-def team(app):
+def web_shop_people(app):
     """Ada owns Web Shop with report WS-1; Grace and Mia are members, Vera a viewer; Mallory is
     outside."""
     ada = app.test_client()
@@ -45,8 +45,12 @@ def comments_of(client, ref="WS-1"):
     return client.get(f"/api/v1/reports/{ref}/comments").get_json()
 
 
-def test_members_and_owners_write_everyone_reads(team):
-    grace, vera, mallory = team["grace"], team["vera"], team["mallory"]
+def test_members_and_owners_write_everyone_reads(web_shop_people):
+    grace, vera, mallory = (
+        web_shop_people["grace"],
+        web_shop_people["vera"],
+        web_shop_people["mallory"],
+    )
     response = comment(grace, "Seen on iOS too")
     assert response.status_code == 201
     body = response.get_json()
@@ -55,7 +59,7 @@ def test_members_and_owners_write_everyone_reads(team):
     }  # fmt: skip
     assert (body["public"], body["fromReporter"]) == (False, False)
     assert body["author"] == {"id": grace.user["id"], "name": "Grace Hopper"}
-    assert comment(team["ada"], "Fixed in 2.4").status_code == 201
+    assert comment(web_shop_people["ada"], "Fixed in 2.4").status_code == 201
 
     refused = comment(vera, "me too")
     assert refused.status_code == 403 and refused.get_json()["detail"]
@@ -64,14 +68,19 @@ def test_members_and_owners_write_everyone_reads(team):
     assert mallory.get("/api/v1/reports/WS-1/comments").status_code == 404
 
 
-def test_authors_edit_their_own_owners_delete_any(team):
-    ada, grace, mia, vera = team["ada"], team["grace"], team["mia"], team["vera"]
+def test_authors_edit_their_own_owners_delete_any(web_shop_people):
+    ada, grace, mia, vera = (
+        web_shop_people["ada"],
+        web_shop_people["grace"],
+        web_shop_people["mia"],
+        web_shop_people["vera"],
+    )
     graces = comment(grace).get_json()
     # Only the author edits.
     for other in (ada, mia):
         assert edit(other, graces["id"], "rewritten").status_code == 403
     assert edit(vera, graces["id"], "rewritten").status_code == 403
-    assert edit(team["mallory"], graces["id"], "rewritten").status_code == 404
+    assert edit(web_shop_people["mallory"], graces["id"], "rewritten").status_code == 404
     edited = edit(grace, graces["id"], "Seen on iOS 17 too")
     assert edited.status_code == 200
     assert edited.get_json()["body"] == "Seen on iOS 17 too"
@@ -85,11 +94,11 @@ def test_authors_edit_their_own_owners_delete_any(team):
     assert remove(ada, mias["id"]).status_code == 404
 
 
-def test_an_author_who_became_a_viewer_can_no_longer_edit(team):
-    ada, grace = team["ada"], team["grace"]
+def test_an_author_who_became_a_viewer_can_no_longer_edit(web_shop_people):
+    ada, grace = web_shop_people["ada"], web_shop_people["grace"]
     graces = comment(grace).get_json()
     ada.patch(
-        f"/api/v1/projects/{team['project']['id']}/members/{grace.user['id']}",
+        f"/api/v1/projects/{web_shop_people['project']['id']}/members/{grace.user['id']}",
         json={"role": "viewer"},
         headers=csrf(ada),
     )
@@ -101,18 +110,18 @@ def test_an_author_who_became_a_viewer_can_no_longer_edit(team):
     ("body", "status"),
     [("", 422), ("   \n ", 422), ("x" * 10_000, 201), ("x" * 10_001, 422), ("<b>hi</b>", 201)],
 )
-def test_a_comment_is_plain_text_of_1_to_10000_characters(team, body, status):
-    response = comment(team["ada"], body)
+def test_a_comment_is_plain_text_of_1_to_10000_characters(web_shop_people, body, status):
+    response = comment(web_shop_people["ada"], body)
     assert response.status_code == status, response.get_json()
     if status == 422:
         assert "body" in response.get_json()["errors"]
-        assert comments_of(team["ada"]) == []
+        assert comments_of(web_shop_people["ada"]) == []
     else:
-        assert comments_of(team["ada"])[0]["body"] == body  # kept as it was written
+        assert comments_of(web_shop_people["ada"])[0]["body"] == body  # kept as it was written
 
 
-def test_each_change_is_in_the_activity(team):
-    ada, grace, vera = team["ada"], team["grace"], team["vera"]
+def test_each_change_is_in_the_activity(web_shop_people):
+    ada, grace, vera = web_shop_people["ada"], web_shop_people["grace"], web_shop_people["vera"]
     ada.patch(
         "/api/v1/reports/WS-1",
         json={"status": "in_progress", "assignee_id": grace.user["id"], "title": "Checkout"},
@@ -142,11 +151,11 @@ def test_each_change_is_in_the_activity(team):
     assert commented["commentId"] == deleted["commentId"] == graces["id"]
     assert commented["actor"]["name"] == deleted["actor"]["name"] == "Grace Hopper"
     assert [entry["at"] for entry in entries] == sorted(entry["at"] for entry in entries)
-    assert team["mallory"].get("/api/v1/reports/WS-1/activity").status_code == 404
+    assert web_shop_people["mallory"].get("/api/v1/reports/WS-1/activity").status_code == 404
 
 
-def test_a_deleted_report_takes_its_comments_and_activity(app, team):
-    ada = team["ada"]
+def test_a_deleted_report_takes_its_comments_and_activity(app, web_shop_people):
+    ada = web_shop_people["ada"]
     comment(ada)
     ada.patch("/api/v1/reports/WS-1", json={"status": "closed"}, headers=csrf(ada))
     assert ada.delete("/api/v1/reports/WS-1", headers=csrf(ada)).status_code == 204

@@ -776,8 +776,8 @@ def test_the_overview_page_draws_its_charts(page, base_url):
 
 
 def test_a_duplicate_is_marked_from_similar_reports_and_the_list_groups_one_bug(page, base_url):
-    """Issue 50: "Similar reports" on the report page with one-click "Mark as duplicate", the
-    undo, the list grouped by bug and the overview's bugs of the week."""
+    """"Similar reports" on the report page with one-click "Mark as duplicate", the undo, the
+    list grouped by bug and the overview's bugs of the week."""
     sign_up(page)
     api_key = create_project(page)
     captured = {"console_logs": [CAPTURED["console_logs"][2]], "metadata": {"url": "/checkout"}}
@@ -1073,8 +1073,8 @@ def test_a_field_error_not_on_the_form_is_not_called_highlighted(page, base_url)
 
 
 def test_on_a_phone_every_table_is_cards_and_a_long_network_log_is_folded(page, base_url):
-    """Issue 48, item 21, at 390 px: the audit logs stayed wide tables, account actions sat in
-    the label column, "failed" went under the label, the time broke, 100 requests were one
+    """At 390 px every table is cards: the audit logs, account actions beside their label,
+    "failed" beside its label, the time on one line, and 100 requests folded, not one
     23,600 px list."""
     page.set_viewport_size({"width": 390, "height": 800})
     sign_up(page)

@@ -11,7 +11,7 @@ from tests.helpers import file_report
 
 
 @pytest.fixture
-def shop(user_client):
+def two_projects(user_client):
     project = create_project(user_client, "Web Shop")
     backend = create_project(user_client, "Backend")
     titles = ['=HYPERLINK("https://evil.example")', "plain, with a comma", "two\nlines", "@sum"]
@@ -70,7 +70,7 @@ def export(client, **params):
         {"duplicates": "only"},
     ],
 )
-def test_ndjson_holds_what_the_list_pages_hold(user_client, shop, filters):
+def test_ndjson_holds_what_the_list_pages_hold(user_client, two_projects, filters):
     response = export(user_client, format="ndjson", **filters)
     assert response.is_streamed
     assert response.mimetype == "application/x-ndjson"
@@ -78,7 +78,7 @@ def test_ndjson_holds_what_the_list_pages_hold(user_client, shop, filters):
     assert [json.loads(line) for line in lines] == every_item(user_client, **filters)
 
 
-def test_csv_has_a_header_and_the_lists_values(user_client, shop):
+def test_csv_has_a_header_and_the_lists_values(user_client, two_projects):
     response = export(user_client, format="csv", status="new,resolved")
     assert response.mimetype == "text/csv"
     disposition = response.headers["Content-Disposition"]
@@ -109,11 +109,11 @@ def test_csv_has_a_header_and_the_lists_values(user_client, shop):
                 assert row[name] == str(value), name
 
 
-def test_csv_is_the_default(user_client, shop):
+def test_csv_is_the_default(user_client, two_projects):
     assert export(user_client).mimetype == "text/csv"
 
 
-def test_only_the_callers_reports_and_a_bad_format(app, user_client, shop):
+def test_only_the_callers_reports_and_a_bad_format(app, user_client, two_projects):
     other = app.test_client()
     register(other, email="grace@example.com", name="Grace")
     mine = create_project(other, "Mine")

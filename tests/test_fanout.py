@@ -3,7 +3,6 @@ scheduler does what it sets off (counters, the webhook delivery, notifications) 
 also when a scheduler dies or is overtaken, and with two at once."""
 
 import json
-import time
 import uuid
 
 import pytest
@@ -19,11 +18,11 @@ from svc.models import (
     WebhookDelivery,
 )
 from svc.services.reporting import fanout
-from tests.helpers import REPORT, fan_out, run_in_processes
+from tests.helpers import REPORT, fan_out, run_in_processes, wait_until_settled
 
 
 @pytest.fixture
-def shop(app):
+def hooked_project(app):
     """(owner client, project) with a webhook, whose owner hears of high reports (the default)."""
     owner = app.test_client()
     register(owner)
@@ -54,8 +53,8 @@ def tally(app) -> dict:
         }
 
 
-def test_filing_writes_one_event_and_the_fan_out_does_the_rest_once(app, shop):
-    owner, project = shop
+def test_filing_writes_one_event_and_the_fan_out_does_the_rest_once(app, hooked_project):
+    owner, project = hooked_project
     report = file(owner, project)
     assert tally(app) == {"events": 1, "counted": 0, "deliveries": 0, "notifications": 0}
     assert fan_out(app) == 1
@@ -70,10 +69,10 @@ def test_filing_writes_one_event_and_the_fan_out_does_the_rest_once(app, shop):
     assert overview["open"]["byStatus"]["new"] == 1
 
 
-def test_what_changed_before_the_fan_out_does_not_change_what_it_does(app, shop):
+def test_what_changed_before_the_fan_out_does_not_change_what_it_does(app, hooked_project):
     """A report deleted first is counted out and tells nobody; a report changed first is
     delivered as it was filed, and counted as it is now."""
-    owner, project = shop
+    owner, project = hooked_project
     deleted = file(owner, project, title="Gone")
     owner.delete(f"/api/v1/reports/{deleted['id']}", headers=csrf(owner))
     changed = file(owner, project, title="Filed")
@@ -98,18 +97,18 @@ def test_what_changed_before_the_fan_out_does_not_change_what_it_does(app, shop)
     assert told == [uuid.UUID(changed["id"])]
 
 
-def test_a_deleted_projects_events_set_off_nothing(app, shop):
-    owner, project = shop
+def test_a_deleted_projects_events_set_off_nothing(app, hooked_project):
+    owner, project = hooked_project
     file(owner, project)
     assert owner.delete(f"/api/v1/projects/{project['id']}", headers=csrf(owner)).status_code == 204
     assert fan_out(app) == 1
     assert tally(app) == {"events": 0, "counted": 0, "deliveries": 0, "notifications": 0}
 
 
-def test_a_scheduler_overtaken_after_its_lease_ran_out_does_nothing(app, shop):
+def test_a_scheduler_overtaken_after_its_lease_ran_out_does_nothing(app, hooked_project):
     """Scheduler A claims and reads, then pauses past its lease; B takes the events and does
     them; A wakes and must neither repeat nor undo anything."""
-    owner, project = shop
+    owner, project = hooked_project
     for _ in range(3):
         file(owner, project)
     with app.app_context():
@@ -123,8 +122,8 @@ def test_a_scheduler_overtaken_after_its_lease_ran_out_does_nothing(app, shop):
     assert tally(app) == {"events": 0, "counted": 3, "deliveries": 3, "notifications": 3}
 
 
-def test_two_schedulers_at_once_do_each_event_once(app, shop):
-    owner, project = shop
+def test_two_schedulers_at_once_do_each_event_once(app, hooked_project):
+    owner, project = hooked_project
     for number in range(60):
         file(owner, project, title=f"Report {number}")
     printed = run_in_processes(
@@ -166,7 +165,7 @@ def test_reports_committed_before_a_crash_are_fanned_out_once_after_it(
 
     services(webhook_env)
     receiver.wait_for(30, timeout=30)
-    time.sleep(3)  # anything done twice would show within the scheduler's next passes
+    wait_until_settled(app, WebhookDelivery, 30)
     delivered = [json.loads(request.body)["data"]["id"] for request in receiver.received]
     assert sorted(delivered) == sorted(filed)
     assert tally(app) == {"events": 0, "counted": 30, "deliveries": 30, "notifications": 30}

@@ -38,7 +38,7 @@ def trackers(certificate_authority):
 
 
 @pytest.fixture
-def team(make_app, certificate_authority, trackers):
+def tracker_setup(make_app, certificate_authority, trackers):
     """(app, Ada the owner, Web Shop), trackers reachable on 127.0.0.1 with their certificate."""
     app = make_app(
         SVC_WEBHOOK_ALLOW_PRIVATE="true",
@@ -182,8 +182,10 @@ def remote_of(app, report_id) -> dict:
 # test_the_rounds_on_each_database runs the background and sync rounds on each database.
 @pytest.mark.any_database
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_member_creates_the_reports_issue_as_the_tracker_expects_it(team, trackers, kind):
-    app, ada, project = team
+def test_a_member_creates_the_reports_issue_as_the_tracker_expects_it(
+    tracker_setup, trackers, kind
+):
+    app, ada, project = tracker_setup
     integration = connect(ada, project, kind, trackers)
     assert "token" not in integration and integration["webhookSecret"]
     grace = new_member(app, ada, project["id"], "grace@example.com", "Grace Hopper")
@@ -256,10 +258,10 @@ def test_a_member_creates_the_reports_issue_as_the_tracker_expects_it(team, trac
     assert len(trackers.calls("POST", "issue|graphql")) == 1
 
 
-def test_a_duplicates_issue_stays_with_it_and_new_ones_go_to_its_primary(team, trackers):
+def test_a_duplicates_issue_stays_with_it_and_new_ones_go_to_its_primary(tracker_setup, trackers):
     """docs/api.md §8.11: merged, a report keeps the issue it had (closed with it, as any
     report's); an issue asked for it afterwards is made for the report it was merged into."""
-    app, ada, project = team
+    app, ada, project = tracker_setup
     integration = connect(ada, project, "github", trackers)
     primary, duplicate = file_detailed(ada, project), file_detailed(ada, project)
     assert create_issue(ada, duplicate, integration).status_code == 201
@@ -281,8 +283,8 @@ def test_a_duplicates_issue_stays_with_it_and_new_ones_go_to_its_primary(team, t
     assert sent["title"] == f"[{primary['trackingId']}] {primary['title']}"
 
 
-def test_viewers_cannot_create_issues_and_outsiders_do_not_see_the_report(team, trackers):
-    app, ada, project = team
+def test_viewers_cannot_create_issues_and_outsiders_do_not_see_the_report(tracker_setup, trackers):
+    app, ada, project = tracker_setup
     integration = connect(ada, project, "github", trackers)
     report = file_detailed(ada, project)
     vera = new_member(app, ada, project["id"], "vera@example.com", "Vera Rubin", "viewer")
@@ -294,8 +296,10 @@ def test_viewers_cannot_create_issues_and_outsiders_do_not_see_the_report(team, 
     assert trackers.requests == []
 
 
-def test_a_token_cannot_make_or_change_an_integration_but_can_create_issues(team, trackers):
-    app, ada, project = team
+def test_a_token_cannot_make_or_change_an_integration_but_can_create_issues(
+    tracker_setup, trackers
+):
+    app, ada, project = tracker_setup
     integration = connect(ada, project, "gitlab", trackers)
     pat = {"Authorization": f"Bearer {create_pat(ada)['token']}"}
     client = app.test_client()
@@ -331,9 +335,9 @@ def test_a_token_cannot_make_or_change_an_integration_but_can_create_issues(team
     ],
 )
 def test_a_refused_manual_create_is_a_502_in_plain_words_and_records_nothing(
-    team, trackers, status, words
+    tracker_setup, trackers, status, words
 ):
-    _app, ada, project = team
+    _app, ada, project = tracker_setup
     integration = connect(ada, project, "github", trackers)
     report = file_detailed(ada, project)
     trackers.refuse(status, {"message": f"the tracker's own words for {status}"}, retry_after=7)
@@ -347,9 +351,9 @@ def test_a_refused_manual_create_is_a_502_in_plain_words_and_records_nothing(
     assert words in shown["lastError"]
 
 
-def test_every_issue_made_is_in_the_audit_log(team, trackers):
+def test_every_issue_made_is_in_the_audit_log(tracker_setup, trackers):
     """A member's and auto-create's: each is made with the project's token."""
-    app, ada, project = team
+    app, ada, project = tracker_setup
     integration = connect(ada, project, "github", trackers, auto_create={"severities": []})
     first = file_detailed(ada, project)
     run_calls(app)
@@ -369,8 +373,8 @@ def test_every_issue_made_is_in_the_audit_log(team, trackers):
     assert made[0]["actor"] is not None and made[1]["actor"] is None
 
 
-def test_a_tracker_answer_missing_what_svc_reads_is_a_502_naming_it(team, trackers):
-    _app, ada, project = team
+def test_a_tracker_answer_missing_what_svc_reads_is_a_502_naming_it(tracker_setup, trackers):
+    _app, ada, project = tracker_setup
     integration = connect(ada, project, "github", trackers)
     report = file_detailed(ada, project)
     trackers.answer_without("html_url")
@@ -380,10 +384,10 @@ def test_a_tracker_answer_missing_what_svc_reads_is_a_502_naming_it(team, tracke
     assert ada.get(f"/api/v1/reports/{report['trackingId']}").get_json()["externalIssues"] == []
 
 
-def test_the_token_is_hidden_in_every_form_a_tracker_may_echo(team, trackers):
+def test_the_token_is_hidden_in_every_form_a_tracker_may_echo(tracker_setup, trackers):
     """Inside Jira Cloud's Basic base64 too; and a token too short to hide without mangling
     svc's own words is refused."""
-    _app, ada, project = team
+    _app, ada, project = tracker_setup
     integration = connect(ada, project, "jira", trackers)
     report = file_detailed(ada, project)
     basic = base64.b64encode(f"{JIRA_EMAIL}:{TOKEN}".encode()).decode()
@@ -398,8 +402,8 @@ def test_the_token_is_hidden_in_every_form_a_tracker_may_echo(team, trackers):
     assert short.status_code == 422 and "token" in short.get_json()["errors"]
 
 
-def test_test_connection_says_what_it_reached_or_the_trackers_words(team, trackers):
-    _app, ada, project = team
+def test_test_connection_says_what_it_reached_or_the_trackers_words(tracker_setup, trackers):
+    _app, ada, project = tracker_setup
     integration = connect(ada, project, "jira", trackers)
     response = ada.post(f"/api/v1/integrations/{integration['id']}/test", headers=csrf(ada))
     assert response.get_json() == {"ok": True, "detail": "Reached PROJ (Web Shop)"}
@@ -436,11 +440,11 @@ def test_test_connection_says_one_word_for_an_internal_name_and_a_missing_one(ma
     assert "no public address" in answers[0][1] and "localhost" not in answers[0][1]
 
 
-def test_sending_the_token_to_another_host_needs_the_token(team, trackers, elsewhere):
+def test_sending_the_token_to_another_host_needs_the_token(tracker_setup, trackers, elsewhere):
     """The token is write-only: an owner who moves the integration to another host (or
     repository, project, account) gives it again, or nothing changes and no later call (a
     member's "Test connection") takes it there."""
-    _app, ada, project = team
+    _app, ada, project = tracker_setup
     integration = connect(ada, project, "github", trackers)
     url = f"/api/v1/integrations/{integration['id']}"
     moved = {"api_url": f"{elsewhere.base}/api/v3"}
@@ -467,12 +471,12 @@ def test_sending_the_token_to_another_host_needs_the_token(team, trackers, elsew
 
 @pytest.mark.any_database
 @pytest.mark.parametrize("kind", KINDS)
-def test_auto_create_survives_a_failure_and_makes_one_issue(team, trackers, kind):
-    auto_create_round(team, trackers, kind)
+def test_auto_create_survives_a_failure_and_makes_one_issue(tracker_setup, trackers, kind):
+    auto_create_round(tracker_setup, trackers, kind)
 
 
-def auto_create_round(team, trackers, kind):
-    app, ada, project = team
+def auto_create_round(tracker_setup, trackers, kind):
+    app, ada, project = tracker_setup
     connect(ada, project, kind, trackers, auto_create={"severities": ["critical"]})
     minor = file_detailed(ada, project, severity="low")
     report = file_detailed(ada, project, severity="critical")
@@ -507,8 +511,10 @@ def integration_kind(kind: str) -> str:
     ("status", "words"),
     [(401, "refused the token"), (404, "found no such"), (422, "refused the issue's fields")],
 )
-def test_auto_create_stops_at_a_refusal_that_retrying_cannot_help(team, trackers, status, words):
-    app, ada, project = team
+def test_auto_create_stops_at_a_refusal_that_retrying_cannot_help(
+    tracker_setup, trackers, status, words
+):
+    app, ada, project = tracker_setup
     integration = connect(ada, project, "linear", trackers, auto_create={"severities": []})
     report = file_detailed(ada, project)
     trackers.refuse(status, {"errors": [{"message": "Linear's own words"}]})
@@ -539,8 +545,8 @@ def test_auto_create_stops_at_a_refusal_that_retrying_cannot_help(team, trackers
     assert ada.get(f"/api/v1/integrations/{integration['id']}").get_json()["lastError"] is None
 
 
-def test_auto_create_waits_what_a_429_asks_then_tries_again(team, trackers):
-    app, ada, project = team
+def test_auto_create_waits_what_a_429_asks_then_tries_again(tracker_setup, trackers):
+    app, ada, project = tracker_setup
     connect(ada, project, "github", trackers, auto_create={"severities": []})
     report = file_detailed(ada, project)
     trackers.refuse(429, retry_after=120)
@@ -560,23 +566,23 @@ def test_auto_create_waits_what_a_429_asks_then_tries_again(team, trackers):
 
 @pytest.mark.any_database
 @pytest.mark.parametrize("kind", KINDS)
-def test_status_syncs_both_ways_without_an_echo(team, trackers, kind):
-    sync_round(team, trackers, kind)
+def test_status_syncs_both_ways_without_an_echo(tracker_setup, trackers, kind):
+    sync_round(tracker_setup, trackers, kind)
 
 
-def test_the_rounds_on_each_database(team, trackers):
+def test_the_rounds_on_each_database(tracker_setup, trackers):
     """Auto-create with a failure, then the sync both ways: the outbox's claims, the kept
     delivery ids and the status changes are SQL, run here on each database."""
-    auto_create_round(team, trackers, "jira")
-    _, ada, project = team
+    auto_create_round(tracker_setup, trackers, "jira")
+    _, ada, project = tracker_setup
     for integration in ada.get(f"/api/v1/projects/{project['id']}/integrations").get_json():
         ada.delete(f"/api/v1/integrations/{integration['id']}", headers=csrf(ada))
     trackers.requests.clear()
-    sync_round(team, trackers, "jira")
+    sync_round(tracker_setup, trackers, "jira")
 
 
-def sync_round(team, trackers, kind):
-    app, ada, project = team
+def sync_round(tracker_setup, trackers, kind):
+    app, ada, project = tracker_setup
     integration = connect(ada, project, kind, trackers)
     report = file_detailed(ada, project)
     assert create_issue(ada, report, integration).status_code == 201
@@ -639,8 +645,8 @@ def sync_round(team, trackers, kind):
 
 @pytest.mark.any_database
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_bad_or_missing_signature_is_401_and_changes_nothing(team, trackers, kind):
-    app, ada, project = team
+def test_a_bad_or_missing_signature_is_401_and_changes_nothing(tracker_setup, trackers, kind):
+    app, ada, project = tracker_setup
     integration = connect(ada, project, kind, trackers)
     report = file_detailed(ada, project)
     create_issue(ada, report, integration)
@@ -655,8 +661,8 @@ def test_a_bad_or_missing_signature_is_401_and_changes_nothing(team, trackers, k
     assert ada.get(f"/api/v1/integrations/{integration['id']}/events").get_json() == []
 
 
-def test_every_jira_status_of_the_done_category_resolves(team, trackers):
-    app, ada, project = team
+def test_every_jira_status_of_the_done_category_resolves(tracker_setup, trackers):
+    app, ada, project = tracker_setup
     integration = connect(ada, project, "jira", trackers)
     report = file_detailed(ada, project)
     create_issue(ada, report, integration)
@@ -669,8 +675,10 @@ def test_every_jira_status_of_the_done_category_resolves(team, trackers):
     assert "resolved" in received[0]["outcome"]
 
 
-def test_a_jira_issue_moved_to_another_project_stays_linked_under_its_new_key(team, trackers):
-    app, ada, project = team
+def test_a_jira_issue_moved_to_another_project_stays_linked_under_its_new_key(
+    tracker_setup, trackers
+):
+    app, ada, project = tracker_setup
     integration = connect(ada, project, "jira", trackers)
     report = file_detailed(ada, project)
     create_issue(ada, report, integration)
@@ -687,8 +695,8 @@ def test_a_jira_issue_moved_to_another_project_stays_linked_under_its_new_key(te
     assert ada.get(f"/api/v1/reports/{report['trackingId']}").get_json()["status"] == "resolved"
 
 
-def test_an_unknown_issue_or_another_event_is_accepted_and_ignored(team, trackers):
-    app, ada, project = team
+def test_an_unknown_issue_or_another_event_is_accepted_and_ignored(tracker_setup, trackers):
+    app, ada, project = tracker_setup
     integration = connect(ada, project, "github", trackers)
     url = f"{trackers.base}/api/v3/repos/acme/shop/issues/1"
     body = {"action": "closed", "issue": {"id": 1, "number": 1, "html_url": "h", "url": url}}
@@ -702,8 +710,8 @@ def test_an_unknown_issue_or_another_event_is_accepted_and_ignored(team, tracker
     assert ping.status_code == 202 and "ignored" in ping.get_json()["detail"]
 
 
-def test_a_close_the_tracker_refuses_is_retried_and_shown_never_done(team, trackers):
-    app, ada, project = team
+def test_a_close_the_tracker_refuses_is_retried_and_shown_never_done(tracker_setup, trackers):
+    app, ada, project = tracker_setup
     integration = connect(ada, project, "gitlab", trackers)
     report = file_detailed(ada, project)
     create_issue(ada, report, integration)
@@ -731,11 +739,13 @@ def elsewhere(certificate_authority):
     server.stop()
 
 
-def test_a_signed_delivery_cannot_send_the_token_to_another_host(team, trackers, elsewhere):
+def test_a_signed_delivery_cannot_send_the_token_to_another_host(
+    tracker_setup, trackers, elsewhere
+):
     """A delivery signed with the integration's secret (a leaked backup once held it in clear)
     names the issue at another host; svc refuses it, records why, and the next close goes to
     the configured repository with the token, never to that host."""
-    app, ada, project = team
+    app, ada, project = tracker_setup
     integration = connect(ada, project, "github", trackers)
     report = file_detailed(ada, project)
     create_issue(ada, report, integration)
@@ -765,10 +775,10 @@ def test_a_signed_delivery_cannot_send_the_token_to_another_host(team, trackers,
     assert closing.path == f"/api/v3/repos/acme/shop/issues/{stored['number']}"
 
 
-def test_a_delivery_is_applied_once_whatever_id_it_comes_with(team, trackers):
+def test_a_delivery_is_applied_once_whatever_id_it_comes_with(tracker_setup, trackers):
     """The delivery id is not signed: the same signed body sent again under a new id (a
     replay) changes nothing; Linear's, which signs its time, is refused after a minute."""
-    app, ada, project = team
+    app, ada, project = tracker_setup
     integration = connect(ada, project, "github", trackers)
     report = file_detailed(ada, project)
     create_issue(ada, report, integration)
@@ -793,10 +803,10 @@ def test_a_delivery_is_applied_once_whatever_id_it_comes_with(team, trackers):
     assert ada.get(f"/api/v1/reports/{other['trackingId']}").get_json()["status"] == "new"
 
 
-def test_a_gitlab_delivery_cannot_steer_the_calls_path(team, trackers):
+def test_a_gitlab_delivery_cannot_steer_the_calls_path(tracker_setup, trackers):
     """GitLab's project id and iid from a delivery once made the address of the next call: a
     traversal on the configured host. The call is built from the configured project."""
-    app, ada, project = team
+    app, ada, project = tracker_setup
     integration = connect(ada, project, "gitlab", trackers)
     report = file_detailed(ada, project)
     create_issue(ada, report, integration)
@@ -818,9 +828,9 @@ def test_a_gitlab_delivery_cannot_steer_the_calls_path(team, trackers):
 
 
 def test_the_token_and_the_webhook_secret_are_never_stored_in_clear(
-    team, trackers, caplog, tmp_path
+    tracker_setup, trackers, caplog, tmp_path
 ):
-    app, ada, project = team
+    app, ada, project = tracker_setup
     integration = connect(ada, project, "github", trackers)
     report = file_detailed(ada, project)
     # A tracker that echoes the token in its refusal does not get it into svc's words.
@@ -858,8 +868,8 @@ def test_the_token_and_the_webhook_secret_are_never_stored_in_clear(
         assert secret not in content, name
 
 
-def test_linear_signs_with_the_secret_it_made_once_pasted_into_svc(team, trackers):
-    app, ada, project = team
+def test_linear_signs_with_the_secret_it_made_once_pasted_into_svc(tracker_setup, trackers):
+    app, ada, project = tracker_setup
     integration = connect(ada, project, "linear", trackers)
     report = file_detailed(ada, project)
     create_issue(ada, report, integration)
@@ -949,11 +959,11 @@ def test_an_owner_connects_github_and_a_report_gets_its_issue_in_the_browser(
 
 
 def test_a_token_survives_a_key_rotation_and_a_lost_key_is_said_in_plain_words(
-    team, trackers, make_app, certificate_authority
+    tracker_setup, trackers, make_app, certificate_authority
 ):
     from cryptography.fernet import Fernet
 
-    app, _, project = team
+    app, _, project = tracker_setup
     old, new = Fernet.generate_key().decode(), Fernet.generate_key().decode()
     settings = {
         "SVC_WEBHOOK_ALLOW_PRIVATE": "true",

@@ -20,7 +20,7 @@ def closed_app(make_app, mail_settings):
 
 
 @pytest.fixture
-def shop(closed_app):
+def owner_and_project(closed_app):
     ada = closed_app.test_client()
     ada.user = register(ada)  # the first user may register even when registration is closed
     return ada, create_project(ada)
@@ -47,9 +47,9 @@ def mailed_link(app, smtp_server, count=1) -> str:
 
 
 def test_a_new_user_joins_by_invitation_though_registration_is_closed(
-    closed_app, smtp_server, shop
+    closed_app, smtp_server, owner_and_project
 ):
-    ada, project = shop
+    ada, project = owner_and_project
     response = ada.post(
         f"/api/v1/projects/{project['id']}/invitations",
         json={"email": " Grace@Example.com", "role": "viewer"},
@@ -97,8 +97,10 @@ def test_a_new_user_joins_by_invitation_though_registration_is_closed(
     assert preview(grace, token_of(invitation)).status_code == 404
 
 
-def test_an_existing_user_accepts_signed_in_as_the_invited_address(closed_app, smtp_server, shop):
-    ada, project = shop
+def test_an_existing_user_accepts_signed_in_as_the_invited_address(
+    closed_app, smtp_server, owner_and_project
+):
+    ada, project = owner_and_project
     grace, mallory = closed_app.test_client(), closed_app.test_client()
     with closed_app.app_context():
         users.create_user("Grace Hopper", "grace@example.com", PASSWORD)
@@ -129,8 +131,8 @@ def test_an_existing_user_accepts_signed_in_as_the_invited_address(closed_app, s
     assert accept(grace, token).status_code == 404
 
 
-def test_resend_renews_the_link_and_revoke_ends_it(closed_app, smtp_server, shop):
-    ada, project = shop
+def test_resend_renews_the_link_and_revoke_ends_it(closed_app, smtp_server, owner_and_project):
+    ada, project = owner_and_project
     first = invite(ada, project["id"], "grace@example.com")
     resent = ada.post(f"/api/v1/invitations/{first['id']}/resend", headers=csrf(ada))
     assert resent.status_code == 200
@@ -153,8 +155,8 @@ def test_resend_renews_the_link_and_revoke_ends_it(closed_app, smtp_server, shop
     assert gone.status_code == 404
 
 
-def test_an_expired_invitation_is_404_but_can_be_resent(closed_app, shop):
-    ada, project = shop
+def test_an_expired_invitation_is_404_but_can_be_resent(closed_app, owner_and_project):
+    ada, project = owner_and_project
     invitation = invite(ada, project["id"], "grace@example.com")
     with closed_app.app_context():
         db.session.execute(db.text("UPDATE invitations SET expires_at = created_at"))
@@ -170,8 +172,8 @@ def test_an_expired_invitation_is_404_but_can_be_resent(closed_app, shop):
     assert joined.status_code == 201
 
 
-def test_a_member_or_an_address_invited_already_is_409(closed_app, shop):
-    ada, project = shop
+def test_a_member_or_an_address_invited_already_is_409(closed_app, owner_and_project):
+    ada, project = owner_and_project
     invite(ada, project["id"], "grace@example.com")
     for email in ("GRACE@example.com", "ada@example.com"):
         response = ada.post(
@@ -191,8 +193,8 @@ def test_a_member_or_an_address_invited_already_is_409(closed_app, shop):
         ({"role": "member"}, "email"),
     ],
 )
-def test_an_invitation_needs_an_address_and_a_role(closed_app, shop, body, field):
-    ada, project = shop
+def test_an_invitation_needs_an_address_and_a_role(closed_app, owner_and_project, body, field):
+    ada, project = owner_and_project
     response = ada.post(
         f"/api/v1/projects/{project['id']}/invitations", json=body, headers=csrf(ada)
     )
@@ -200,8 +202,8 @@ def test_an_invitation_needs_an_address_and_a_role(closed_app, shop, body, field
     assert pending(ada, project) == []
 
 
-def test_a_new_account_needs_a_name_and_a_good_password(closed_app, shop):
-    ada, project = shop
+def test_a_new_account_needs_a_name_and_a_good_password(closed_app, owner_and_project):
+    ada, project = owner_and_project
     token = token_of(invite(ada, project["id"], "grace@example.com"))
     anonymous = closed_app.test_client()
     for account, field in (

@@ -101,7 +101,7 @@ def test_pages_keyed_by_accept_language_keep_one_entry_per_language_served(app):
 
 
 @pytest.fixture
-def shop(mail_app, smtp_server):
+def updating_shop(mail_app, smtp_server):
     ada = mail_app.test_client()
     register(ada)
     project = create_project(ada)
@@ -115,59 +115,79 @@ def shop(mail_app, smtp_server):
     return ada
 
 
-def mails(shop) -> list:
-    send_due(shop.application)
-    with shop.smtp.lock:
-        found = list(shop.smtp.messages)
-        shop.smtp.messages.clear()
+def mails(updating_shop) -> list:
+    send_due(updating_shop.application)
+    with updating_shop.smtp.lock:
+        found = list(updating_shop.smtp.messages)
+        updating_shop.smtp.messages.clear()
     return found
 
 
-def test_a_reporter_whose_browser_says_de_at_reads_german_and_xx_reads_english(shop):
-    file_report(shop, shop.project["apiKey"], reporter_identifier="rep@example.com",
-                headers={"Accept-Language": "de-AT,de;q=0.9"})  # fmt: skip
-    file_report(shop, shop.project["apiKey"], reporter_identifier="other@example.com",
-                locale="xx")  # fmt: skip
-    german, english = sorted(mails(shop), key=lambda mail: mail["To"] != "rep@example.com")
+def test_a_reporter_whose_browser_says_de_at_reads_german_and_xx_reads_english(
+    updating_shop,
+):
+    file_report(
+        updating_shop,
+        updating_shop.project["apiKey"],
+        reporter_identifier="rep@example.com",
+        headers={"Accept-Language": "de-AT,de;q=0.9"},
+    )
+    file_report(
+        updating_shop,
+        updating_shop.project["apiKey"],
+        reporter_identifier="other@example.com",
+        locale="xx",
+    )
+    german, english = sorted(mails(updating_shop), key=lambda mail: mail["To"] != "rep@example.com")
     assert german["Subject"] == "[Web Shop] Wir haben Ihre Meldung WS-1 erhalten"
     assert german["Content-Language"] == "de"
     assert "Danke, dass Sie uns ein Problem mit Web Shop gemeldet haben." in text_of(german)
     assert english["Subject"] == "[Web Shop] We received your report WS-2"
     assert english["Content-Language"] == "en"
 
-    page = shop.get(STATUS_LINK.search(text_of(german))[1]).get_data(as_text=True)
+    page = updating_shop.get(STATUS_LINK.search(text_of(german))[1]).get_data(as_text=True)
     assert '<html lang="de" dir="ltr">' in page
     assert "eingegangen, noch nicht angesehen" in page and "Unterhaltung" in page
     assert (
-        shop.get(STATUS_LINK.search(text_of(english))[1])
+        updating_shop.get(STATUS_LINK.search(text_of(english))[1])
         .get_data(as_text=True)
         .count('<html lang="en" dir="ltr">')
         == 1
     )
 
-    shop.patch("/api/v1/reports/WS-1", json={"status": "resolved"}, headers=csrf(shop))
-    [resolved] = mails(shop)
+    updating_shop.patch(
+        "/api/v1/reports/WS-1", json={"status": "resolved"}, headers=csrf(updating_shop)
+    )
+    [resolved] = mails(updating_shop)
     assert resolved["Subject"] == "[Web Shop] WS-1: behoben"
     assert "ist jetzt behoben" in text_of(resolved)
-    page = shop.get(STATUS_LINK.search(text_of(resolved))[1]).get_data(as_text=True)
+    page = updating_shop.get(STATUS_LINK.search(text_of(resolved))[1]).get_data(as_text=True)
     assert "Tritt es noch auf?" in page
     # A page that does not exist speaks the visitor's language.
-    gone = shop.get("/status/nothing", headers={"Accept-Language": "de"})
+    gone = updating_shop.get("/status/nothing", headers={"Accept-Language": "de"})
     assert gone.status_code == 404 and "Diese Statusseite gibt es nicht." in gone.get_data(True)
 
 
-def test_a_reporters_unsubscribe_page_speaks_the_visitors_language(shop):
-    file_report(shop, shop.project["apiKey"], reporter_identifier="rep@example.com", locale="fr")
-    [receipt] = mails(shop)
+def test_a_reporters_unsubscribe_page_speaks_the_visitors_language(updating_shop):
+    file_report(
+        updating_shop,
+        updating_shop.project["apiKey"],
+        reporter_identifier="rep@example.com",
+        locale="fr",
+    )
+    [receipt] = mails(updating_shop)
     link = re.search(r"https://bugs\.example\.com(/unsubscribe/\S+)", text_of(receipt))[1]
-    page = shop.get(link, headers={"Accept-Language": "fr-CH, en;q=0.5"})
+    page = updating_shop.get(link, headers={"Accept-Language": "fr-CH, en;q=0.5"})
     html = page.get_data(as_text=True)
     assert page.status_code == 200 and page.headers["Content-Language"] == "fr"
     assert '<html lang="fr" dir="ltr">' in html and "Ne plus recevoir ces e-mails" in html
     assert "default-src 'none'" in page.headers["Content-Security-Policy"]
     # Opening it changed nothing; the button's POST (as a mail program's) does.
-    assert shop.post(link).get_json() == {"email": "rep@example.com", "projectName": "Web Shop"}
-    arabic = shop.get(link, headers={"Accept-Language": "ar"}).get_data(as_text=True)
+    assert updating_shop.post(link).get_json() == {
+        "email": "rep@example.com",
+        "projectName": "Web Shop",
+    }
+    arabic = updating_shop.get(link, headers={"Accept-Language": "ar"}).get_data(as_text=True)
     assert '<html lang="ar" dir="rtl">' in arabic and "إيقاف هذه الرسائل" in arabic
 
 
@@ -188,20 +208,26 @@ class _Texts(HTMLParser):
             self.texts.append(data.strip())
 
 
-def test_no_english_is_left_on_the_status_page_or_in_a_mail_in_a_pseudo_language(shop, monkeypatch):
+def test_no_english_is_left_on_the_status_page_or_in_a_mail_in_a_pseudo_language(
+    updating_shop, monkeypatch
+):
     class Pseudo(i18n.Speaker):
         def __call__(self, message, **values):
             return pseudo(message).format(**values)
 
     monkeypatch.setattr(i18n, "speaker", lambda _tag: Pseudo("en", None))
-    file_report(shop, shop.project["apiKey"], reporter_identifier="rep@example.com")
-    [receipt] = mails(shop)
+    file_report(
+        updating_shop,
+        updating_shop.project["apiKey"],
+        reporter_identifier="rep@example.com",
+    )
+    [receipt] = mails(updating_shop)
     subject, body = receipt["Subject"], text_of(receipt)
     assert subject.startswith("⟦[Web Shop] We received") and subject.endswith("⟧")
     lines = [line for line in body.splitlines() if line.strip() and line != "--"]
     assert all(line.startswith("⟦") and line.endswith("⟧") for line in lines), lines
 
-    page = shop.get(STATUS_LINK.search(body)[1]).get_data(as_text=True)
+    page = updating_shop.get(STATUS_LINK.search(body)[1]).get_data(as_text=True)
     texts = _Texts()
     texts.feed(page)
     # What the report itself says (its id, title, project) is the reporter's, not svc's.

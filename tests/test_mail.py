@@ -2,7 +2,6 @@
 AUTH), and password reset end to end (docs/api.md §3)."""
 
 import re
-import time
 from datetime import timedelta
 
 import pytest
@@ -17,7 +16,7 @@ from svc.mail import outbox
 from svc.models import OutgoingMail, PasswordReset, PasswordResetRequest
 from svc.models.base import utcnow
 from svc.models.mail import FAILED, PENDING, SENT
-from tests.helpers import run_in_processes, send_due
+from tests.helpers import run_in_processes, send_due, wait_until_settled
 
 RESET_LINK = re.compile(r"https://bugs\.example\.com/reset-password/(\w+)")
 
@@ -402,7 +401,7 @@ def test_mail_through_make_run_loses_none_when_the_scheduler_dies_mid_send(
     services(env)
     expected = {"first@example.com", *(f"colleague{n}@example.com" for n in range(5))}
     arrived = smtp_server.wait_for(6)
-    time.sleep(3)  # anything sent twice would arrive within the scheduler's next passes
+    wait_until_settled(app, OutgoingMail, 6)
     assert sorted(m["To"] for m in smtp_server.messages) == sorted(expected)
     assert {m["To"] for m in arrived} == expected
 

@@ -19,7 +19,7 @@ TRACKING_ID = re.compile(r"\bWS-\d+\b")
 
 
 @pytest.fixture
-def team(mail_app, smtp_server):
+def web_shop_people(mail_app, smtp_server):
     """Ada owns Web Shop; Grace is a member, Vera a viewer, all with their default choices.
     The server starts empty (the invitations' mails are sent and forgotten)."""
     ada = mail_app.test_client()
@@ -62,33 +62,35 @@ def choose(client, project, choice):
     )
 
 
-def report(team, severity, **fields):
-    response = file_report(team["ada"], team["project"]["apiKey"], severity=severity, **fields)
+def report(web_shop_people, severity, **fields):
+    response = file_report(
+        web_shop_people["ada"], web_shop_people["project"]["apiKey"], severity=severity, **fields
+    )
     assert response.status_code == 201
     return response.get_json()
 
 
-def test_owners_default_to_high_and_critical_the_others_to_assigned(team):
-    project = team["project"]
+def test_owners_default_to_high_and_critical_the_others_to_assigned(web_shop_people):
+    project = web_shop_people["project"]
     for key, expected in (
         ("ada", "high_and_critical"),
         ("grace", "assigned"),
         ("vera", "assigned"),
     ):
-        assert team[key].get("/api/v1/auth/me/notifications").get_json() == [
+        assert web_shop_people[key].get("/api/v1/auth/me/notifications").get_json() == [
             {"projectId": project["id"], "projectName": "Web Shop", "newReports": expected}
         ]
 
 
-def test_choices_decide_who_hears_of_a_new_report(mail_app, smtp_server, team):
-    assert choose(team["vera"], team["project"], "all").status_code == 200
-    report(team, "low")
+def test_choices_decide_who_hears_of_a_new_report(mail_app, smtp_server, web_shop_people):
+    assert choose(web_shop_people["vera"], web_shop_people["project"], "all").status_code == 200
+    report(web_shop_people, "low")
     mail_out(mail_app)
     assert received(smtp_server) == [
         ("vera@example.com", "[WS-1] New low report: Checkout button does nothing")
     ]
 
-    report(team, "critical", title="Payments\r\nBcc: everyone@example.com")
+    report(web_shop_people, "critical", title="Payments\r\nBcc: everyone@example.com")
     mail_out(mail_app)
     assert sorted(to for to, _ in received(smtp_server, 1)) == [
         "ada@example.com",
@@ -100,19 +102,22 @@ def test_choices_decide_who_hears_of_a_new_report(mail_app, smtp_server, team):
     )
     assert smtp_server.messages[1]["Bcc"] is None
 
-    assert choose(team["ada"], team["project"], "none").status_code == 200
-    assert choose(team["vera"], team["project"], "high_and_critical").status_code == 200
-    report(team, "medium")
-    report(team, "high")
+    assert choose(web_shop_people["ada"], web_shop_people["project"], "none").status_code == 200
+    assert (
+        choose(web_shop_people["vera"], web_shop_people["project"], "high_and_critical").status_code
+        == 200
+    )
+    report(web_shop_people, "medium")
+    report(web_shop_people, "high")
     mail_out(mail_app)
     assert received(smtp_server, 3) == [
         ("vera@example.com", "[WS-4] New high report: Checkout button does nothing")
     ]
 
 
-def test_the_assignee_hears_of_it_unless_they_chose_nothing(mail_app, smtp_server, team):
-    ada, grace, vera = team["ada"], team["grace"], team["vera"]
-    filed = report(team, "low")
+def test_the_assignee_hears_of_it_unless_they_chose_nothing(mail_app, smtp_server, web_shop_people):
+    ada, grace, vera = web_shop_people["ada"], web_shop_people["grace"], web_shop_people["vera"]
+    filed = report(web_shop_people, "low")
     path = f"/api/v1/reports/{filed['trackingId']}"
     ada.patch(path, json={"assignee_id": grace.user["id"]}, headers=csrf(ada))
     mail_out(mail_app)
@@ -126,7 +131,7 @@ def test_the_assignee_hears_of_it_unless_they_chose_nothing(mail_app, smtp_serve
 
     # Taking it oneself tells nobody; someone who chose nothing hears nothing.
     ada.patch(path, json={"assignee_id": ada.user["id"]}, headers=csrf(ada))
-    choose(grace, team["project"], "none")
+    choose(grace, web_shop_people["project"], "none")
     ada.patch(path, json={"assignee_id": grace.user["id"]}, headers=csrf(ada))
     mail_out(mail_app)
     assert len(smtp_server.messages) == 1
@@ -134,11 +139,13 @@ def test_the_assignee_hears_of_it_unless_they_chose_nothing(mail_app, smtp_serve
 
 
 @pytest.mark.parametrize("read_at_once", [500, 3])
-def test_a_burst_becomes_one_summary(mail_app, smtp_server, team, monkeypatch, read_at_once):
+def test_a_burst_becomes_one_summary(
+    mail_app, smtp_server, web_shop_people, monkeypatch, read_at_once
+):
     """Its reports are read a few hundred per query (here also three: every one is named)."""
     monkeypatch.setattr(notifications, "_AT_ONCE", read_at_once)
     for number in range(8):
-        report(team, "critical", title=f"Outage {number}")
+        report(web_shop_people, "critical", title=f"Outage {number}")
     mail_out(mail_app)
     [summary] = smtp_server.wait_for(1)
     assert summary["To"] == "ada@example.com" and summary["Subject"] == "8 updates from svc"
@@ -148,11 +155,13 @@ def test_a_burst_becomes_one_summary(mail_app, smtp_server, team, monkeypatch, r
     assert summary["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
 
 
-def test_what_was_marked_meanwhile_is_not_mailed_again(mail_app, smtp_server, team, monkeypatch):
+def test_what_was_marked_meanwhile_is_not_mailed_again(
+    mail_app, smtp_server, web_shop_people, monkeypatch
+):
     """The mails are made before the transaction that queues them: a scheduler that lost its
     lease meanwhile finds the notifications marked by the one that took over, and queues
     nothing."""
-    report(team, "critical", title="Outage")
+    report(web_shop_people, "critical", title="Outage")
     made = notifications._mails_for
 
     def then_taken_over(*args):
@@ -167,14 +176,16 @@ def test_what_was_marked_meanwhile_is_not_mailed_again(mail_app, smtp_server, te
     assert mail_out(mail_app) == []  # nothing queued, nothing left to mail
 
 
-def test_past_five_mails_in_five_minutes_the_rest_wait_for_one_summary(mail_app, smtp_server, team):
+def test_past_five_mails_in_five_minutes_the_rest_wait_for_one_summary(
+    mail_app, smtp_server, web_shop_people
+):
     now = utcnow()
     for number in range(5):
-        report(team, "critical", title=f"Outage {number}")
+        report(web_shop_people, "critical", title=f"Outage {number}")
         mail_out(mail_app, now)
     assert len(smtp_server.messages) == 5
-    report(team, "high", title="Another")
-    report(team, "critical", title="And another")
+    report(web_shop_people, "high", title="Another")
+    report(web_shop_people, "critical", title="And another")
     mail_out(mail_app, now + timedelta(minutes=1))
     assert len(smtp_server.messages) == 5  # held: the window is full
     # Five minutes after the last mail went, however long sending them took.
@@ -187,9 +198,9 @@ def test_past_five_mails_in_five_minutes_the_rest_wait_for_one_summary(mail_app,
     assert len(smtp_server.messages) == 6
 
 
-def test_one_click_unsubscribe(mail_app, smtp_server, team):
-    ada = team["ada"]
-    report(team, "critical")
+def test_one_click_unsubscribe(mail_app, smtp_server, web_shop_people):
+    ada = web_shop_people["ada"]
+    report(web_shop_people, "critical")
     mail_out(mail_app)
     [message] = smtp_server.wait_for(1)
     assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
@@ -206,7 +217,7 @@ def test_one_click_unsubscribe(mail_app, smtp_server, team):
     assert response.status_code == 200
     assert response.get_json() == {"email": "ada@example.com", "projectName": "Web Shop"}
     assert ada.get("/api/v1/auth/me/notifications").get_json()[0]["newReports"] == "none"
-    report(team, "critical")
+    report(web_shop_people, "critical")
     mail_out(mail_app)
     assert len(smtp_server.messages) == 1
 
@@ -214,9 +225,9 @@ def test_one_click_unsubscribe(mail_app, smtp_server, team):
     assert forged.status_code == 404 and forged.get_json()["detail"]
 
 
-def test_choices_are_checked(mail_app, team):
-    grace, project = team["grace"], team["project"]
-    theirs = create_project(team["ada"], "Backend")
+def test_choices_are_checked(mail_app, web_shop_people):
+    grace, project = web_shop_people["grace"], web_shop_people["project"]
+    theirs = create_project(web_shop_people["ada"], "Backend")
     refused = choose(grace, theirs, "all")
     assert refused.status_code == 404
     bad = choose(grace, project, "sometimes")
@@ -234,25 +245,27 @@ def test_choices_are_checked(mail_app, team):
     assert echoed.status_code == 200 and echoed.get_json() == answer
 
 
-def test_nobody_deactivated_or_outside_hears_anything(mail_app, smtp_server, team):
-    ada, grace = team["ada"], team["grace"]
-    choose(grace, team["project"], "all")
+def test_nobody_deactivated_or_outside_hears_anything(mail_app, smtp_server, web_shop_people):
+    ada, grace = web_shop_people["ada"], web_shop_people["grace"]
+    choose(grace, web_shop_people["project"], "all")
     ada.patch(f"/api/v1/admin/users/{grace.user['id']}", json={"active": False}, headers=csrf(ada))
     outsider = mail_app.test_client()
     register(outsider, email="mallory@example.com", name="Mallory")
-    report(team, "critical")
+    report(web_shop_people, "critical")
     mail_out(mail_app)
     assert received(smtp_server) == [
         ("ada@example.com", "[WS-1] New critical report: Checkout button does nothing")
     ]
 
 
-def test_what_waited_for_someone_deactivated_since_goes_unsent(mail_app, smtp_server, team):
+def test_what_waited_for_someone_deactivated_since_goes_unsent(
+    mail_app, smtp_server, web_shop_people
+):
     """Deactivated after the report came and before the mail went: nothing goes to them, also
     once they are active again."""
-    ada, grace = team["ada"], team["grace"]
-    choose(grace, team["project"], "all")
-    report(team, "critical")
+    ada, grace = web_shop_people["ada"], web_shop_people["grace"]
+    choose(grace, web_shop_people["project"], "all")
+    report(web_shop_people, "critical")
     grace_admin = f"/api/v1/admin/users/{grace.user['id']}"
     ada.patch(grace_admin, json={"active": False}, headers=csrf(ada))
     mail_out(mail_app)
@@ -261,28 +274,30 @@ def test_what_waited_for_someone_deactivated_since_goes_unsent(mail_app, smtp_se
     assert [to for to, _ in received(smtp_server)] == ["ada@example.com"]
 
 
-def test_a_deleted_report_takes_its_pending_notifications(mail_app, smtp_server, team):
-    ada = team["ada"]
-    filed = report(team, "critical")
+def test_a_deleted_report_takes_its_pending_notifications(mail_app, smtp_server, web_shop_people):
+    ada = web_shop_people["ada"]
+    filed = report(web_shop_people, "critical")
     ada.delete(f"/api/v1/reports/{filed['trackingId']}", headers=csrf(ada))
     assert mail_out(mail_app) == []
     assert smtp_server.messages == []
 
 
-def test_a_member_removed_while_a_mail_waited_does_not_get_it(mail_app, smtp_server, team):
+def test_a_member_removed_while_a_mail_waited_does_not_get_it(
+    mail_app, smtp_server, web_shop_people
+):
     """Finding 11: Grace was removed while her notifications were held for a summary."""
-    ada, grace = team["ada"], team["grace"]
-    choose(grace, team["project"], "all")
+    ada, grace = web_shop_people["ada"], web_shop_people["grace"]
+    choose(grace, web_shop_people["project"], "all")
     now = utcnow()
     for number in range(5):
-        report(team, "critical", title=f"Outage {number}")
+        report(web_shop_people, "critical", title=f"Outage {number}")
         mail_out(mail_app, now)
-    report(team, "critical", title="Held for the summary")
+    report(web_shop_people, "critical", title="Held for the summary")
     mail_out(mail_app, now + timedelta(minutes=1))
     held = len(smtp_server.messages)
     assert ("grace@example.com", "[WS-1] New critical report: Outage 0") in received(smtp_server)
     removed = ada.delete(
-        f"/api/v1/projects/{team['project']['id']}/members/{grace.user['id']}",
+        f"/api/v1/projects/{web_shop_people['project']['id']}/members/{grace.user['id']}",
         headers=csrf(ada),
     )
     assert removed.status_code == 204

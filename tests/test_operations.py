@@ -560,8 +560,8 @@ def test_restore_refuses_what_is_not_a_whole_backup_and_leaves_the_target_as_it_
     assert {path.name for path in tmp_path.iterdir()} <= {
         *(f"{a.stem.split('.')[0]}.tar.gz" for a, _ in _refusals(small_backup, tmp_path).values())
     }
-    # A file that is not there: a line, and no instance folder made for nothing (issue 48,
-    # item 23), by the real command line.
+    # A file that is not there: a line, and no instance folder made for nothing, by the real
+    # command line.
     target = install(tmp_path, "target-missing", f"sqlite:///{tmp_path / 'new.sqlite3'}")
     missing = flask(target, "restore", str(tmp_path / "no-such-backup.tar.gz"))
     assert missing.returncode == 1 and "no such file" in missing.stderr, missing.stderr

@@ -33,7 +33,7 @@ def patch(client, project_id, body):
 
 
 @pytest.fixture
-def team(app, user_client, other_client):
+def member_and_outsider(app, user_client, other_client):
     """A project owned by user_client with other_client as a member, and an outsider."""
     project = create_project(user_client, "Web Shop")
     add_to_project(user_client, project["id"], other_client, "grace@example.com")
@@ -69,16 +69,16 @@ def test_create_returns_the_owners_view(user_client):
     assert project["createdAt"] == project["updatedAt"]
 
 
-def test_member_view_has_no_webhook_secret(team):
-    project, _, member, _ = team
+def test_member_view_has_no_webhook_secret(member_and_outsider):
+    project, _, member, _ = member_and_outsider
     seen = member.get(f"/api/v1/projects/{project['id']}").get_json()
     assert seen["role"] == "member" and "webhookSecret" not in seen
     assert seen["apiKey"] == project["apiKey"]
 
 
-def test_only_owners_see_the_webhook_url(team):
+def test_only_owners_see_the_webhook_url(member_and_outsider):
     """For Slack and Discord the address is itself a credential (docs/api.md §12)."""
-    project, owner, member, _ = team
+    project, owner, member, _ = member_and_outsider
     hook = "https://hooks.slack.com/services/T000/B000/XXXXXXXX"
     owner.patch(
         f"/api/v1/projects/{project['id']}",
@@ -94,8 +94,8 @@ def test_only_owners_see_the_webhook_url(team):
     assert listed["settings"]["webhookUrl"] is None
 
 
-def test_list_never_shows_the_webhook_secret(team):
-    _, owner, member, outsider = team
+def test_list_never_shows_the_webhook_secret(member_and_outsider):
+    _, owner, member, outsider = member_and_outsider
     create_project(member, "Grace's Own")
     owned = owner.get("/api/v1/projects").get_json()
     assert [(p["name"], p["role"]) for p in owned] == [("Web Shop", "owner")]
@@ -389,8 +389,8 @@ def test_rotate_webhook_secret(user_client):
 # --- members ------------------------------------------------------------------------------------
 
 
-def test_list_members(team):
-    project, owner, member, _ = team
+def test_list_members(member_and_outsider):
+    project, owner, member, _ = member_and_outsider
     members = member.get(f"/api/v1/projects/{project['id']}/members").get_json()
     assert [(m["email"], m["role"]) for m in members] == [
         ("ada@example.com", "owner"),
@@ -401,8 +401,8 @@ def test_list_members(team):
     assert owner.get(f"/api/v1/projects/{project['id']}/members").get_json() == members
 
 
-def test_members_join_by_invitation_only(team):
-    project, owner, _, outsider = team
+def test_members_join_by_invitation_only(member_and_outsider):
+    project, owner, _, outsider = member_and_outsider
     response = owner.post(
         f"/api/v1/projects/{project['id']}/members",
         json={"email": "mallory@example.com"},
@@ -412,8 +412,8 @@ def test_members_join_by_invitation_only(team):
     assert outsider.get(f"/api/v1/projects/{project['id']}").status_code == 404
 
 
-def test_remove_member_ends_their_access(team):
-    project, owner, member, _ = team
+def test_remove_member_ends_their_access(member_and_outsider):
+    project, owner, member, _ = member_and_outsider
     response = owner.delete(
         f"/api/v1/projects/{project['id']}/members/{member.user['id']}", headers=csrf(owner)
     )
@@ -422,8 +422,8 @@ def test_remove_member_ends_their_access(team):
     assert member.get("/api/v1/projects").get_json() == []
 
 
-def test_the_last_owner_can_neither_leave_nor_be_removed(team):
-    project, owner, _, _ = team
+def test_the_last_owner_can_neither_leave_nor_be_removed(member_and_outsider):
+    project, owner, _, _ = member_and_outsider
     response = owner.delete(
         f"/api/v1/projects/{project['id']}/members/{owner.user['id']}", headers=csrf(owner)
     )
@@ -431,8 +431,8 @@ def test_the_last_owner_can_neither_leave_nor_be_removed(team):
     assert owner.get(f"/api/v1/projects/{project['id']}").get_json()["role"] == "owner"
 
 
-def test_remove_someone_who_is_not_a_member_is_404(team):
-    project, owner, _, outsider = team
+def test_remove_someone_who_is_not_a_member_is_404(member_and_outsider):
+    project, owner, _, outsider = member_and_outsider
     response = owner.delete(
         f"/api/v1/projects/{project['id']}/members/{outsider.user['id']}", headers=csrf(owner)
     )
@@ -455,8 +455,8 @@ def owner_only_requests(project_id, owner_id):
     ]
 
 
-def test_member_gets_403_on_every_owner_only_action(team):
-    project, owner, member, _ = team
+def test_member_gets_403_on_every_owner_only_action(member_and_outsider):
+    project, owner, member, _ = member_and_outsider
     for method, path, body in owner_only_requests(project["id"], owner.user["id"]):
         response = member.open(path, method=method, json=body, headers=csrf(member))
         assert response.status_code == 403, (method, path)
@@ -479,8 +479,8 @@ def project_routes(app):
                 yield method, rule
 
 
-def test_outsider_gets_404_on_every_project_endpoint(app, team):
-    project, owner, member, outsider = team
+def test_outsider_gets_404_on_every_project_endpoint(app, member_and_outsider):
+    project, owner, member, outsider = member_and_outsider
     checked = 0
     for method, rule in project_routes(app):
         path = rule.build(
@@ -511,8 +511,8 @@ def test_project_endpoints_need_a_credential(client):
     assert client.post("/api/v1/projects", json={"name": "x"}).status_code == 401
 
 
-def test_delete_project_removes_what_belongs_to_it(app, team):
-    project, owner, member, _ = team
+def test_delete_project_removes_what_belongs_to_it(app, member_and_outsider):
+    project, owner, member, _ = member_and_outsider
     response = owner.delete(f"/api/v1/projects/{project['id']}", headers=csrf(owner))
     assert response.status_code == 204
     assert owner.get(f"/api/v1/projects/{project['id']}").status_code == 404

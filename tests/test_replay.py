@@ -34,15 +34,15 @@ EVENTS = [
 
 
 @pytest.fixture
-def team(app):
+def project_owner(app):
     return team_with_project(app)
 
 
-def send(team, body: bytes, key=None):
-    return team.post(
+def send(project_owner, body: bytes, key=None):
+    return project_owner.post(
         "/api/v1/upload/replay",
         data=body,
-        headers={"X-API-Key": key or team.key, "Content-Type": "application/gzip"},
+        headers={"X-API-Key": key or project_owner.key, "Content-Type": "application/gzip"},
     )
 
 
@@ -50,28 +50,30 @@ def packed(value) -> bytes:
     return gzip.compress(json.dumps(value).encode())
 
 
-def events_of(team, report: dict) -> list:
-    answer = team.get(report["replayUrl"])
+def events_of(project_owner, report: dict) -> list:
+    answer = project_owner.get(report["replayUrl"])
     assert answer.status_code == 200
     assert answer.headers["Content-Encoding"] == "gzip" and answer.mimetype == "application/json"
     return json.loads(gzip.decompress(answer.data))
 
 
-def test_a_replay_is_stored_redacted_and_read_back_with_its_report(team, app):
-    uploaded = send(team, packed(EVENTS))
+def test_a_replay_is_stored_redacted_and_read_back_with_its_report(project_owner, app):
+    uploaded = send(project_owner, packed(EVENTS))
     assert uploaded.status_code == 201, uploaded.get_json()
     key = uploaded.get_json()["key"]
     assert re.fullmatch(r"[\w-]{32}\.json\.gz", key)
-    report = file_report(team, team.key, replay_key=key).get_json()
+    report = file_report(project_owner, project_owner.key, replay_key=key).get_json()
     assert report["replayUrl"] == f"/api/v1/replays/{key}"
 
-    events = events_of(team, team.get(f"/api/v1/reports/{report['id']}").get_json())
+    events = events_of(
+        project_owner, project_owner.get(f"/api/v1/reports/{report['id']}").get_json()
+    )
     assert events[0]["data"]["href"] == "https://shop.test/cart?token=[redacted]&page=2"
     assert events[1]["data"]["node"]["childNodes"][0]["textContent"] == "session [redacted]"
     assert events[2] == EVENTS[2]
     # Listed reports leave it out, as they leave out the logs.
-    assert "replayUrl" not in team.get("/api/v1/reports").get_json()["items"][0]
-    assert file_report(team, team.key).get_json()["replayUrl"] is None
+    assert "replayUrl" not in project_owner.get("/api/v1/reports").get_json()["items"][0]
+    assert file_report(project_owner, project_owner.key).get_json()["replayUrl"] is None
 
     # Someone outside the project reads nothing; the widget's key reads nothing.
     stranger = app.test_client()
@@ -80,7 +82,7 @@ def test_a_replay_is_stored_redacted_and_read_back_with_its_report(team, app):
     assert app.test_client().get(report["replayUrl"]).status_code == 401
 
 
-def test_what_is_not_a_replay_is_refused_and_nothing_is_kept(team, app):
+def test_what_is_not_a_replay_is_refused_and_nothing_is_kept(project_owner, app):
     refusals = [
         (b"plain JSON, not gzip", 422),
         (gzip.compress(b"not json"), 422),
@@ -91,20 +93,20 @@ def test_what_is_not_a_replay_is_refused_and_nothing_is_kept(team, app):
         (gzip.compress(b"[" + b" " * (11 * 1024 * 1024) + b"]"), 413),  # 11 MiB inflated
     ]
     for body, status in refusals:
-        answer = send(team, body)
+        answer = send(project_owner, body)
         assert answer.status_code == status, (body[:20], answer.get_json())
         assert "detail" in answer.get_json()
     with app.app_context():
         assert storage.current_store().is_empty()
-    assert send(team, packed(EVENTS), key="svc_pub_wrong").status_code == 401
+    assert send(project_owner, packed(EVENTS), key="svc_pub_wrong").status_code == 401
 
     # A replay is a replay and a screenshot a screenshot; another project's is neither.
-    key = send(team, packed(EVENTS)).get_json()["key"]
-    as_screenshot = file_report(team, team.key, screenshot_url=key)
+    key = send(project_owner, packed(EVENTS)).get_json()["key"]
+    as_screenshot = file_report(project_owner, project_owner.key, screenshot_url=key)
     assert as_screenshot.status_code == 422
     assert "screenshot_url" in as_screenshot.get_json()["errors"]
-    other = create_project(team, "Other")
-    elsewhere = file_report(team, other["apiKey"], replay_key=key)
+    other = create_project(project_owner, "Other")
+    elsewhere = file_report(project_owner, other["apiKey"], replay_key=key)
     assert elsewhere.status_code == 422 and "replay_key" in elsewhere.get_json()["errors"]
 
 
@@ -113,33 +115,46 @@ def stored(app, key: str) -> int | None:
         return storage.current_store().size_of(key)
 
 
-def test_a_replay_goes_with_its_report_by_deletion_retention_and_erasure(team, app):
-    keys = [send(team, packed(EVENTS)).get_json()["key"] for _ in range(3)]
+def test_a_replay_goes_with_its_report_by_deletion_retention_and_erasure(project_owner, app):
+    keys = [send(project_owner, packed(EVENTS)).get_json()["key"] for _ in range(3)]
     reports = [
-        file_report(team, team.key, replay_key=key, reporter_identifier=f"r{n}@example.com")
-        .get_json()
+        file_report(
+            project_owner,
+            project_owner.key,
+            replay_key=key,
+            reporter_identifier=f"r{n}@example.com",
+        ).get_json()
         for n, key in enumerate(keys)
-    ]  # fmt: skip
+    ]
     assert all(stored(app, key) for key in keys)
 
-    assert team.delete(f"/api/v1/reports/{reports[0]['id']}", headers=csrf(team)).status_code == 204
+    assert (
+        project_owner.delete(
+            f"/api/v1/reports/{reports[0]['id']}", headers=csrf(project_owner)
+        ).status_code
+        == 204
+    )
     assert stored(app, keys[0]) is None
 
-    base = f"/api/v1/projects/{team.project['id']}"
+    base = f"/api/v1/projects/{project_owner.project['id']}"
     who = {"reporter_identifier": "r1@example.com"}
-    erased = team.post(f"{base}/reporter-data/erase", json=who, headers=csrf(team))
+    erased = project_owner.post(
+        f"{base}/reporter-data/erase", json=who, headers=csrf(project_owner)
+    )
     assert erased.status_code == 200 and stored(app, keys[1]) is None
 
-    team.patch(f"/api/v1/reports/{reports[2]['id']}", json={"status": "resolved"},
-               headers=csrf(team))  # fmt: skip
-    changed = team.patch(base, json={"settings": {"retention": {"days": 1}}}, headers=csrf(team))
+    project_owner.patch(f"/api/v1/reports/{reports[2]['id']}", json={"status": "resolved"},
+               headers=csrf(project_owner))  # fmt: skip
+    changed = project_owner.patch(
+        base, json={"settings": {"retention": {"days": 1}}}, headers=csrf(project_owner)
+    )
     assert changed.status_code == 200
     with app.app_context():
         assert retention.apply_all(now=utcnow() + timedelta(days=3))
     assert stored(app, keys[2]) is None
 
 
-def test_the_scripts_are_served_from_npms_rrweb(team, client):
+def test_the_scripts_are_served_from_npms_rrweb(project_owner, client):
     script = client.get("/widget-replay.js")
     assert script.status_code == 200 and script.mimetype == "text/javascript"
     body = script.get_data(as_text=True)

@@ -32,7 +32,7 @@ window.addEventListener("message", (event) => { if (event.data === "pwned") wind
 
 
 @pytest.fixture
-def team(app):
+def replaying_owner(app):
     client = team_with_project(app)
     changed = client.patch(
         f"/api/v1/projects/{client.project['id']}",
@@ -43,25 +43,25 @@ def team(app):
     return client
 
 
-def recording(context, site, team):
+def recording(context, site, replaying_owner):
     """The host page with the widget, once its replay recorder runs."""
     page = context.new_page()
     page.add_init_script(OPEN_SHADOW_ROOTS)
     page.add_init_script(
         'document.addEventListener("svc:replay-ready", () => { window.recording = 1; });'
     )
-    page.goto(f"{site.url}/?project={team.key}")
+    page.goto(f"{site.url}/?project={replaying_owner.key}")
     page.wait_for_function("() => window.recording === 1")
     return page
 
 
-def test_a_recorded_session_is_masked_filed_and_played_back(browser, team, live_server):
+def test_a_recorded_session_is_masked_filed_and_played_back(browser, replaying_owner, live_server):
     # A page narrower than the player's stage at 1800 px, so that it plays at 100 %: the
     # pixels below are compared one for one.
     context = browser.new_context(viewport={"width": 720, "height": 720})
     dialogs = []
     with HostSite(live_server) as site:
-        page = recording(context, site, team)
+        page = recording(context, site, replaying_owner)
         page.evaluate("console.log('App ready')")
         page.locator("#nickname").fill(TYPED[0])
         page.locator("#secret").fill(TYPED[1])
@@ -85,9 +85,9 @@ def test_a_recorded_session_is_masked_filed_and_played_back(browser, team, live_
         form.get_by_label("Title").fill("Lines appear late")
         form.get_by_role("button", name="Send report").click()
         expect(form.get_by_role("status")).to_contain_text("Thanks — WS-1", timeout=15000)
-    report = team.get("/api/v1/reports/WS-1").get_json()
+    report = replaying_owner.get("/api/v1/reports/WS-1").get_json()
     assert report["replayUrl"]
-    stored = gzip.decompress(team.get(report["replayUrl"]).data).decode()
+    stored = gzip.decompress(replaying_owner.get(report["replayUrl"]).data).decode()
     events = json.loads(stored)
     for text in TYPED + HIDDEN + IN_CLEAR_BEFORE:
         assert text not in stored, text
@@ -99,7 +99,7 @@ def test_a_recorded_session_is_masked_filed_and_played_back(browser, team, live_
 
     # The dashboard plays it, sandboxed; a console row moves it to its moment.
     context.add_cookies([
-        {"name": name, "value": team.get_cookie(name).value, "url": live_server}
+        {"name": name, "value": replaying_owner.get_cookie(name).value, "url": live_server}
         for name in ("svc_access_token", "svc_csrf_token")
     ])  # fmt: skip
     dashboard = context.new_page()
@@ -135,7 +135,7 @@ def test_a_recorded_session_is_masked_filed_and_played_back(browser, team, live_
     assert dashboard.evaluate("window.pwned") is None and dialogs == []
 
     # The project's settings show the switch on, with its window.
-    dashboard.goto(f"{live_server}/projects/{team.project['id']}")
+    dashboard.goto(f"{live_server}/projects/{replaying_owner.project['id']}")
     switch = dashboard.get_by_label("Replay of the last seconds before a report", exact=False)
     expect(switch).to_be_checked()
     expect(switch).to_be_enabled()
@@ -143,15 +143,21 @@ def test_a_recorded_session_is_masked_filed_and_played_back(browser, team, live_
     context.close()
 
 
-def test_without_masking_all_text_fields_and_editable_text_stay_masked(browser, team, live_server):
+def test_without_masking_all_text_fields_and_editable_text_stay_masked(
+    browser, replaying_owner, live_server
+):
     """`replay_mask_all_text` off shows the page's text; hidden inputs, what was typed into a
     field or an editable element, and [data-svc-mask] still never reach the events."""
     off = {"settings": {"widget": {"replay_mask_all_text": False}}}
-    changed = team.patch(f"/api/v1/projects/{team.project['id']}", json=off, headers=csrf(team))
+    changed = replaying_owner.patch(
+        f"/api/v1/projects/{replaying_owner.project['id']}",
+        json=off,
+        headers=csrf(replaying_owner),
+    )
     assert changed.status_code == 200
     context = browser.new_context()
     with HostSite(live_server) as site:
-        page = recording(context, site, team)
+        page = recording(context, site, replaying_owner)
         page.locator("#nickname").fill(TYPED[0])
         page.locator("#notes").click()
         page.keyboard.type(TYPED[3])
@@ -163,8 +169,8 @@ def test_without_masking_all_text_fields_and_editable_text_stay_masked(browser, 
         form.get_by_role("button", name="Send report").click()
         expect(form.get_by_role("status")).to_contain_text("Thanks — WS-1", timeout=15000)
     context.close()
-    report = team.get("/api/v1/reports/WS-1").get_json()
-    stored = gzip.decompress(team.get(report["replayUrl"]).data).decode()
+    report = replaying_owner.get("/api/v1/reports/WS-1").get_json()
+    stored = gzip.decompress(replaying_owner.get(report["replayUrl"]).data).decode()
     assert "Two items in your cart" in stored and "Card ending 9876" in stored
     # The page's greeting mirrors the nickname: page text, the owner's choice to show.
     assert f"Hello, {TYPED[0]}!" in stored
@@ -198,29 +204,42 @@ def rrweb_events(width: int, height: int, start: int = 1_767_225_600_000) -> lis
 
 @pytest.mark.parametrize("viewport", [390, 1100, 1280])
 def test_the_player_fits_the_recording_and_keeps_its_controls_in_view(
-    browser, team, live_server, viewport
+    browser, replaying_owner, live_server, viewport
 ):
     """A 1024x720 recording showed at 100 % in a 400 px box (the bug's
     corner never visible), the controls fell below the frame at 1280 px, and on a phone the
     timeline was 4 px wide."""
     body = gzip.compress(json.dumps(rrweb_events(1024, 720)).encode())
-    gzipped = {"X-API-Key": team.key, "Content-Type": "application/gzip"}
-    key = team.post("/api/v1/upload/replay", data=body, headers=gzipped)
+    gzipped = {"X-API-Key": replaying_owner.key, "Content-Type": "application/gzip"}
+    key = replaying_owner.post("/api/v1/upload/replay", data=body, headers=gzipped)
     moment = 1_767_225_600_000 + 1000  # a click, the request it sent and the error, at once
-    filed = team.post("/api/v1/reports", headers={"X-API-Key": team.key}, json={
-        "title": "Corner", "description": "", "severity": "low", "category": "bug",
-        "replay_key": key.get_json()["key"],
-        "console_logs": [{"level": "error", "message": "boom", "timestamp": moment + 5}],
-        "network_logs": [{"method": "POST", "url": "https://shop.test/pay", "status": 500,
-                          "timestamp": moment + 2}],
-        "user_actions": [{"type": "click", "target": "button#pay", "timestamp": moment}],
-    })  # fmt: skip
+    filed = replaying_owner.post(
+        "/api/v1/reports",
+        headers={"X-API-Key": replaying_owner.key},
+        json={
+            "title": "Corner",
+            "description": "",
+            "severity": "low",
+            "category": "bug",
+            "replay_key": key.get_json()["key"],
+            "console_logs": [{"level": "error", "message": "boom", "timestamp": moment + 5}],
+            "network_logs": [
+                {
+                    "method": "POST",
+                    "url": "https://shop.test/pay",
+                    "status": 500,
+                    "timestamp": moment + 2,
+                }
+            ],
+            "user_actions": [{"type": "click", "target": "button#pay", "timestamp": moment}],
+        },
+    )
     assert filed.status_code == 201, filed.get_json()
     # The phone in dark mode: the player follows the dashboard.
     scheme = "dark" if viewport == 390 else "light"
     context = browser.new_context(viewport={"width": viewport, "height": 900}, color_scheme=scheme)
     context.add_cookies([
-        {"name": name, "value": team.get_cookie(name).value, "url": live_server}
+        {"name": name, "value": replaying_owner.get_cookie(name).value, "url": live_server}
         for name in ("svc_access_token", "svc_csrf_token")
     ])  # fmt: skip
     page = context.new_page()
@@ -230,7 +249,14 @@ def test_the_player_fits_the_recording_and_keeps_its_controls_in_view(
     expect(player.locator("body")).to_have_attribute("data-loaded", "true")
     corner = player.frame_locator("iframe").locator("#bug")
     expect(corner).to_be_attached()
-    page.wait_for_timeout(300)  # the frame takes the height the player asked for
+    # The frame takes the height the player asks for once it has laid the replay out.
+    page.wait_for_function(
+        """() => {
+            const frame = document.querySelector("iframe.replay-frame");
+            const asked = Math.ceil(frame.contentDocument.getElementById("player").scrollHeight);
+            return frame.style.height === `${Math.min(Math.max(asked, 160), 2000)}px`;
+        }"""
+    )
     outer.scroll_into_view_if_needed()
     frame_box, bug_box = outer.bounding_box(), corner.bounding_box()
     play = player.get_by_role("button", name="Play").bounding_box()

@@ -32,7 +32,7 @@ def reporter_updates(client, project, **settings):
 
 
 @pytest.fixture
-def shop(mail_app, smtp_server):
+def updating_shop(mail_app, smtp_server):
     """Ada owns Web Shop, which keeps reporters up to date; Grace is a member. The mail
     server starts empty."""
     ada = mail_app.test_client()
@@ -46,20 +46,22 @@ def shop(mail_app, smtp_server):
     return SimpleNamespace(app=mail_app, ada=ada, grace=grace, project=project, smtp=smtp_server)
 
 
-def file(shop, reporter="rep@example.com", project=None, **fields) -> dict:
-    project = project or shop.project
-    answer = file_report(shop.ada, project["apiKey"], reporter_identifier=reporter, **fields)
+def file(updating_shop, reporter="rep@example.com", project=None, **fields) -> dict:
+    project = project or updating_shop.project
+    answer = file_report(
+        updating_shop.ada, project["apiKey"], reporter_identifier=reporter, **fields
+    )
     assert answer.status_code == 201, answer.get_json()
     return answer.get_json()
 
 
-def mails_to(shop, address="rep@example.com") -> list:
+def mails_to(updating_shop, address="rep@example.com") -> list:
     """What reached the server for `address` since the last look (the scheduler's mail job
     run once first)."""
-    send_due(shop.app)
-    with shop.smtp.lock:
-        mine = [message for message in shop.smtp.messages if message["To"] == address]
-        shop.smtp.messages.clear()
+    send_due(updating_shop.app)
+    with updating_shop.smtp.lock:
+        mine = [message for message in updating_shop.smtp.messages if message["To"] == address]
+        updating_shop.smtp.messages.clear()
     return mine
 
 
@@ -84,36 +86,36 @@ def set_status(client, tracking_id, status, **more):
     assert answer.status_code == 200, answer.get_json()
 
 
-def test_an_address_gets_at_most_its_daily_share_of_reporter_mails(shop):
+def test_an_address_gets_at_most_its_daily_share_of_reporter_mails(updating_shop):
     """25 reports naming a stranger's address with a phishing title sent
     25 mails from the company's own sender. 3 a day per project, 10 per instance."""
     phishing = "Your account is locked: https://evil.example/unlock"
     for _ in range(25):
-        file(shop, reporter="victim@example.net", title=phishing)
-    received = mails_to(shop, "victim@example.net")
+        file(updating_shop, reporter="victim@example.net", title=phishing)
+    received = mails_to(updating_shop, "victim@example.net")
     assert len(received) == 3
     for message in received:
         assert "evil.example" not in text_of(message) + message["Subject"]
     for name in ("Blog", "Docs", "Store"):
-        other = create_project(shop.ada, name)
-        reporter_updates(shop.ada, other, enabled=True)
+        other = create_project(updating_shop.ada, name)
+        reporter_updates(updating_shop.ada, other, enabled=True)
         for _ in range(3):
-            file(shop, reporter="Victim@Example.net", project=other)
-    assert len(mails_to(shop, "victim@example.net")) == 7
-    assert mails_to(shop, "victim@example.net") == []
+            file(updating_shop, reporter="Victim@Example.net", project=other)
+    assert len(mails_to(updating_shop, "victim@example.net")) == 7
+    assert mails_to(updating_shop, "victim@example.net") == []
     # Someone else's address is not held back by the victim's.
-    file(shop, reporter="rep@example.com")
-    assert len(mails_to(shop)) == 1
-    health = shop.ada.get("/api/v1/admin/health").get_json()
+    file(updating_shop, reporter="rep@example.com")
+    assert len(mails_to(updating_shop)) == 1
+    health = updating_shop.ada.get("/api/v1/admin/health").get_json()
     assert health["outbox"]["reporterMailsLimited"] == 22 + 2
 
 
-def test_the_daily_share_holds_across_processes(shop):
+def test_the_daily_share_holds_across_processes(updating_shop):
     """Two processes mailing one address at once (a member's resolve in a web worker, the
     fan-out's receipt in the scheduler) still send 3 a day about one project, not 3 each."""
-    project_id = shop.project["id"]
+    project_id = updating_shop.project["id"]
     outputs = run_in_processes(
-        shop.app,
+        updating_shop.app,
         f"""
         import uuid
         from svc.extensions import db
@@ -128,19 +130,20 @@ def test_the_daily_share_holds_across_processes(shop):
         """,
     )
     assert sum(int(out) for out in outputs) == 3, outputs
-    assert len(mails_to(shop, "victim@example.net")) == 3
+    assert len(mails_to(updating_shop, "victim@example.net")) == 3
 
 
-def test_the_widget_says_receipts_go_to_the_address_it_asks_for(shop):
-    config = shop.app.test_client().get(
-        "/api/v1/projects/widget-config", headers={"X-API-Key": shop.project["apiKey"]}
+def test_the_widget_says_receipts_go_to_the_address_it_asks_for(updating_shop):
+    config = updating_shop.app.test_client().get(
+        "/api/v1/projects/widget-config",
+        headers={"X-API-Key": updating_shop.project["apiKey"]},
     )
     assert config.get_json()["mailsReporters"] is True
 
 
-def test_the_reporter_hears_of_receipt_public_comments_and_resolution(shop):
-    filed = file(shop)
-    [receipt] = mails_to(shop)
+def test_the_reporter_hears_of_receipt_public_comments_and_resolution(updating_shop):
+    filed = file(updating_shop)
+    [receipt] = mails_to(updating_shop)
     assert receipt["Subject"] == "[Web Shop] We received your report WS-1"
     # No word the reporter wrote: anyone can name anyone's address.
     assert "We received it as WS-1." in text_of(receipt)
@@ -155,22 +158,32 @@ def test_the_reporter_hears_of_receipt_public_comments_and_resolution(shop):
     [header] = re.findall(rb"^List-Unsubscribe: .*$", receipt.raw, re.MULTILINE)
     assert UNSUBSCRIBE.fullmatch(header.decode().split(": ", 1)[1].strip()), header
 
-    comment(shop.grace, "WS-1", "Internal: probably the payment provider", public=False)
-    assert mails_to(shop) == []
-    comment(shop.grace, "WS-1", "Thanks, we can see it too. Which browser?", public=True)
-    [public] = mails_to(shop)
+    comment(
+        updating_shop.grace,
+        "WS-1",
+        "Internal: probably the payment provider",
+        public=False,
+    )
+    assert mails_to(updating_shop) == []
+    comment(
+        updating_shop.grace,
+        "WS-1",
+        "Thanks, we can see it too. Which browser?",
+        public=True,
+    )
+    [public] = mails_to(updating_shop)
     assert public["Subject"] == "[Web Shop] A reply about your report WS-1"
     assert "Grace Hopper wrote" in text_of(public) and "Which browser?" in text_of(public)
     assert "payment provider" not in text_of(public)
 
-    set_status(shop.grace, "WS-1", "in_progress")
-    assert mails_to(shop) == []
-    set_status(shop.grace, "WS-1", "resolved")
-    [resolved] = mails_to(shop)
+    set_status(updating_shop.grace, "WS-1", "in_progress")
+    assert mails_to(updating_shop) == []
+    set_status(updating_shop.grace, "WS-1", "resolved")
+    [resolved] = mails_to(updating_shop)
     assert resolved["Subject"] == "[Web Shop] WS-1 is resolved"
     assert token_in(resolved) == token
 
-    page = shop.ada.get(f"/api/v1/status/{token}")
+    page = updating_shop.ada.get(f"/api/v1/status/{token}")
     assert page.status_code == 200 and page.headers["Cache-Control"] == "no-store"
     shown = page.get_json()
     assert (shown["trackingId"], shown["status"]) == ("WS-1", "resolved")
@@ -182,146 +195,163 @@ def test_the_reporter_hears_of_receipt_public_comments_and_resolution(shop):
     }  # fmt: skip
 
 
-def test_a_duplicates_reporter_follows_the_report_it_was_merged_into(shop):
+def test_a_duplicates_reporter_follows_the_report_it_was_merged_into(updating_shop):
     """docs/api.md §8.11: no mail at the merge; the duplicate's page follows its primary; the
     primary's public replies and resolution reach both reporters, each about their own report
     and page; the reporter of both gets one mail."""
     # No receipts: the day's share of mails to one address (3) is for what follows.
-    reporter_updates(shop.ada, shop.project, events=["resolved", "public_comment"])
-    file(shop, "first@example.com")
-    token = file(shop, "second@example.com", title="Pay button dead")["statusUrl"].split("/")[-1]
-    file(shop, "first@example.com")
+    reporter_updates(
+        updating_shop.ada,
+        updating_shop.project,
+        events=["resolved", "public_comment"],
+    )
+    file(updating_shop, "first@example.com")
+    token = file(updating_shop, "second@example.com", title="Pay button dead")["statusUrl"].split(
+        "/"
+    )[-1]
+    file(updating_shop, "first@example.com")
     for duplicate in ("WS-2", "WS-3"):
-        merged = shop.grace.post(
+        merged = updating_shop.grace.post(
             f"/api/v1/reports/{duplicate}/duplicate-of", json={"target": "WS-1"},
-            headers=csrf(shop.grace),
+            headers=csrf(updating_shop.grace),
         )  # fmt: skip
         assert merged.status_code == 200, merged.get_json()
-    assert mails_to(shop, "second@example.com") == []
-    page = shop.ada.get(f"/api/v1/status/{token}").get_json()
+    assert mails_to(updating_shop, "second@example.com") == []
+    page = updating_shop.ada.get(f"/api/v1/status/{token}").get_json()
     assert (page["trackingId"], page["status"], page["merged"]) == ("WS-2", "new", True)
-    html = shop.ada.get(f"/status/{token}").get_data(as_text=True)
+    html = updating_shop.ada.get(f"/status/{token}").get_data(as_text=True)
     assert "same problem as another report" in html
 
-    comment(shop.grace, "WS-1", "A fix is on its way", public=True)
-    send_due(shop.app)
-    with shop.smtp.lock:
-        to = [message["To"] for message in shop.smtp.messages]
+    comment(updating_shop.grace, "WS-1", "A fix is on its way", public=True)
+    send_due(updating_shop.app)
+    with updating_shop.smtp.lock:
+        to = [message["To"] for message in updating_shop.smtp.messages]
     assert sorted(to) == ["first@example.com", "second@example.com"]  # WS-1 and WS-3: one mail
-    [reply] = mails_to(shop, "second@example.com")
+    [reply] = mails_to(updating_shop, "second@example.com")
     assert reply["Subject"] == "[Web Shop] A reply about your report WS-2"
     assert "A fix is on its way" in text_of(reply) and token_in(reply) == token
-    assert [c["body"] for c in shop.ada.get(f"/api/v1/status/{token}").get_json()["comments"]] == [
-        "A fix is on its way"
-    ]
+    assert [
+        c["body"] for c in updating_shop.ada.get(f"/api/v1/status/{token}").get_json()["comments"]
+    ] == ["A fix is on its way"]
 
-    set_status(shop.grace, "WS-1", "resolved")
-    [resolved] = mails_to(shop, "second@example.com")
+    set_status(updating_shop.grace, "WS-1", "resolved")
+    [resolved] = mails_to(updating_shop, "second@example.com")
     assert resolved["Subject"] == "[Web Shop] WS-2 is resolved"
     assert "Pay button dead" in text_of(resolved)
-    assert shop.ada.get(f"/api/v1/status/{token}").get_json()["status"] == "resolved"
+    assert updating_shop.ada.get(f"/api/v1/status/{token}").get_json()["status"] == "resolved"
     # "Still happening?" on the duplicate's page opens what it follows.
-    assert shop.ada.post(f"/api/v1/status/{token}/reopen", json={}).status_code == 200
-    assert shop.ada.get("/api/v1/reports/WS-1").get_json()["status"] == "new"
-    assert shop.ada.get("/api/v1/reports/WS-2").get_json()["status"] == "closed"
+    assert updating_shop.ada.post(f"/api/v1/status/{token}/reopen", json={}).status_code == 200
+    assert updating_shop.ada.get("/api/v1/reports/WS-1").get_json()["status"] == "new"
+    assert updating_shop.ada.get("/api/v1/reports/WS-2").get_json()["status"] == "closed"
 
 
-def test_no_mail_when_the_setting_is_off_the_event_not_chosen_or_no_address(shop):
-    file(shop, reporter="user-42")  # an identifier, not an address
-    assert mails_to(shop, "user-42") == [] and shop.smtp.messages == []
-    reporter_updates(shop.ada, shop.project, events=["resolved"])
-    filed = file(shop)
-    assert mails_to(shop) == []  # no receipt chosen
-    set_status(shop.grace, filed["trackingId"], "closed")
-    [closed] = mails_to(shop)
+def test_no_mail_when_the_setting_is_off_the_event_not_chosen_or_no_address(
+    updating_shop,
+):
+    file(updating_shop, reporter="user-42")  # an identifier, not an address
+    assert mails_to(updating_shop, "user-42") == [] and updating_shop.smtp.messages == []
+    reporter_updates(updating_shop.ada, updating_shop.project, events=["resolved"])
+    filed = file(updating_shop)
+    assert mails_to(updating_shop) == []  # no receipt chosen
+    set_status(updating_shop.grace, filed["trackingId"], "closed")
+    [closed] = mails_to(updating_shop)
     assert closed["Subject"] == f"[Web Shop] {filed['trackingId']} is closed"
-    reporter_updates(shop.ada, shop.project, enabled=False)
-    filed = file(shop)
+    reporter_updates(updating_shop.ada, updating_shop.project, enabled=False)
+    filed = file(updating_shop)
     assert "statusUrl" not in filed
-    set_status(shop.grace, filed["trackingId"], "resolved")
-    comment(shop.grace, filed["trackingId"], "Fixed in 2.1", public=True)
-    assert mails_to(shop) == []
+    set_status(updating_shop.grace, filed["trackingId"], "resolved")
+    comment(updating_shop.grace, filed["trackingId"], "Fixed in 2.1", public=True)
+    assert mails_to(updating_shop) == []
 
 
-def test_unsubscribing_stops_the_mails_of_that_project_only(shop):
-    other = create_project(shop.ada, name="Blog")
-    reporter_updates(shop.ada, other, enabled=True)
-    file(shop)
-    blogged = file(shop, project=other)["trackingId"]
-    first, second = mails_to(shop)
+def test_unsubscribing_stops_the_mails_of_that_project_only(updating_shop):
+    other = create_project(updating_shop.ada, name="Blog")
+    reporter_updates(updating_shop.ada, other, enabled=True)
+    file(updating_shop)
+    blogged = file(updating_shop, project=other)["trackingId"]
+    first, second = mails_to(updating_shop)
     shop_receipt = first if "Web Shop" in first["Subject"] else second
     link = UNSUBSCRIBE.match(shop_receipt["List-Unsubscribe"])
     # One click, as a mail program makes it (RFC 8058): a POST to the link, no session.
-    done = shop.app.test_client().post(
+    done = updating_shop.app.test_client().post(
         f"/unsubscribe/{link[1]}",
         data="List-Unsubscribe=One-Click",
         content_type="application/x-www-form-urlencoded",
     )
     assert done.status_code == 200, done.get_json()
     assert done.get_json() == {"email": "rep@example.com", "projectName": "Web Shop"}
-    comment(shop.grace, "WS-1", "Any news?", public=True)
-    file(shop)
-    assert mails_to(shop) == []
-    comment(shop.ada, blogged, "Looking into it", public=True)
-    [blog] = mails_to(shop)
+    comment(updating_shop.grace, "WS-1", "Any news?", public=True)
+    file(updating_shop)
+    assert mails_to(updating_shop) == []
+    comment(updating_shop.ada, blogged, "Looking into it", public=True)
+    [blog] = mails_to(updating_shop)
     assert blog["Subject"] == f"[Blog] A reply about your report {blogged}"
 
 
-def test_a_reply_is_the_reporters_and_still_happening_reopens_and_tells_the_assignee(shop):
-    file(shop)
-    token = token_in(mails_to(shop)[0])
-    visitor = shop.app.test_client()
+def test_a_reply_is_the_reporters_and_still_happening_reopens_and_tells_the_assignee(
+    updating_shop,
+):
+    file(updating_shop)
+    token = token_in(mails_to(updating_shop)[0])
+    visitor = updating_shop.app.test_client()
     assert "received, not yet looked at" in visitor.get(f"/status/{token}").get_data(as_text=True)
     assert visitor.get(f"/api/v1/status/{token}").get_json()["reopened"] is False
-    grace_id = shop.grace.user["id"]
-    set_status(shop.ada, "WS-1", "resolved", assignee_id=grace_id)
-    mails_to(shop, "grace@example.com")  # her assignment
-    assert shop.app.test_client().post(f"/api/v1/status/{token}/reopen").status_code == 200
+    grace_id = updating_shop.grace.user["id"]
+    set_status(updating_shop.ada, "WS-1", "resolved", assignee_id=grace_id)
+    mails_to(updating_shop, "grace@example.com")  # her assignment
+    assert updating_shop.app.test_client().post(f"/api/v1/status/{token}/reopen").status_code == 200
     # Open again, not "not yet looked at".
     page = visitor.get(f"/status/{token}").get_data(as_text=True)
     assert "open again, waiting to be looked at" in page and "not yet looked at" not in page
     assert visitor.get(f"/api/v1/status/{token}").get_json()["reopened"] is True
 
-    replied = shop.app.test_client().post(
+    replied = updating_shop.app.test_client().post(
         f"/api/v1/status/{token}/replies", json={"body": "It happens on Firefox too"}
     )
     assert replied.status_code == 201
     assert replied.get_json()["author"] == "You" and replied.get_json()["fromReporter"] is True
-    listed = shop.ada.get("/api/v1/reports/WS-1/comments").get_json()
+    listed = updating_shop.ada.get("/api/v1/reports/WS-1/comments").get_json()
     assert [(c["body"], c["author"], c["public"], c["fromReporter"]) for c in listed] == [
         ("It happens on Firefox too", None, True, True)
     ]
-    history = shop.ada.get("/api/v1/reports/WS-1/activity").get_json()
+    history = updating_shop.ada.get("/api/v1/reports/WS-1/activity").get_json()
     reopened = [entry for entry in history if entry["kind"] == "reopened"]
     assert len(reopened) == 1 and reopened[0]["via"] == "reporter" and reopened[0]["actor"] is None
     assert reopened[0]["changes"] == {"status": {"from": "resolved", "to": "new"}}
     said = [entry for entry in history if entry["kind"] == "commented"]
     assert said[0]["via"] == "reporter" and said[0]["actor"] is None
-    assert shop.ada.get("/api/v1/reports/WS-1").get_json()["status"] == "new"
+    assert updating_shop.ada.get("/api/v1/reports/WS-1").get_json()["status"] == "new"
 
-    with shop.app.app_context():
+    with updating_shop.app.app_context():
         notifications.send_due()
-    told = [m["Subject"] for m in mails_to(shop, "grace@example.com")]
+    told = [m["Subject"] for m in mails_to(updating_shop, "grace@example.com")]
     assert [subject for subject in told if "Reopened by its reporter" in subject] == [
         "[WS-1] Reopened by its reporter: Checkout button does nothing"
     ]
     # Open already: nothing to reopen.
-    again = shop.app.test_client().post(f"/api/v1/status/{token}/reopen")
+    again = updating_shop.app.test_client().post(f"/api/v1/status/{token}/reopen")
     assert again.status_code == 409 and "resolved or closed" in again.get_json()["detail"]
 
 
-def test_a_new_link_ends_the_old_one_and_no_other_token_opens_a_page(shop):
-    file(shop)
-    old = token_in(mails_to(shop)[0])
-    anyone = shop.app.test_client()
+def test_a_new_link_ends_the_old_one_and_no_other_token_opens_a_page(updating_shop):
+    file(updating_shop)
+    old = token_in(mails_to(updating_shop)[0])
+    anyone = updating_shop.app.test_client()
     assert anyone.get(f"/api/v1/status/{old}").status_code == 200
     viewer = new_member(
-        shop.app, shop.ada, shop.project["id"], "vera@example.com", "Vera Rubin", "viewer"
+        updating_shop.app,
+        updating_shop.ada,
+        updating_shop.project["id"],
+        "vera@example.com",
+        "Vera Rubin",
+        "viewer",
     )
     assert viewer.post("/api/v1/reports/WS-1/status-link", headers=csrf(viewer)).status_code == 403
-    made = shop.grace.post("/api/v1/reports/WS-1/status-link", headers=csrf(shop.grace))
-    audited = shop.ada.get(
-        f"/api/v1/projects/{shop.project['id']}/audit",
+    made = updating_shop.grace.post(
+        "/api/v1/reports/WS-1/status-link", headers=csrf(updating_shop.grace)
+    )
+    audited = updating_shop.ada.get(
+        f"/api/v1/projects/{updating_shop.project['id']}/audit",
         query_string={"action": "status_link_renewed"},
     ).get_json()["items"]
     assert [entry["detail"]["trackingId"] for entry in audited] == ["WS-1"]
@@ -357,10 +387,10 @@ def test_replies_and_reopenings_are_rate_limited_per_page(make_app, mail_setting
     assert visitor.get(f"/api/v1/status/{token}").status_code == 200  # reading is not limited
 
 
-def test_the_html_page_keeps_out_of_caches_indexes_and_referrers(shop):
-    file(shop)
-    token = token_in(mails_to(shop)[0])
-    page = shop.app.test_client().get(f"/status/{token}")
+def test_the_html_page_keeps_out_of_caches_indexes_and_referrers(updating_shop):
+    file(updating_shop)
+    token = token_in(mails_to(updating_shop)[0])
+    page = updating_shop.app.test_client().get(f"/status/{token}")
     assert page.status_code == 200 and page.mimetype == "text/html"
     assert page.headers["Cache-Control"] == "no-store"
     assert page.headers["Referrer-Policy"] == "no-referrer"
@@ -371,13 +401,13 @@ def test_the_html_page_keeps_out_of_caches_indexes_and_referrers(shop):
     assert '<meta name="robots" content="noindex, nofollow">' in html
     # Nothing from another origin: every address in the page is this service's own.
     assert re.findall(r'(?:src|href)="(?!/)', html) == []
-    missing = shop.app.test_client().get("/status/nothing-here")
+    missing = updating_shop.app.test_client().get("/status/nothing-here")
     assert missing.status_code == 404 and "does not exist" in missing.get_data(as_text=True)
 
 
 @pytest.fixture
-def served(shop):
-    server = make_server("127.0.0.1", 0, shop.app, threaded=True)
+def served(updating_shop):
+    server = make_server("127.0.0.1", 0, updating_shop.app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.port}"
@@ -387,19 +417,24 @@ def served(shop):
 
 @pytest.mark.browser
 def test_the_mailed_link_opens_a_page_that_shows_only_what_the_reporter_may_see(
-    shop, served, browser
+    updating_shop, served, browser
 ):
     file(
-        shop,
+        updating_shop,
         title=f"Pay fails {HOSTILE}",
         metadata={"plan": "secret-plan-name"},
         console_logs=[{"level": "error", "message": "TypeError in checkout.js", "timestamp": 1}],
     )
-    token = token_in(mails_to(shop)[0])
-    set_status(shop.ada, "WS-1", "resolved", assignee_id=shop.grace.user["id"])
-    comment(shop.grace, "WS-1", f"Fixed, see {HOSTILE}", public=True)
-    comment(shop.grace, "WS-1", "Internal: it was the cache", public=False)
-    mails_to(shop)
+    token = token_in(mails_to(updating_shop)[0])
+    set_status(
+        updating_shop.ada,
+        "WS-1",
+        "resolved",
+        assignee_id=updating_shop.grace.user["id"],
+    )
+    comment(updating_shop.grace, "WS-1", f"Fixed, see {HOSTILE}", public=True)
+    comment(updating_shop.grace, "WS-1", "Internal: it was the cache", public=False)
+    mails_to(updating_shop)
 
     context = browser.new_context(base_url=served, locale="en-GB")
     tab = context.new_page()
@@ -425,19 +460,21 @@ def test_the_mailed_link_opens_a_page_that_shows_only_what_the_reporter_may_see(
     context.close()
     assert errors == []
 
-    listed = shop.ada.get("/api/v1/reports/WS-1/comments").get_json()
+    listed = updating_shop.ada.get("/api/v1/reports/WS-1/comments").get_json()
     assert listed[-1]["body"] == "Still broken on Firefox" and listed[-1]["fromReporter"] is True
-    assert shop.ada.get("/api/v1/reports/WS-1").get_json()["status"] == "new"
+    assert updating_shop.ada.get("/api/v1/reports/WS-1").get_json()["status"] == "new"
 
 
 @pytest.mark.browser
-def test_an_arabic_reporters_page_reads_right_to_left_in_their_words(shop, served, browser):
+def test_an_arabic_reporters_page_reads_right_to_left_in_their_words(
+    updating_shop, served, browser
+):
     """Contract v5 §22: the report's language, right to left for Arabic, seen in Chromium."""
-    file(shop, locale="ar-EG")
-    [receipt] = mails_to(shop)
+    file(updating_shop, locale="ar-EG")
+    [receipt] = mails_to(updating_shop)
     token = token_in(receipt)
-    comment(shop.grace, "WS-1", "Thanks, we are on it.", public=True)
-    mails_to(shop)
+    comment(updating_shop.grace, "WS-1", "Thanks, we are on it.", public=True)
+    mails_to(updating_shop)
     context = browser.new_context(
         base_url=served, locale="ar", viewport={"width": 390, "height": 844}
     )
@@ -466,25 +503,25 @@ def test_an_arabic_reporters_page_reads_right_to_left_in_their_words(shop, serve
     context.close()
 
 
-def test_erasing_a_reporter_cancels_the_mails_waiting_for_them(shop):
-    file(shop)  # its receipt waits in the outbox
-    erased = shop.ada.post(
-        f"/api/v1/projects/{shop.project['id']}/reporter-data/erase",
+def test_erasing_a_reporter_cancels_the_mails_waiting_for_them(updating_shop):
+    file(updating_shop)  # its receipt waits in the outbox
+    erased = updating_shop.ada.post(
+        f"/api/v1/projects/{updating_shop.project['id']}/reporter-data/erase",
         json={"reporter_identifier": "REP@example.com"},
-        headers=csrf(shop.ada),
+        headers=csrf(updating_shop.ada),
     )
     assert erased.status_code == 200 and erased.get_json() == {"reports": 1}
-    assert mails_to(shop) == []
+    assert mails_to(updating_shop) == []
 
 
-def test_turning_reporter_updates_off_closes_the_status_pages(shop):
+def test_turning_reporter_updates_off_closes_the_status_pages(updating_shop):
     """The owner's "off" stops the mails and the pages they linked (page, replies, reopening:
     404, as an unknown link); turned on again, the same links work again."""
-    filed = file(shop)
+    filed = file(updating_shop)
     token = filed["statusUrl"].rsplit("/", 1)[1]
-    visitor = shop.app.test_client()
+    visitor = updating_shop.app.test_client()
     assert visitor.get(f"/api/v1/status/{token}").status_code == 200
-    reporter_updates(shop.ada, shop.project, enabled=False)
+    reporter_updates(updating_shop.ada, updating_shop.project, enabled=False)
     for answer in (
         visitor.get(f"/api/v1/status/{token}"),
         visitor.get(f"/status/{token}"),
@@ -492,37 +529,48 @@ def test_turning_reporter_updates_off_closes_the_status_pages(shop):
         visitor.post(f"/api/v1/status/{token}/reopen"),
     ):
         assert answer.status_code == 404
-    reporter_updates(shop.ada, shop.project, enabled=True)
+    reporter_updates(updating_shop.ada, updating_shop.project, enabled=True)
     assert visitor.get(f"/api/v1/status/{token}").get_json()["trackingId"] == "WS-1"
 
 
-def test_a_duplicates_page_never_shows_what_another_reporter_wrote(shop):
+def test_a_duplicates_page_never_shows_what_another_reporter_wrote(updating_shop):
     """Contract v6: a duplicate's page shows the team's public replies on its primary, never
     the primary's reporter's own replies (not as "You", not at all), in the API and the HTML
     page alike; its own reporter's replies stay "You" on its own page."""
-    reporter_updates(shop.ada, shop.project, events=["resolved", "public_comment"])
-    vic = file(shop, "vic@example.com")["statusUrl"].split("/")[-1]
-    other = file(shop, "other@example.com")["statusUrl"].split("/")[-1]
+    reporter_updates(
+        updating_shop.ada,
+        updating_shop.project,
+        events=["resolved", "public_comment"],
+    )
+    vic = file(updating_shop, "vic@example.com")["statusUrl"].split("/")[-1]
+    other = file(updating_shop, "other@example.com")["statusUrl"].split("/")[-1]
     private = "My name is Vic Vale, 12 Elm Street, +1 555 0100"
-    assert shop.ada.post(f"/api/v1/status/{vic}/replies", json={"body": private}).status_code == 201
-    merged = shop.grace.post("/api/v1/reports/WS-2/duplicate-of", json={"target": "WS-1"},
-                             headers=csrf(shop.grace))  # fmt: skip
+    assert (
+        updating_shop.ada.post(f"/api/v1/status/{vic}/replies", json={"body": private}).status_code
+        == 201
+    )
+    merged = updating_shop.grace.post("/api/v1/reports/WS-2/duplicate-of", json={"target": "WS-1"},
+                             headers=csrf(updating_shop.grace))  # fmt: skip
     assert merged.status_code == 200, merged.get_json()
-    comment(shop.grace, "WS-1", "We are on it", public=True)
-    own = shop.ada.post(f"/api/v1/status/{other}/replies", json={"body": "Still broken here"})
+    comment(updating_shop.grace, "WS-1", "We are on it", public=True)
+    own = updating_shop.ada.post(
+        f"/api/v1/status/{other}/replies", json={"body": "Still broken here"}
+    )
     assert own.status_code == 201
 
-    shown = shop.ada.get(f"/api/v1/status/{other}").get_json()["comments"]
+    shown = updating_shop.ada.get(f"/api/v1/status/{other}").get_json()["comments"]
     assert [(c["body"], c["author"]) for c in shown] == [
         ("We are on it", "Grace Hopper"),
         ("Still broken here", "You"),
     ]
-    assert "Elm Street" not in shop.ada.get(f"/status/{other}").get_data(as_text=True)
+    assert "Elm Street" not in updating_shop.ada.get(f"/status/{other}").get_data(as_text=True)
     # The primary's own page still shows its reporter her reply.
     assert private in [
-        c["body"] for c in shop.ada.get(f"/api/v1/status/{vic}").get_json()["comments"]
+        c["body"] for c in updating_shop.ada.get(f"/api/v1/status/{vic}").get_json()["comments"]
     ]
-    mailed = mails_to(shop, "other@example.com") + mails_to(shop, "vic@example.com")
+    mailed = mails_to(updating_shop, "other@example.com") + mails_to(
+        updating_shop, "vic@example.com"
+    )
     assert mailed and not any(
         "Elm Street" in text_of(m) or "Still broken" in text_of(m) for m in mailed
     )
@@ -538,48 +586,48 @@ def erase(client, project, identifier):
     return erased.get_json()
 
 
-def test_an_erase_touches_only_the_mails_its_own_projects_reports_caused(shop):
+def test_an_erase_touches_only_the_mails_its_own_projects_reports_caused(updating_shop):
     """Contract v6: a new account erasing an address in its own empty project leaves Vic's
     pending password-reset mail alone, and erasing the word `reset-password` rewrites no one's
     reset link; the project's own receipt to that address still goes."""
-    register(shop.app.test_client(), "vic@corp.test", "Vic")
-    forgot = shop.app.test_client().post("/api/v1/auth/forgot-password",
+    register(updating_shop.app.test_client(), "vic@corp.test", "Vic")
+    forgot = updating_shop.app.test_client().post("/api/v1/auth/forgot-password",
                                          json={"email": "vic@corp.test"})  # fmt: skip
     assert forgot.status_code in (200, 202, 204), forgot.get_data(as_text=True)
-    file(shop, "vic@corp.test")  # Web Shop's receipt to Vic waits too
-    mallory = shop.app.test_client()
+    file(updating_shop, "vic@corp.test")  # Web Shop's receipt to Vic waits too
+    mallory = updating_shop.app.test_client()
     register(mallory, "mallory@example.com", "Mallory")
     empty = create_project(mallory, "Nothing here")
     assert erase(mallory, empty, "vic@corp.test") == {"reports": 0}
     assert erase(mallory, empty, "reset-password") == {"reports": 0}
-    mailed = mails_to(shop, "vic@corp.test")
+    mailed = mails_to(updating_shop, "vic@corp.test")
     subjects = sorted(message["Subject"] for message in mailed)
     assert len(mailed) == 2 and "[Web Shop] We received your report WS-1" in subjects
     [reset] = [message for message in mailed if "WS-1" not in message["Subject"]]
     assert "/reset-password/" in text_of(reset) and "[erased]" not in text_of(reset)
 
 
-def test_an_erase_does_not_reset_the_reporter_mail_limits(shop):
+def test_an_erase_does_not_reset_the_reporter_mail_limits(updating_shop):
     """Rounds of three reports then an erase sent three receipts a round; the limits are
     counted apart from the mails an erase deletes."""
     for _ in range(4):
         for _ in range(3):
-            file(shop, "target@example.net")
-        send_due(shop.app)
-        erase(shop.ada, shop.project, "target@example.net")
-    with shop.smtp.lock:
-        sent = [m for m in shop.smtp.messages if m["To"] == "target@example.net"]
+            file(updating_shop, "target@example.net")
+        send_due(updating_shop.app)
+        erase(updating_shop.ada, updating_shop.project, "target@example.net")
+    with updating_shop.smtp.lock:
+        sent = [m for m in updating_shop.smtp.messages if m["To"] == "target@example.net"]
     assert len(sent) == 3
 
 
-def test_the_limits_count_an_address_without_its_tag_case_or_trailing_dot(shop):
+def test_the_limits_count_an_address_without_its_tag_case_or_trailing_dot(updating_shop):
     for address in ("control+0@example.net", "Control+1@example.net", "control+x@example.net",
                     "control@EXAMPLE.net.", "control@example.net"):  # fmt: skip
-        file(shop, address)
-    send_due(shop.app)
-    with shop.smtp.lock:
-        sent = [m["To"] for m in shop.smtp.messages if "control" in m["To"].lower()]
+        file(updating_shop, address)
+    send_due(updating_shop.app)
+    with updating_shop.smtp.lock:
+        sent = [m["To"] for m in updating_shop.smtp.messages if "control" in m["To"].lower()]
     assert sorted(sent) == ["control+0@example.net", "control+1@example.net",
                             "control+x@example.net"]  # fmt: skip
-    health = shop.ada.get("/api/v1/admin/health").get_json()
+    health = updating_shop.ada.get("/api/v1/admin/health").get_json()
     assert health["outbox"]["reporterMailsLimited"] == 2

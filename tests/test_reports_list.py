@@ -31,7 +31,7 @@ def titles(page) -> list[str]:
 
 
 @pytest.fixture
-def shop(user_client):
+def web_shop(user_client):
     return create_project(user_client, "Web Shop")
 
 
@@ -44,11 +44,11 @@ def test_empty_list(user_client):
     assert listing(user_client) == {"items": [], "total": 0, "page": 1, "pageSize": 20}
 
 
-def test_items_are_summaries_newest_first(user_client, shop):
+def test_items_are_summaries_newest_first(user_client, web_shop):
     for index in range(3):
         file_report(
             user_client,
-            shop["apiKey"],
+            web_shop["apiKey"],
             title=f"r{index}",
             console_logs=[{"message": "x"}],
             metadata={"n": index},
@@ -60,30 +60,30 @@ def test_items_are_summaries_newest_first(user_client, shop):
     assert page["total"] == 3
 
 
-def test_filters(user_client, shop, backend, other_client):
+def test_filters(user_client, web_shop, backend, other_client):
     file_report(
-        user_client, shop["apiKey"], title="shop crash", severity="critical", category="crash"
+        user_client, web_shop["apiKey"], title="shop crash", severity="critical", category="crash"
     )
-    file_report(user_client, shop["apiKey"], title="shop ui", severity="low", category="ui")
+    file_report(user_client, web_shop["apiKey"], title="shop ui", severity="low", category="ui")
     file_report(
         user_client, backend["apiKey"], title="backend slow", severity="low", category="performance"
     )
     user_client.patch(
         "/api/v1/reports/WS-2", json={"status": "resolved"}, headers=csrf(user_client)
     )
-    assert titles(listing(user_client, project_id=shop["id"])) == ["shop ui", "shop crash"]
+    assert titles(listing(user_client, project_id=web_shop["id"])) == ["shop ui", "shop crash"]
     assert titles(listing(user_client, severity="low")) == ["backend slow", "shop ui"]
     assert titles(listing(user_client, status="resolved")) == ["shop ui"]
     assert titles(listing(user_client, status="new")) == ["backend slow", "shop crash"]
     assert titles(listing(user_client, category="crash")) == ["shop crash"]
-    combined = listing(user_client, project_id=shop["id"], status="new", severity="critical")
+    combined = listing(user_client, project_id=web_shop["id"], status="new", severity="critical")
     assert titles(combined) == ["shop crash"] and combined["total"] == 1
 
 
-def test_assignee_filter(user_client, other_client, shop):
-    add_to_project(user_client, shop["id"], other_client, "grace@example.com")
+def test_assignee_filter(user_client, other_client, web_shop):
+    add_to_project(user_client, web_shop["id"], other_client, "grace@example.com")
     for title in ("mine", "hers", "nobody's"):
-        file_report(user_client, shop["apiKey"], title=title)
+        file_report(user_client, web_shop["apiKey"], title=title)
     user_client.patch(
         "/api/v1/reports/WS-1",
         headers=csrf(user_client),
@@ -98,9 +98,9 @@ def test_assignee_filter(user_client, other_client, shop):
     assert titles(listing(other_client, assignee_id=user_client.user["id"])) == ["mine"]
 
 
-def test_several_values_of_a_filter_are_alternatives(user_client, shop, backend):
-    file_report(user_client, shop["apiKey"], title="a", severity="critical", category="crash")
-    file_report(user_client, shop["apiKey"], title="b", severity="low", category="ui")
+def test_several_values_of_a_filter_are_alternatives(user_client, web_shop, backend):
+    file_report(user_client, web_shop["apiKey"], title="a", severity="critical", category="crash")
+    file_report(user_client, web_shop["apiKey"], title="b", severity="low", category="ui")
     file_report(user_client, backend["apiKey"], title="c", severity="medium", category="bug")
     user_client.patch("/api/v1/reports/WS-2", json={"status": "closed"}, headers=csrf(user_client))
     assert titles(listing(user_client, status="new,closed")) == ["c", "b", "a"]
@@ -110,10 +110,10 @@ def test_several_values_of_a_filter_are_alternatives(user_client, shop, backend)
     assert listing(user_client, category="bug,ui")["total"] == 2
 
 
-def test_assigned_to_me_or_to_nobody(user_client, other_client, shop):
-    add_to_project(user_client, shop["id"], other_client, "grace@example.com")
+def test_assigned_to_me_or_to_nobody(user_client, other_client, web_shop):
+    add_to_project(user_client, web_shop["id"], other_client, "grace@example.com")
     for title in ("mine", "hers", "nobody's"):
-        file_report(user_client, shop["apiKey"], title=title)
+        file_report(user_client, web_shop["apiKey"], title=title)
     for ref, who in (("WS-1", user_client), ("WS-2", other_client)):
         user_client.patch(
             f"/api/v1/reports/{ref}",
@@ -131,9 +131,9 @@ def test_assigned_to_me_or_to_nobody(user_client, other_client, shop):
     assert both.status_code == 422
 
 
-def test_created_after_is_inclusive_and_created_before_exclusive(app, user_client, shop):
+def test_created_after_is_inclusive_and_created_before_exclusive(app, user_client, web_shop):
     for title in ("first", "second", "third"):
-        file_report(user_client, shop["apiKey"], title=title)
+        file_report(user_client, web_shop["apiKey"], title=title)
     with app.app_context():  # exact times, so that the bounds can be hit
         for number in (1, 2, 3):
             moment = datetime(2026, 11, number, 10, tzinfo=UTC)
@@ -154,13 +154,13 @@ def test_created_after_is_inclusive_and_created_before_exclusive(app, user_clien
     ]
 
 
-def test_reporter_and_screenshot_filters(user_client, shop):
-    key = upload(user_client, shop["apiKey"], png_bytes()).get_json()["key"]
-    file_report(user_client, shop["apiKey"], title="a", reporter_identifier="Ada@Shop.example")
+def test_reporter_and_screenshot_filters(user_client, web_shop):
+    key = upload(user_client, web_shop["apiKey"], png_bytes()).get_json()["key"]
+    file_report(user_client, web_shop["apiKey"], title="a", reporter_identifier="Ada@Shop.example")
     file_report(
-        user_client, shop["apiKey"], title="b", reporter_identifier="100%_b", screenshot_url=key
+        user_client, web_shop["apiKey"], title="b", reporter_identifier="100%_b", screenshot_url=key
     )
-    file_report(user_client, shop["apiKey"], title="c")
+    file_report(user_client, web_shop["apiKey"], title="c")
     assert titles(listing(user_client, reporter="shop")) == ["a"]
     assert titles(listing(user_client, reporter="%_")) == ["b"]  # no wildcards
     assert titles(listing(user_client, reporter="_")) == ["b"]
@@ -190,7 +190,7 @@ def test_reporter_and_screenshot_filters(user_client, shop):
         ("NEAR(checkout,", []),
     ],
 )
-def test_search(user_client, shop, search, expected):
+def test_search(user_client, web_shop, search, expected):
     for title, description in [
         ("Checkout fails", "On Safari only"),
         ("Pay button", "The checkout button is dead"),
@@ -203,18 +203,18 @@ def test_search(user_client, shop, search, expected):
         ("Path back\\slash", "z"),
         ("Path backXslash", "z"),
     ]:
-        file_report(user_client, shop["apiKey"], title=title, description=description)
+        file_report(user_client, web_shop["apiKey"], title=title, description=description)
     page = listing(user_client, search=search, sort="created_at")
     assert titles(page) == expected
     assert page["total"] == len(expected)
 
 
-def test_blank_search_matches_everything(user_client, shop):
-    file_report(user_client, shop["apiKey"])
+def test_blank_search_matches_everything(user_client, web_shop):
+    file_report(user_client, web_shop["apiKey"])
     assert listing(user_client, search="   ")["total"] == 1
 
 
-def test_sort_by_severity_ranks_critical_highest(user_client, shop):
+def test_sort_by_severity_ranks_critical_highest(user_client, web_shop):
     for title, severity in [
         ("a", "medium"),
         ("b", "critical"),
@@ -222,19 +222,19 @@ def test_sort_by_severity_ranks_critical_highest(user_client, shop):
         ("d", "high"),
         ("e", "critical"),
     ]:
-        file_report(user_client, shop["apiKey"], title=title, severity=severity)
+        file_report(user_client, web_shop["apiKey"], title=title, severity=severity)
     # Ties (b and e are both critical) break newest first.
     assert titles(listing(user_client, sort="-severity")) == ["e", "b", "d", "a", "c"]
     assert titles(listing(user_client, sort="severity")) == ["c", "a", "d", "e", "b"]
 
 
-def test_least_severe_first_pages_through_every_report_once(user_client, shop, backend):
+def test_least_severe_first_pages_through_every_report_once(user_client, web_shop, backend):
     """Least severe first is read a kind of severity at a time (services.reports): its pages,
     filtered or not, are still those of the one order."""
     rank = {severity: n for n, severity in enumerate(("low", "medium", "high", "critical"))}
     filed = []
     for n in range(14):
-        project = (shop, backend)[n % 3 == 0]
+        project = (web_shop, backend)[n % 3 == 0]
         severity = ("high", "low", "critical", "medium", "low")[n % 5]
         filed.append(file_report(user_client, project["apiKey"], severity=severity).get_json())
 
@@ -251,24 +251,24 @@ def test_least_severe_first_pages_through_every_report_once(user_client, shop, b
         return ids
 
     assert paged() == in_order(filed)
-    in_shop = [report for report in filed if report["projectId"] == shop["id"]]
-    assert paged(project_id=shop["id"]) == in_order(in_shop)
+    in_shop = [report for report in filed if report["projectId"] == web_shop["id"]]
+    assert paged(project_id=web_shop["id"]) == in_order(in_shop)
     low = [report for report in filed if report["severity"] == "low"]
     assert paged(severity="low") == in_order(low)
 
 
-def test_sort_by_dates(user_client, shop):
+def test_sort_by_dates(user_client, web_shop):
     for title in ("first", "second", "third"):
-        file_report(user_client, shop["apiKey"], title=title)
+        file_report(user_client, web_shop["apiKey"], title=title)
     assert titles(listing(user_client, sort="created_at")) == ["first", "second", "third"]
     user_client.patch("/api/v1/reports/WS-1", json={"status": "closed"}, headers=csrf(user_client))
     assert titles(listing(user_client, sort="-updated_at"))[0] == "first"
     assert titles(listing(user_client, sort="updated_at"))[-1] == "first"
 
 
-def test_pagination(user_client, shop):
+def test_pagination(user_client, web_shop):
     for index in range(25):
-        file_report(user_client, shop["apiKey"], title=f"r{index:02}")
+        file_report(user_client, web_shop["apiKey"], title=f"r{index:02}")
     first = listing(user_client)
     assert (len(first["items"]), first["total"], first["page"], first["pageSize"]) == (
         20,
@@ -327,8 +327,8 @@ def test_unknown_parameters_are_ignored(user_client):
     assert listing(user_client, colour="red", limit=5)["total"] == 0
 
 
-def test_lists_only_the_callers_projects(user_client, other_client, shop):
-    file_report(user_client, shop["apiKey"], title="ada's")
+def test_lists_only_the_callers_projects(user_client, other_client, web_shop):
+    file_report(user_client, web_shop["apiKey"], title="ada's")
     theirs = create_project(other_client, "Grace's")
     file_report(other_client, theirs["apiKey"], title="grace's")
     assert titles(listing(user_client)) == ["ada's"]
@@ -343,9 +343,9 @@ def test_lists_only_the_callers_projects(user_client, other_client, shop):
 
 
 def test_a_search_counts_only_the_callers_projects_and_the_one_asked_for(
-    user_client, other_client, shop, backend
+    user_client, other_client, web_shop, backend
 ):
-    for project, count in ((shop, 3), (backend, 2)):
+    for project, count in ((web_shop, 3), (backend, 2)):
         for n in range(count):
             file_report(user_client, project["apiKey"], title=f"Checkout {n}")
     theirs = create_project(other_client, "Grace's")
@@ -356,28 +356,30 @@ def test_a_search_counts_only_the_callers_projects_and_the_one_asked_for(
     assert listing(other_client, search="checkout")["total"] == 1
 
 
-def test_members_see_the_projects_reports(user_client, other_client, shop):
-    file_report(user_client, shop["apiKey"], title="shared")
+def test_members_see_the_projects_reports(user_client, other_client, web_shop):
+    file_report(user_client, web_shop["apiKey"], title="shared")
     assert listing(other_client)["total"] == 0
-    add_to_project(user_client, shop["id"], other_client, "grace@example.com")
+    add_to_project(user_client, web_shop["id"], other_client, "grace@example.com")
     assert titles(listing(other_client)) == ["shared"]
 
 
-def test_a_pat_can_list(app, user_client, shop):
-    file_report(user_client, shop["apiKey"])
+def test_a_pat_can_list(app, user_client, web_shop):
+    file_report(user_client, web_shop["apiKey"])
     pat = create_pat(user_client)["token"]
     response = app.test_client().get("/api/v1/reports", headers={"Authorization": f"Bearer {pat}"})
     assert response.status_code == 200 and response.get_json()["total"] == 1
 
 
-def test_listing_needs_a_user_credential(client, shop):
+def test_listing_needs_a_user_credential(client, web_shop):
     assert client.get("/api/v1/reports").status_code == 401
-    assert client.get("/api/v1/reports", headers={"X-API-Key": shop["apiKey"]}).status_code == 401
+    assert (
+        client.get("/api/v1/reports", headers={"X-API-Key": web_shop["apiKey"]}).status_code == 401
+    )
 
 
-def test_search_is_answered_from_an_index(app, user_client, shop):
+def test_search_is_answered_from_an_index(app, user_client, web_shop):
     # One report: left to themselves, both planners would read a table this small whole.
-    file_report(user_client, shop["apiKey"], title="Checkout fails")
+    file_report(user_client, web_shop["apiKey"], title="Checkout fails")
     with app.app_context():
         dialect = db.engine.dialect.name
         search.steer_planner(db.session, "checkout fails", dialect)
@@ -397,24 +399,24 @@ def test_search_is_answered_from_an_index(app, user_client, shop):
     assert not compiled
 
 
-def test_the_search_index_follows_deletes(user_client, shop):
+def test_the_search_index_follows_deletes(user_client, web_shop):
     for title in ("Alpha checkout", "Beta checkout", "Gamma checkout"):
-        file_report(user_client, shop["apiKey"], title=title)
+        file_report(user_client, web_shop["apiKey"], title=title)
     headers = csrf(user_client)
     assert user_client.delete("/api/v1/reports/WS-2", headers=headers).status_code == 204
     assert titles(listing(user_client, search="checkout", sort="created_at")) == [
         "Alpha checkout",
         "Gamma checkout",
     ]
-    file_report(user_client, shop["apiKey"], title="Delta checkout")
+    file_report(user_client, web_shop["apiKey"], title="Delta checkout")
     page = listing(user_client, search="checkout", sort="created_at")
     assert titles(page) == ["Alpha checkout", "Gamma checkout", "Delta checkout"]
     assert page["total"] == 3
 
 
-def test_the_search_index_follows_edits(user_client, shop):
+def test_the_search_index_follows_edits(user_client, web_shop):
     for title in ("Alpha checkout", "Beta checkout"):
-        file_report(user_client, shop["apiKey"], title=title, description="Seen today")
+        file_report(user_client, web_shop["apiKey"], title=title, description="Seen today")
     changes = {"title": "Alpha basket", "description": "Seen yesterday"}
     user_client.patch("/api/v1/reports/WS-1", json=changes, headers=csrf(user_client))
     for searched, expected in (
@@ -427,12 +429,12 @@ def test_the_search_index_follows_edits(user_client, shop):
         assert (titles(page), page["total"]) == (expected, 1), searched
 
 
-def test_a_report_is_found_before_the_fan_out_indexes_it(app, user_client, shop):
+def test_a_report_is_found_before_the_fan_out_indexes_it(app, user_client, web_shop):
     """SQLite's search index takes new reports in the fan-out (search.index_new); until then a
     search finds a report by its waiting event: from its 201 on, as edited, counted once, and
     not once deleted. The same answers after the fan-out, from the index."""
     for title in ("Alpha checkout", "Beta checkout", "Gamma checkout", "Delta basket"):
-        headers = {"X-API-Key": shop["apiKey"]}
+        headers = {"X-API-Key": web_shop["apiKey"]}
         body = {**REPORT, "title": title, "description": "Seen on the report form"}
         filed = user_client.post("/api/v1/reports", json=body, headers=headers)
         assert filed.status_code == 201, filed.get_json()
@@ -452,14 +454,14 @@ def test_a_report_is_found_before_the_fan_out_indexes_it(app, user_client, shop)
             assert (titles(page), page["total"]) == (titled, len(titled)), (searched, fanned_out)
 
 
-def test_totals_without_filters_follow_creates_and_deletes(user_client, shop, backend):
+def test_totals_without_filters_follow_creates_and_deletes(user_client, web_shop, backend):
     for _ in range(3):
-        file_report(user_client, shop["apiKey"])
+        file_report(user_client, web_shop["apiKey"])
     for _ in range(2):
         file_report(user_client, backend["apiKey"])
     user_client.delete("/api/v1/reports/WS-1", headers=csrf(user_client))
     assert listing(user_client)["total"] == 4
-    assert listing(user_client, project_id=shop["id"])["total"] == 2
+    assert listing(user_client, project_id=web_shop["id"])["total"] == 2
     assert listing(user_client, project_id=backend["id"])["total"] == 2
     assert listing(user_client, status="new")["total"] == 4
 
@@ -557,7 +559,7 @@ def _page_and_plan(app, user, read="LIMIT", **query):
     return page, " / ".join(row[-1] for row in plan)
 
 
-def test_the_hourly_statistics_cover_the_small_tables(app, user_client, shop):
+def test_the_hourly_statistics_cover_the_small_tables(app, user_client, web_shop):
     # PostgreSQL's autovacuum would not analyse a table of a few projects or members, ever.
     with app.app_context():
         database.refresh_planner_statistics()

@@ -13,14 +13,14 @@ from tests.helpers import file_report
 
 
 @pytest.fixture
-def shop(user_client):
+def web_shop(user_client):
     return create_project(user_client, "Web Shop")
 
 
 @pytest.fixture
-def report(user_client, shop):
+def report(user_client, web_shop):
     """The report as it is once filed and fanned out (signed: its filing's answer had none)."""
-    filed = file_report(user_client, shop["apiKey"], console_logs=[{"message": "boom"}])
+    filed = file_report(user_client, web_shop["apiKey"], console_logs=[{"message": "boom"}])
     return user_client.get(f"/api/v1/reports/{filed.get_json()['id']}").get_json()
 
 
@@ -66,8 +66,8 @@ def test_outsiders_get_404_everywhere(app, report):
         )
 
 
-def test_members_work_the_reports(user_client, other_client, shop, report):
-    add_to_project(user_client, shop["id"], other_client, "grace@example.com")
+def test_members_work_the_reports(user_client, other_client, web_shop, report):
+    add_to_project(user_client, web_shop["id"], other_client, "grace@example.com")
     assert other_client.get("/api/v1/reports/WS-1").status_code == 200
     assert patch(other_client, "WS-1", {"status": "in_progress"}).status_code == 200
     assert (
@@ -132,12 +132,12 @@ def test_changes_are_recorded(app, user_client, report):
         assert none == {}
 
 
-def test_assignee_must_belong_to_the_project(user_client, other_client, shop, report):
+def test_assignee_must_belong_to_the_project(user_client, other_client, web_shop, report):
     outsider = patch(user_client, "WS-1", {"assignee_id": other_client.user["id"]})
     assert outsider.status_code == 422 and "assignee_id" in outsider.get_json()["errors"]
     unknown = patch(user_client, "WS-1", {"assignee_id": str(uuid.uuid4())})
     assert unknown.status_code == 422
-    add_to_project(user_client, shop["id"], other_client, "grace@example.com")
+    add_to_project(user_client, web_shop["id"], other_client, "grace@example.com")
     member = patch(user_client, "WS-1", {"assignee_id": other_client.user["id"]})
     assert member.get_json()["assigneeId"] == other_client.user["id"]
     cleared = patch(user_client, "WS-1", {"assignee_id": None})
@@ -184,23 +184,23 @@ def test_pat_works_the_reports(app, user_client, report):
     assert script.delete("/api/v1/reports/WS-1", headers=headers).status_code == 204
 
 
-def test_api_key_does_not_open_report_management(client, shop, report):
-    headers = {"X-API-Key": shop["apiKey"]}
+def test_api_key_does_not_open_report_management(client, web_shop, report):
+    headers = {"X-API-Key": web_shop["apiKey"]}
     assert client.get("/api/v1/reports/WS-1", headers=headers).status_code == 401
     assert client.delete("/api/v1/reports/WS-1", headers=headers).status_code == 401
 
 
-def test_delete(user_client, shop, report):
+def test_delete(user_client, web_shop, report):
     response = user_client.delete("/api/v1/reports/WS-1", headers=csrf(user_client))
     assert response.status_code == 204 and response.data == b""
     assert user_client.get(f"/api/v1/reports/{report['id']}").status_code == 404
     # A deleted report's number is not reused.
-    assert file_report(user_client, shop["apiKey"]).get_json()["trackingId"] == "WS-2"
+    assert file_report(user_client, web_shop["apiKey"]).get_json()["trackingId"] == "WS-2"
 
 
-def test_prefix_cannot_change_once_the_project_has_reports(user_client, shop, report):
+def test_prefix_cannot_change_once_the_project_has_reports(user_client, web_shop, report):
     response = user_client.patch(
-        f"/api/v1/projects/{shop['id']}",
+        f"/api/v1/projects/{web_shop['id']}",
         headers=csrf(user_client),
         json={"tracking_prefix": "SHOP"},
     )

@@ -51,27 +51,31 @@ def har_validator() -> Draft6Validator:
 
 
 @pytest.fixture
-def team(app):
+def capturing_owner(app):
     """Ada's project, capturing requests' headers and bodies, its site https://shop.test (the
     test opens addresses of the allowed origins alone)."""
-    team = team_with_project(app)
-    capture_network_details(team, team.project["id"])
-    allow(team, "https://shop.test")
-    return team
+    capturing_owner = team_with_project(app)
+    capture_network_details(capturing_owner, capturing_owner.project["id"])
+    allow(capturing_owner, "https://shop.test")
+    return capturing_owner
 
 
-def allow(team, *origins: str) -> None:
+def allow(capturing_owner, *origins: str) -> None:
     settings = {"settings": {"allowed_origins": list(origins)}}
-    changed = team.patch(
-        f"/api/v1/projects/{team.project['id']}", json=settings, headers=csrf(team)
+    changed = capturing_owner.patch(
+        f"/api/v1/projects/{capturing_owner.project['id']}",
+        json=settings,
+        headers=csrf(capturing_owner),
     )
     assert changed.status_code == 200, changed.get_json()
 
 
-def file(team, **fields) -> dict:
+def file(capturing_owner, **fields) -> dict:
     body = {"title": "Coupon refused", "description": "", "severity": "high", "category": "bug",
             **fields}  # fmt: skip
-    response = team.post("/api/v1/reports", json=body, headers={"X-API-Key": team.key})
+    response = capturing_owner.post(
+        "/api/v1/reports", json=body, headers={"X-API-Key": capturing_owner.key}
+    )
     assert response.status_code == 201, response.get_json()
     return response.get_json()
 
@@ -91,9 +95,9 @@ NETWORK = [
 ]  # fmt: skip
 
 
-def test_the_har_is_har_1_2_of_what_was_captured(team, app):
-    report = file(team, network_logs=NETWORK)
-    response = team.get(f"/api/v1/reports/{report['trackingId']}/har")
+def test_the_har_is_har_1_2_of_what_was_captured(capturing_owner, app):
+    report = file(capturing_owner, network_logs=NETWORK)
+    response = capturing_owner.get(f"/api/v1/reports/{report['trackingId']}/har")
     assert response.status_code == 200
     assert response.mimetype == "application/json"
     assert response.headers["Content-Disposition"] == 'attachment; filename="WS-1.har"'
@@ -130,17 +134,19 @@ def test_the_har_is_har_1_2_of_what_was_captured(team, app):
 
     # A report with no network log is still a valid HAR, and one outside the caller's projects
     # is not found; the widget's key opens neither.
-    empty = team.get(f"/api/v1/reports/{file(team)['id']}/har").get_json()
+    empty = capturing_owner.get(f"/api/v1/reports/{file(capturing_owner)['id']}/har").get_json()
     assert har_validator().is_valid(empty) and empty["log"]["entries"] == []
     stranger = app.test_client()
     register(stranger, email="eve@example.com")
     assert stranger.get("/api/v1/reports/WS-1/har").status_code == 404
     assert stranger.get("/api/v1/reports/WS-1/repro.spec.ts").status_code == 404
-    refused = app.test_client().get("/api/v1/reports/WS-1/har", headers={"X-API-Key": team.key})
+    refused = app.test_client().get(
+        "/api/v1/reports/WS-1/har", headers={"X-API-Key": capturing_owner.key}
+    )
     assert refused.status_code == 401
 
 
-def test_the_playwright_test_replays_in_order_and_never_runs_captured_text(team):
+def test_the_playwright_test_replays_in_order_and_never_runs_captured_text(capturing_owner):
     payload = "boom\n}); require('child_process').execSync('touch /tmp/pwned'); //\u2028x"
     actions = [
         {"type": "click", "target": "button#pay", "timestamp": T0 + 1000,
@@ -163,7 +169,7 @@ def test_the_playwright_test_replays_in_order_and_never_runs_captured_text(team)
          "data": {"field": "select-one"}},
     ]  # fmt: skip
     report = file(
-        team,
+        capturing_owner,
         title="Coupon */ refused",
         user_actions=actions,
         network_logs=[{"method": "POST", "url": "https://shop.test/api/price?token=abc",
@@ -172,7 +178,7 @@ def test_the_playwright_test_replays_in_order_and_never_runs_captured_text(team)
         metadata={"url": "https://shop.test/done?token=s3cr3t", "viewport": {"width": 800,
                                                                              "height": 600}},
     )  # fmt: skip
-    response = team.get(f"/api/v1/reports/{report['id']}/repro.spec.ts")
+    response = capturing_owner.get(f"/api/v1/reports/{report['id']}/repro.spec.ts")
     assert response.status_code == 200
     assert response.headers["Content-Disposition"] == 'attachment; filename="WS-1.spec.ts"'
     spec = response.get_data(as_text=True)
@@ -204,8 +210,8 @@ def test_the_playwright_test_replays_in_order_and_never_runs_captured_text(team)
     assert spec.startswith("// WS-1: Coupon */ refused\n")
 
 
-def spec_of(team, report) -> str:
-    response = team.get(f"/api/v1/reports/{report['id']}/repro.spec.ts")
+def spec_of(capturing_owner, report) -> str:
+    response = capturing_owner.get(f"/api/v1/reports/{report['id']}/repro.spec.ts")
     assert response.status_code == 200
     return response.get_data(as_text=True)
 
@@ -216,13 +222,18 @@ def spec_of(team, report) -> str:
      "data:text/html,<script>alert(1)</script>", "http://127.0.0.1:9/admin",
      "http://intranet.corp/wiki", "https://shop.test.evil.test/", "chrome://settings"],
 )  # fmt: skip
-def test_the_playwright_test_opens_only_http_addresses_of_the_allowed_origins(team, app, address):
+def test_the_playwright_test_opens_only_http_addresses_of_the_allowed_origins(
+    capturing_owner, app, address
+):
     """The reporter names the address; the developer's machine opens it."""
     allowed = {"settings": {"allowed_origins": ["https://shop.test", "http://localhost:8080"]}}
-    changed = team.patch(f"/api/v1/projects/{team.project['id']}", json=allowed,
-                         headers=csrf(team))  # fmt: skip
+    changed = capturing_owner.patch(
+        f"/api/v1/projects/{capturing_owner.project['id']}",
+        json=allowed,
+        headers=csrf(capturing_owner),
+    )
     assert changed.status_code == 200
-    spec = spec_of(team, file(team, metadata={"url": address}))
+    spec = spec_of(capturing_owner, file(capturing_owner, metadata={"url": address}))
     assert spec.splitlines()[1:3] == [
         "// Its steps come from the reporter, who may be anyone holding the project's public key:",
         "// read them before you run it with real credentials or a signed-in storageState.",
@@ -233,17 +244,19 @@ def test_the_playwright_test_opens_only_http_addresses_of_the_allowed_origins(te
     for sent, opened in (("https://shop.test/cart?x=1", "https://shop.test/cart?x=1"),
                          ("http://localhost:8080/", "http://localhost:8080/"),
                          ("HTTPS://SHOP.TEST:443/", "https://shop.test/")):  # fmt: skip
-        spec = spec_of(team, file(team, metadata={"url": sent}))
+        spec = spec_of(capturing_owner, file(capturing_owner, metadata={"url": sent}))
         assert f"  await page.goto({json.dumps(opened)});" in spec.splitlines()
     # A project that lists no origins (contract v6): no goto at all, the cloud's metadata
     # address and intranet hosts included; and never another scheme.
-    allow(team)
+    allow(capturing_owner)
     for address in ("http://169.254.169.254/latest/meta-data/", "https://shop.test/"):
-        spec = spec_of(team, file(team, metadata={"url": address}))
+        spec = spec_of(capturing_owner, file(capturing_owner, metadata={"url": address}))
         assert "page.goto(" not in spec.replace(
             "// Fill in the page's address: await page.goto(", ""
         )
-    assert 'page.goto("file:' not in spec_of(team, file(team, metadata={"url": "file:///x"}))
+    assert 'page.goto("file:' not in spec_of(
+        capturing_owner, file(capturing_owner, metadata={"url": "file:///x"})
+    )
 
 
 @pytest.mark.parametrize(
@@ -252,14 +265,14 @@ def test_the_playwright_test_opens_only_http_addresses_of_the_allowed_origins(te
      "http://user:pw@shop.test/", "http://shop.test\t.evil.example/", "https://shop.test /x",
      "http://shop.test%2eevil.example/", "https://shop.test\n/"],
 )  # fmt: skip
-def test_an_address_a_browser_reads_otherwise_is_never_opened(team, address):
+def test_an_address_a_browser_reads_otherwise_is_never_opened(capturing_owner, address):
     """urlsplit read `http://evil.example\\@shop.test/login` as a user at
     shop.test; a browser goes to evil.example. Only what both parses agree on is opened."""
-    spec = spec_of(team, file(team, metadata={"url": address}))
+    spec = spec_of(capturing_owner, file(capturing_owner, metadata={"url": address}))
     assert "page.goto(" not in spec.replace("// Fill in the page's address: await page.goto(", "")
 
 
-def test_the_normalised_address_is_written_not_the_reporters(team):
+def test_the_normalised_address_is_written_not_the_reporters(capturing_owner):
     from svc.services.reporting.repro import conformant_url
 
     assert conformant_url("HTTPS://Shop.Test:443/a/../b?q=1#f") == "https://shop.test/b?q=1#f"
@@ -267,10 +280,10 @@ def test_the_normalised_address_is_written_not_the_reporters(team):
     assert conformant_url("http://shop.test\\@evil.example/") is None
 
 
-def test_a_navigation_without_a_target_asserts_nothing(team):
+def test_a_navigation_without_a_target_asserts_nothing(capturing_owner):
     actions = [{"type": "navigation", "target": "", "timestamp": T0,
                 "data": {"from": "https://shop.test/", "via": "pushState"}}]  # fmt: skip
-    spec = spec_of(team, file(team, user_actions=actions))
+    spec = spec_of(capturing_owner, file(capturing_owner, user_actions=actions))
     assert 'toHaveURL("")' not in spec and 'await page.goto("https://shop.test/");' in spec
 
 
@@ -280,12 +293,12 @@ CONTROLS = re.compile(
 )
 
 
-def test_no_control_character_reaches_the_test_or_the_har(team):
+def test_no_control_character_reaches_the_test_or_the_har(capturing_owner):
     """`ESC[1A` in a console message hid the line above it when the file
     was `cat`ed; a right-to-left override reorders a line. Written as \\uXXXX text."""
     hostile = "boom\x1b[1A\x1b[2K\u202egnp.exe\u2066\x9b2J\x7f\x07\u200f"
     report = file(
-        team,
+        capturing_owner,
         title=f"Title {hostile}",
         console_logs=[{"level": "error", "message": hostile, "timestamp": T0}],
         network_logs=[{"method": "GET", "url": f"https://shop.test/{hostile}", "status": 500,
@@ -296,10 +309,10 @@ def test_no_control_character_reaches_the_test_or_the_har(team):
                        "data": {"field": "select-one"}}],
         metadata={"url": f"https://shop.test/?q={hostile}"},
     )  # fmt: skip
-    spec = spec_of(team, report)
+    spec = spec_of(capturing_owner, report)
     assert not CONTROLS.search(spec), [line for line in spec.splitlines() if CONTROLS.search(line)]
     assert "// Console error: boom\\u001b[1A\\u001b[2K\\u202egnp.exe" in spec
-    har = team.get(f"/api/v1/reports/{report['id']}/har").get_data()
+    har = capturing_owner.get(f"/api/v1/reports/{report['id']}/har").get_data()
     assert har.isascii() and not CONTROLS.search(har.decode())
     assert json.loads(har)["log"]["comment"] == f"WS-1: Title {hostile}"
 
@@ -332,15 +345,15 @@ STEP = re.compile(r"// .*|await (page|expect\(page\))\.[^\n]*;( // the reporter 
 @given(network=st.lists(ENTRY, max_size=4), actions=st.lists(ENTRY, max_size=4),
        console=st.lists(ENTRY, max_size=2), viewport=JSON)  # fmt: skip
 def test_any_captured_json_makes_a_valid_har_and_a_test_of_steps_only(
-    team, network, actions, console, viewport
+    capturing_owner, network, actions, console, viewport
 ):
-    report = file(team, network_logs=network, user_actions=actions, console_logs=console,
+    report = file(capturing_owner, network_logs=network, user_actions=actions, console_logs=console,
                   metadata={"viewport": viewport})  # fmt: skip
-    har = team.get(f"/api/v1/reports/{report['id']}/har")
+    har = capturing_owner.get(f"/api/v1/reports/{report['id']}/har")
     assert har.status_code == 200
     errors = [error.message for error in har_validator().iter_errors(har.get_json())]
     assert errors == []
-    spec = team.get(f"/api/v1/reports/{report['id']}/repro.spec.ts")
+    spec = capturing_owner.get(f"/api/v1/reports/{report['id']}/repro.spec.ts")
     assert spec.status_code == 200
     body = spec.get_data(as_text=True).split("async ({ page }) => {\n", 1)[1]
     for line in body.removesuffix("});\n").splitlines():
@@ -369,20 +382,20 @@ class Recorder(BaseHTTPRequestHandler):
 
 @pytest.mark.browser
 def test_a_session_replays_with_playwright_its_har_loads_and_its_curls_run(
-    browser, team, live_server, tmp_path
+    browser, capturing_owner, live_server, tmp_path
 ):
-    changed = team.patch(
-        f"/api/v1/projects/{team.project['id']}",
+    changed = capturing_owner.patch(
+        f"/api/v1/projects/{capturing_owner.project['id']}",
         json={"settings": {"widget": {"capture_network_details": True}}},
-        headers=csrf(team),
+        headers=csrf(capturing_owner),
     )
     assert changed.status_code == 200
     context = browser.new_context(viewport={"width": 1024, "height": 720})
     with HostSite(live_server) as site:
-        allow(team, site.url)
+        allow(capturing_owner, site.url)
         page = context.new_page()
         page.add_init_script(OPEN_SHADOW_ROOTS)
-        page.goto(f"{site.url}/?project={team.key}")
+        page.goto(f"{site.url}/?project={capturing_owner.key}")
         page.wait_for_selector("[data-svc-widget]", state="attached")  # its settings are read
 
         # The reporter's session: a click, a route change, a typed field, a failing request.
@@ -400,7 +413,7 @@ def test_a_session_replays_with_playwright_its_har_loads_and_its_curls_run(
         form.get_by_label("Title").fill("Coupon refused")
         form.get_by_role("button", name="Send report").click()
         expect(form.get_by_role("status")).to_contain_text("Thanks — WS-1")
-        report = team.get("/api/v1/reports/WS-1").get_json()
+        report = capturing_owner.get("/api/v1/reports/WS-1").get_json()
         # The reporter may leave the details out: the requests go, their details do not.
         form.get_by_role("button", name="Close", exact=True).last.click()
         page.get_by_role("button", name="Report a bug").click()
@@ -408,7 +421,7 @@ def test_a_session_replays_with_playwright_its_har_loads_and_its_curls_run(
         form.get_by_label("Request and response details (headers, bodies up to 10 KB)").uncheck()
         form.get_by_role("button", name="Send report").click()
         expect(form.get_by_role("status")).to_contain_text("Thanks — WS-2")
-        plain = team.get("/api/v1/reports/WS-2").get_json()["networkLogs"]
+        plain = capturing_owner.get("/api/v1/reports/WS-2").get_json()["networkLogs"]
         assert [entry["url"] for entry in plain] == [
             entry["url"] for entry in report["networkLogs"]
         ]
@@ -430,7 +443,7 @@ def test_a_session_replays_with_playwright_its_har_loads_and_its_curls_run(
             assert secret not in stored, secret
 
         # The HAR: valid, and Chromium answers the page's request from it (routeFromHAR).
-        har = team.get("/api/v1/reports/WS-1/har").get_json()
+        har = capturing_owner.get("/api/v1/reports/WS-1/har").get_json()
         assert har_validator().is_valid(har)
         har_file = tmp_path / "ws1.har"
         har_file.write_text(json.dumps(har))
@@ -448,7 +461,7 @@ def test_a_session_replays_with_playwright_its_har_loads_and_its_curls_run(
         replayed.close()
 
         # The Playwright test, run by Playwright's own runner against the same page.
-        spec = team.get("/api/v1/reports/WS-1/repro.spec.ts").get_data(as_text=True)
+        spec = capturing_owner.get("/api/v1/reports/WS-1/repro.spec.ts").get_data(as_text=True)
         run_playwright_test(spec, tmp_path)
         original, replay = site.clicks()
         assert [click["what"] for click in replay] == [click["what"] for click in original]
@@ -456,13 +469,13 @@ def test_a_session_replays_with_playwright_its_har_loads_and_its_curls_run(
         assert replay[-1]["url"] == original[-1]["url"] == f"{site.url}/orders?tab=open"
 
         # Copy as cURL, for every request, run against a recording proxy.
-        curls = copied_curls(context, team, live_server, report)
+        curls = copied_curls(context, capturing_owner, live_server, report)
         # A script's report whose header and parameter the service redacted.
-        redacted = file(team, title="From a script", network_logs=[{
+        redacted = file(capturing_owner, title="From a script", network_logs=[{
             "method": "GET", "url": "http://shop.test/api/data?token=abc&page=2", "status": 500,
             "requestHeaders": {"Authorization": "Bearer abc", "Accept": "application/json"},
         }])  # fmt: skip
-        [command] = copied_curls(context, team, live_server, redacted)
+        [command] = copied_curls(context, capturing_owner, live_server, redacted)
     context.close()
     assert len(curls) == 3 and not any("Bearer" in command for command in curls)
     assert curls[0].startswith("# the body holds values redacted in the report")
@@ -487,20 +500,20 @@ def test_a_session_replays_with_playwright_its_har_loads_and_its_curls_run(
 @pytest.mark.browser
 @pytest.mark.parametrize("bracketed_paste", ["on", "off"])
 def test_a_copied_curl_pasted_into_bash_runs_curl_alone(
-    browser, team, live_server, tmp_path, bracketed_paste
+    browser, capturing_owner, live_server, tmp_path, bracketed_paste
 ):
     """A reporter's Ctrl-C and line breaks in a body (a quote and !! in the address): the
     clipboard holds printable ASCII only, and bash, fed the paste through a real terminal, runs
     curl with the reporter's exact bytes and nothing else."""
     marker = tmp_path / "PWNED"
     body = f'{{"items":[1]}}\u0003\ntouch {marker}\n it\'s "ünï" \u2028 \\x41 !!\x7f\x85'
-    report = file(team, title="Ctrl-C", network_logs=[{
+    report = file(capturing_owner, title="Ctrl-C", network_logs=[{
         "method": "POST", "url": "http://shop.test/api/cart?q=it's!!",
         "status": 500, "requestHeaders": {"X-Note": "fine"}, "requestBody": body,
     }])  # fmt: skip
     assert report["networkLogs"][0]["requestBody"] == body
     context = browser.new_context()
-    [command] = copied_curls(context, team, live_server, report)
+    [command] = copied_curls(context, capturing_owner, live_server, report)
     context.close()
     lines = command.split("\n")
     assert all(re.fullmatch(r"[\x20-\x7e]*", line) for line in lines), command
@@ -584,10 +597,10 @@ def run_playwright_test(spec: str, folder: Path) -> None:
     assert "1 passed" in done.stdout
 
 
-def copied_curls(context, team, live_server, report) -> list[str]:
+def copied_curls(context, capturing_owner, live_server, report) -> list[str]:
     """What each "Copy as cURL" button of the report's page puts on the clipboard."""
     context.add_cookies([
-        {"name": name, "value": team.get_cookie(name).value, "url": live_server}
+        {"name": name, "value": capturing_owner.get_cookie(name).value, "url": live_server}
         for name in ("svc_access_token", "svc_csrf_token")
     ])  # fmt: skip
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server)

@@ -26,7 +26,7 @@ from tests.helpers import file_report, png_bytes, upload
 
 
 @pytest.fixture
-def team(app):
+def the_owner(app):
     owner = app.test_client()
     owner.user = register(owner)
     return owner
@@ -46,11 +46,11 @@ def make_old(app, tracking_ids: list[str], days: int) -> None:
         db.session.commit()
 
 
-def file(team, project, status: str = "open", **fields) -> dict:
-    report = file_report(team, project["apiKey"], **fields).get_json()
+def file(the_owner, project, status: str = "open", **fields) -> dict:
+    report = file_report(the_owner, project["apiKey"], **fields).get_json()
     if status != "open":
-        changed = team.patch(
-            f"/api/v1/reports/{report['id']}", json={"status": status}, headers=csrf(team)
+        changed = the_owner.patch(
+            f"/api/v1/reports/{report['id']}", json={"status": status}, headers=csrf(the_owner)
         )
         assert changed.status_code == 200
     return report
@@ -61,44 +61,48 @@ def tracking_ids(app) -> set[str]:
         return {report.tracking_id for report in db.session.scalars(select(Report))}
 
 
-def test_the_setting_defaults_to_keeping_everything_and_is_checked(team):
-    project = create_project(team, "Web Shop")
+def test_the_setting_defaults_to_keeping_everything_and_is_checked(the_owner):
+    project = create_project(the_owner, "Web Shop")
     assert project["settings"]["retention"] == {"days": None, "statuses": ["resolved", "closed"]}
     url = f"/api/v1/projects/{project['id']}"
-    changed = team.patch(url, json={"settings": {"retention": {"days": 30}}}, headers=csrf(team))
+    changed = the_owner.patch(
+        url, json={"settings": {"retention": {"days": 30}}}, headers=csrf(the_owner)
+    )
     assert changed.get_json()["settings"]["retention"] == {
         "days": 30,
         "statuses": ["resolved", "closed"],
     }
     for wrong in ({"days": 0}, {"days": 3651}, {"statuses": ["gone"]}, {"statuses": []}):
-        refused = team.patch(url, json={"settings": {"retention": wrong}}, headers=csrf(team))
+        refused = the_owner.patch(
+            url, json={"settings": {"retention": wrong}}, headers=csrf(the_owner)
+        )
         assert refused.status_code == 422, wrong
         assert "retention" in json.dumps(refused.get_json())
 
 
 def test_the_hourly_pass_deletes_what_the_setting_names_in_batches(
-    app, team, monkeypatch, receiver
+    app, the_owner, monkeypatch, receiver
 ):
     monkeypatch.setattr(retention, "BATCH_REPORTS", 2)
-    kept_long = create_project(team, "Kept long")
-    shop = create_project(team, "Web Shop")
+    kept_long = create_project(the_owner, "Kept long")
+    shop = create_project(the_owner, "Web Shop")
     hook = {"settings": {"webhook_url": "https://hooks.example.com/svc"}}
-    team.patch(f"/api/v1/projects/{shop['id']}", json=hook, headers=csrf(team))
-    key = upload(team, shop["apiKey"], png_bytes()).get_json()["key"]
+    the_owner.patch(f"/api/v1/projects/{shop['id']}", json=hook, headers=csrf(the_owner))
+    key = upload(the_owner, shop["apiKey"], png_bytes()).get_json()["key"]
     old = [
-        file(team, shop, "resolved", screenshot_url=key),
-        file(team, shop, "closed"),
-        file(team, shop, "resolved"),
+        file(the_owner, shop, "resolved", screenshot_url=key),
+        file(the_owner, shop, "closed"),
+        file(the_owner, shop, "resolved"),
     ]
-    team.post(
-        f"/api/v1/reports/{old[0]['id']}/comments", json={"body": "Fixed"}, headers=csrf(team)
+    the_owner.post(
+        f"/api/v1/reports/{old[0]['id']}/comments", json={"body": "Fixed"}, headers=csrf(the_owner)
     )
-    open_old = file(team, shop)
-    recent = file(team, shop, "resolved")
-    elsewhere = file(team, kept_long, "resolved")
+    open_old = file(the_owner, shop)
+    recent = file(the_owner, shop, "resolved")
+    elsewhere = file(the_owner, kept_long, "resolved")
     make_old(app, [r["trackingId"] for r in (*old, open_old, elsewhere)], days=40)
     setting = {"settings": {"retention": {"days": 30}}}
-    team.patch(f"/api/v1/projects/{shop['id']}", json=setting, headers=csrf(team))
+    the_owner.patch(f"/api/v1/projects/{shop['id']}", json=setting, headers=csrf(the_owner))
 
     with app.app_context():
         removed = retention.apply_all()
@@ -117,25 +121,25 @@ def test_the_hourly_pass_deletes_what_the_setting_names_in_batches(
     # Only the kept reports' deliveries wait; the deleted ones' were cancelled.
     assert {str(report_id) for report_id in pending} == {open_old["id"], recent["id"]}
     assert entry.detail["reports"] == 3 and entry.actor_id is None
-    listed = team.get(f"/api/v1/reports?project_id={shop['id']}").get_json()
+    listed = the_owner.get(f"/api/v1/reports?project_id={shop['id']}").get_json()
     assert listed["total"] == 2
-    assert team.get(f"/api/v1/projects/{shop['id']}/usage").get_json()["reports"] == 2
+    assert the_owner.get(f"/api/v1/projects/{shop['id']}/usage").get_json()["reports"] == 2
     with app.app_context():  # a second pass finds nothing more
         assert retention.apply_all() == {}
 
 
-def test_one_reporters_data_is_handed_over_then_erased_from_queues_too(app, team):
-    shop = create_project(team, "Web Shop")
+def test_one_reporters_data_is_handed_over_then_erased_from_queues_too(app, the_owner):
+    shop = create_project(the_owner, "Web Shop")
     hook = {"settings": {"webhook_url": "https://hooks.example.com/svc"}}
-    team.patch(f"/api/v1/projects/{shop['id']}", json=hook, headers=csrf(team))
-    shot = upload(team, shop["apiKey"], png_bytes(3, 3)).get_json()["key"]
+    the_owner.patch(f"/api/v1/projects/{shop['id']}", json=hook, headers=csrf(the_owner))
+    shot = upload(the_owner, shop["apiKey"], png_bytes(3, 3)).get_json()["key"]
     theirs = [
-        file(team, shop, reporter_identifier="Jo@Example.com", screenshot_url=shot),
-        file(team, shop, reporter_identifier="jo@example.com", console_logs=[
+        file(the_owner, shop, reporter_identifier="Jo@Example.com", screenshot_url=shot),
+        file(the_owner, shop, reporter_identifier="jo@example.com", console_logs=[
             {"level": "error", "message": "boom", "timestamp": 1}
         ]),
     ]  # fmt: skip
-    mentioned = file(team, shop, reporter_identifier="sam@example.com",
+    mentioned = file(the_owner, shop, reporter_identifier="sam@example.com",
                      description="Same as jo@example.com saw")  # fmt: skip
     project_id = uuid.UUID(shop["id"])
     with app.app_context():
@@ -152,7 +156,7 @@ def test_one_reporters_data_is_handed_over_then_erased_from_queues_too(app, team
         db.session.add_all([about, unrelated])
         db.session.flush()
         db.session.add(
-            Notification(user_id=uuid.UUID(team.user["id"]), project_id=project_id,
+            Notification(user_id=uuid.UUID(the_owner.user["id"]), project_id=project_id,
                          report_id=uuid.UUID(mentioned["id"]), kind="assigned", mail_id=about.id)
         )  # fmt: skip
         # A receipt already sent to the reporter goes too, not only the waiting ones.
@@ -164,13 +168,13 @@ def test_one_reporters_data_is_handed_over_then_erased_from_queues_too(app, team
     base = f"/api/v1/projects/{shop['id']}/reporter-data"
     # The reporter replied on the report's status page.
     updates = {"settings": {"reporter_updates": {"enabled": True}}}
-    team.patch(f"/api/v1/projects/{shop['id']}", json=updates, headers=csrf(team))
-    link = team.post(f"/api/v1/reports/{theirs[0]['id']}/status-link", headers=csrf(team))
+    the_owner.patch(f"/api/v1/projects/{shop['id']}", json=updates, headers=csrf(the_owner))
+    link = the_owner.post(f"/api/v1/reports/{theirs[0]['id']}/status-link", headers=csrf(the_owner))
     token = link.get_json()["url"].rsplit("/", 1)[1]
     reply = {"body": "It happens every Monday"}
     assert app.test_client().post(f"/api/v1/status/{token}/replies", json=reply).status_code == 201
 
-    exported = team.get(f"{base}?reporter_identifier=JO@EXAMPLE.COM")
+    exported = the_owner.get(f"{base}?reporter_identifier=JO@EXAMPLE.COM")
     assert exported.status_code == 200 and exported.mimetype == "application/x-ndjson"
     lines = [json.loads(line) for line in exported.data.decode().splitlines()]
     assert [line["id"] for line in lines] == [report["id"] for report in theirs]
@@ -185,8 +189,8 @@ def test_one_reporters_data_is_handed_over_then_erased_from_queues_too(app, team
 
     assert lines[1]["consoleLogs"][0]["message"] == "boom"
 
-    erased = team.post(
-        f"{base}/erase", json={"reporter_identifier": "jo@example.com"}, headers=csrf(team)
+    erased = the_owner.post(
+        f"{base}/erase", json={"reporter_identifier": "jo@example.com"}, headers=csrf(the_owner)
     )
     assert erased.status_code == 200 and erased.get_json() == {"reports": 2}
     assert tracking_ids(app) == {mentioned["trackingId"]}
@@ -203,25 +207,27 @@ def test_one_reporters_data_is_handed_over_then_erased_from_queues_too(app, team
     assert (kept.to_address, kept.text_body) == ("jo@example.com", "For jo@example.com")
     assert all("jo@example.com" not in payload.lower() for payload in payloads)
     assert entry.detail == {"reports": 2}
-    refused = team.post(f"{base}/erase", json={}, headers=csrf(team))
+    refused = the_owner.post(f"{base}/erase", json={}, headers=csrf(the_owner))
     assert refused.status_code == 422
 
 
-def test_usage_of_a_project_and_of_the_instance(app, team):
-    shop = create_project(team, "Web Shop")
-    create_project(team, "Empty")
-    key = upload(team, shop["apiKey"], png_bytes(3, 3)).get_json()["key"]
-    report = file(team, shop, screenshot_url=key)
-    team.post(f"/api/v1/reports/{report['id']}/comments", json={"body": "Seen"}, headers=csrf(team))
+def test_usage_of_a_project_and_of_the_instance(app, the_owner):
+    shop = create_project(the_owner, "Web Shop")
+    create_project(the_owner, "Empty")
+    key = upload(the_owner, shop["apiKey"], png_bytes(3, 3)).get_json()["key"]
+    report = file(the_owner, shop, screenshot_url=key)
+    the_owner.post(
+        f"/api/v1/reports/{report['id']}/comments", json={"body": "Seen"}, headers=csrf(the_owner)
+    )
 
-    usage = team.get(f"/api/v1/projects/{shop['id']}/usage").get_json()
+    usage = the_owner.get(f"/api/v1/projects/{shop['id']}/usage").get_json()
     assert usage == {
         "reports": 1,
         "comments": 1,
         "objects": {"count": 1, "bytes": len(png_bytes(3, 3))},
         "oldestReportAt": report["createdAt"],
     }
-    instance = team.get("/api/v1/admin/usage").get_json()  # the first account is an admin
+    instance = the_owner.get("/api/v1/admin/usage").get_json()  # the first account is an admin
     assert [row["name"] for row in instance["projects"]] == ["Empty", "Web Shop"]
     assert instance["totals"] == {
         "reports": 1,

@@ -88,7 +88,7 @@ def build_team(app) -> dict:
 
 
 @pytest.fixture
-def team(app):
+def people_in_roles(app):
     with app.app_context():
         # The shared world's refused resends counted against its invitee's daily limit.
         rate_limits.forget_all()
@@ -102,9 +102,9 @@ def shared_team(module_app):
     return build_team(module_app)
 
 
-def state(team) -> dict:
+def state(people_in_roles) -> dict:
     """What a refused request could have changed, as the owner sees it."""
-    ada, values = team["people"]["owner"], team["path_values"]
+    ada, values = people_in_roles["people"]["owner"], people_in_roles["path_values"]
     project = ada.get(f"/api/v1/projects/{values['project_id']}").get_json()
     members = ada.get(f"/api/v1/projects/{values['project_id']}/members").get_json()
     report = ada.get(f"/api/v1/reports/{values['report_ref']}").get_json()
@@ -147,17 +147,17 @@ def test_each_endpoint_reads_or_refuses_as_the_roles_it_declares(shared_team, ru
 
 
 @pytest.mark.parametrize(("rule", "method", "role"), ALLOWED_WRITES, ids=_ids(ALLOWED_WRITES))
-def test_each_endpoint_lets_in_exactly_the_roles_it_declares(team, rule, method, role):
-    check_access(team, rule, method, role)
+def test_each_endpoint_lets_in_exactly_the_roles_it_declares(people_in_roles, rule, method, role):
+    check_access(people_in_roles, rule, method, role)
 
 
-def check_access(team, rule: str, method: str, role: str) -> None:
+def check_access(people_in_roles, rule: str, method: str, role: str) -> None:
     needed = NEEDED.get((rule, method), VIEWER)
-    client = team["people"][role]
-    url = url_for_route(rule, team["path_values"])
+    client = people_in_roles["people"][role]
+    url = url_for_route(rule, people_in_roles["path_values"])
     body = VALID_BODIES.get((rule, method), {}) if method in WRITE_METHODS else None
     # What a refusal must leave as it was (seven reads: only where a refusal is expected).
-    before = None if role_at_least(role, needed) else state(team)
+    before = None if role_at_least(role, needed) else state(people_in_roles)
     response = client.open(url, method=method, json=body, headers=csrf(client))
     if role_at_least(role, needed) and (rule, method) in REACHES_A_TRACKER:
         # Let in, then refused by the tracker no test here can reach (or by the body's id,
@@ -170,7 +170,7 @@ def check_access(team, rule: str, method: str, role: str) -> None:
     else:
         assert response.status_code == 403, response.get_json()
         assert response.get_json()["detail"]
-        assert state(team) == before
+        assert state(people_in_roles) == before
 
 
 def test_the_routes_that_need_a_role_are_the_expected_ones():
@@ -213,29 +213,33 @@ def test_the_routes_that_need_a_role_are_the_expected_ones():
     }
 
 
-def test_a_viewer_reads_the_project_and_its_reports(team):
-    vera, project = team["people"]["viewer"], team["project"]
+def test_a_viewer_reads_the_project_and_its_reports(people_in_roles):
+    vera, project = people_in_roles["people"]["viewer"], people_in_roles["project"]
     assert [p["role"] for p in vera.get("/api/v1/projects").get_json()] == ["viewer"]
     seen = vera.get(f"/api/v1/projects/{project['id']}").get_json()
     assert seen["role"] == "viewer" and "webhookSecret" not in seen
     assert seen["settings"]["webhookUrl"] is None
     listing = vera.get("/api/v1/reports").get_json()
-    assert [r["trackingId"] for r in listing["items"]] == [team["report"]["trackingId"]]
+    assert [r["trackingId"] for r in listing["items"]] == [people_in_roles["report"]["trackingId"]]
 
 
-def test_a_viewer_using_a_token_is_still_a_viewer(team):
-    vera = team["people"]["viewer"]
+def test_a_viewer_using_a_token_is_still_a_viewer(people_in_roles):
+    vera = people_in_roles["people"]["viewer"]
     token = create_pat(vera)["token"]
     response = vera.application.test_client().patch(
-        f"/api/v1/reports/{team['report']['trackingId']}",
+        f"/api/v1/reports/{people_in_roles['report']['trackingId']}",
         json={"status": "closed"},
         headers={"Authorization": f"Bearer {token}"},
     )
     assert response.status_code == 403
 
 
-def test_an_owner_changes_roles_and_makes_a_co_owner(team):
-    ada, grace, project = team["people"]["owner"], team["people"]["member"], team["project"]
+def test_an_owner_changes_roles_and_makes_a_co_owner(people_in_roles):
+    ada, grace, project = (
+        people_in_roles["people"]["owner"],
+        people_in_roles["people"]["member"],
+        people_in_roles["project"],
+    )
     response = set_role(ada, project["id"], grace.user["id"], "owner")
     assert response.status_code == 200 and response.get_json()["role"] == "owner"
     assert grace.get(f"/api/v1/projects/{project['id']}").get_json()["webhookSecret"]
@@ -252,8 +256,8 @@ def test_an_owner_changes_roles_and_makes_a_co_owner(team):
     ]
 
 
-def test_the_last_owner_can_be_neither_demoted_nor_leave(team):
-    ada, project = team["people"]["owner"], team["project"]
+def test_the_last_owner_can_be_neither_demoted_nor_leave(people_in_roles):
+    ada, project = people_in_roles["people"]["owner"], people_in_roles["project"]
     response = set_role(ada, project["id"], ada.user["id"], "member")
     assert response.status_code == 409 and "owner" in response.get_json()["detail"]
     leave = ada.delete(
@@ -263,8 +267,12 @@ def test_the_last_owner_can_be_neither_demoted_nor_leave(team):
     assert ada.get(f"/api/v1/projects/{project['id']}").get_json()["role"] == "owner"
 
 
-def test_one_of_two_owners_may_leave(team):
-    ada, grace, project = team["people"]["owner"], team["people"]["member"], team["project"]
+def test_one_of_two_owners_may_leave(people_in_roles):
+    ada, grace, project = (
+        people_in_roles["people"]["owner"],
+        people_in_roles["people"]["member"],
+        people_in_roles["project"],
+    )
     assert set_role(ada, project["id"], grace.user["id"], "owner").status_code == 200
     leave = ada.delete(
         f"/api/v1/projects/{project['id']}/members/{ada.user['id']}", headers=csrf(ada)
@@ -274,24 +282,26 @@ def test_one_of_two_owners_may_leave(team):
 
 
 @pytest.mark.parametrize("role", ["member", "viewer"])
-def test_anyone_may_leave_a_project(team, role):
-    client, project = team["people"][role], team["project"]
+def test_anyone_may_leave_a_project(people_in_roles, role):
+    client, project = people_in_roles["people"][role], people_in_roles["project"]
     response = client.delete(
         f"/api/v1/projects/{project['id']}/members/{client.user['id']}", headers=csrf(client)
     )
     assert response.status_code == 204
     assert client.get("/api/v1/projects").get_json() == []
-    assert client.get(f"/api/v1/reports/{team['report']['trackingId']}").status_code == 404
+    assert (
+        client.get(f"/api/v1/reports/{people_in_roles['report']['trackingId']}").status_code == 404
+    )
 
 
-def test_a_report_is_assigned_to_members_and_owners_only(team):
-    ada = team["people"]["owner"]
-    ref = team["report"]["trackingId"]
+def test_a_report_is_assigned_to_members_and_owners_only(people_in_roles):
+    ada = people_in_roles["people"]["owner"]
+    ref = people_in_roles["report"]["trackingId"]
 
     def assign(person):
         return ada.patch(
             f"/api/v1/reports/{ref}",
-            json={"assignee_id": team["people"][person].user["id"]},
+            json={"assignee_id": people_in_roles["people"][person].user["id"]},
             headers=csrf(ada),
         )
 
@@ -301,7 +311,7 @@ def test_a_report_is_assigned_to_members_and_owners_only(team):
     assert refused.status_code == 422 and "assignee_id" in refused.get_json()["errors"]
 
 
-def test_an_unknown_role_is_422(team):
-    ada, project = team["people"]["owner"], team["project"]
-    response = set_role(ada, project["id"], team["path_values"]["user_id"], "admin")
+def test_an_unknown_role_is_422(people_in_roles):
+    ada, project = people_in_roles["people"]["owner"], people_in_roles["project"]
+    response = set_role(ada, project["id"], people_in_roles["path_values"]["user_id"], "admin")
     assert response.status_code == 422 and "role" in response.get_json()["errors"]

@@ -25,7 +25,7 @@ IMAGES = {
 
 
 @pytest.fixture
-def shop(user_client):
+def web_shop(user_client):
     return create_project(user_client, "Web Shop")
 
 
@@ -40,9 +40,9 @@ def count_screenshots(app) -> int:
 
 
 @pytest.mark.parametrize("content_type", sorted(IMAGES))
-def test_images_are_accepted_and_served_with_their_real_type(user_client, shop, content_type):
+def test_images_are_accepted_and_served_with_their_real_type(user_client, web_shop, content_type):
     # The client's file name and part type are ignored: the bytes decide.
-    response = upload(user_client, shop["apiKey"], IMAGES[content_type], filename="x.bin")
+    response = upload(user_client, web_shop["apiKey"], IMAGES[content_type], filename="x.bin")
     assert response.status_code == 201
     key = response.get_json()["key"]
     assert set(response.get_json()) == {"key"} and KEY.match(key) and len(key) >= 32
@@ -64,8 +64,8 @@ def test_images_are_accepted_and_served_with_their_real_type(user_client, shop, 
         (b"\x89PN", "truncated.png"),
     ],
 )
-def test_anything_but_an_image_is_415(app, user_client, shop, data, filename):
-    response = upload(user_client, shop["apiKey"], data, filename=filename)
+def test_anything_but_an_image_is_415(app, user_client, web_shop, data, filename):
+    response = upload(user_client, web_shop["apiKey"], data, filename=filename)
     assert response.status_code == 415
     assert response.get_json()["detail"]
     assert stored_files(app) == [] and count_screenshots(app) == 0
@@ -85,27 +85,27 @@ def test_size_limit(make_app):
     assert count_screenshots(app) == 1 and len(stored_files(app)) == 1
 
 
-def test_upload_far_over_the_limit_is_413(app, user_client, shop):
-    response = upload(user_client, shop["apiKey"], png_bytes(padding=11 * 1024 * 1024))
+def test_upload_far_over_the_limit_is_413(app, user_client, web_shop):
+    response = upload(user_client, web_shop["apiKey"], png_bytes(padding=11 * 1024 * 1024))
     assert response.status_code == 413
     assert stored_files(app) == []
 
 
-def test_missing_file_field_is_422(user_client, shop):
+def test_missing_file_field_is_422(user_client, web_shop):
     response = user_client.post(
         "/api/v1/upload/screenshot",
-        headers={"X-API-Key": shop["apiKey"]},
+        headers={"X-API-Key": web_shop["apiKey"]},
         data={"other": "x"},
         content_type="multipart/form-data",
     )
     assert response.status_code == 422 and "file" in response.get_json()["errors"]
 
 
-def test_non_multipart_upload_is_415(user_client, shop):
+def test_non_multipart_upload_is_415(user_client, web_shop):
     response = user_client.post(
         "/api/v1/upload/screenshot",
         data=png_bytes(),
-        headers={"X-API-Key": shop["apiKey"]},
+        headers={"X-API-Key": web_shop["apiKey"]},
         content_type="image/png",
     )
     assert response.status_code == 415
@@ -115,34 +115,34 @@ def test_upload_needs_the_api_key(client):
     assert upload(client, "svc_pub_" + "x" * 40, png_bytes()).status_code == 401
 
 
-def test_report_references_its_screenshots(user_client, shop):
-    shot = upload(user_client, shop["apiKey"], png_bytes()).get_json()["key"]
-    annotated = upload(user_client, shop["apiKey"], png_bytes(3, 3)).get_json()["key"]
+def test_report_references_its_screenshots(user_client, web_shop):
+    shot = upload(user_client, web_shop["apiKey"], png_bytes()).get_json()["key"]
+    annotated = upload(user_client, web_shop["apiKey"], png_bytes(3, 3)).get_json()["key"]
     report = file_report(
-        user_client, shop["apiKey"], screenshot_url=shot, annotated_screenshot_url=annotated
+        user_client, web_shop["apiKey"], screenshot_url=shot, annotated_screenshot_url=annotated
     ).get_json()
     assert (report["screenshotUrl"], report["annotatedScreenshotUrl"]) == (shot, annotated)
 
 
-def test_keys_of_another_project_are_refused(app, user_client, other_client, shop):
+def test_keys_of_another_project_are_refused(app, user_client, other_client, web_shop):
     theirs = create_project(other_client, "Grace's")
     key = upload(other_client, theirs["apiKey"], png_bytes()).get_json()["key"]
-    response = file_report(user_client, shop["apiKey"], screenshot_url=key)
+    response = file_report(user_client, web_shop["apiKey"], screenshot_url=key)
     assert response.status_code == 422 and "screenshot_url" in response.get_json()["errors"]
     # ... and not served to the other project's team either.
     assert user_client.get(f"/api/v1/screenshots/{key}").status_code == 404
     assert other_client.get(f"/api/v1/screenshots/{key}").status_code == 200
 
 
-def test_a_key_belongs_to_one_report(user_client, shop):
-    key = upload(user_client, shop["apiKey"], png_bytes()).get_json()["key"]
-    assert file_report(user_client, shop["apiKey"], screenshot_url=key).status_code == 201
-    again = file_report(user_client, shop["apiKey"], annotated_screenshot_url=key)
+def test_a_key_belongs_to_one_report(user_client, web_shop):
+    key = upload(user_client, web_shop["apiKey"], png_bytes()).get_json()["key"]
+    assert file_report(user_client, web_shop["apiKey"], screenshot_url=key).status_code == 201
+    again = file_report(user_client, web_shop["apiKey"], annotated_screenshot_url=key)
     assert again.status_code == 422 and "annotated_screenshot_url" in again.get_json()["errors"]
 
 
-def test_serving_needs_membership(app, user_client, shop):
-    key = upload(user_client, shop["apiKey"], png_bytes()).get_json()["key"]
+def test_serving_needs_membership(app, user_client, web_shop):
+    key = upload(user_client, web_shop["apiKey"], png_bytes()).get_json()["key"]
     outsider = app.test_client()
     register(outsider, email="mallory@example.com")
     assert outsider.get(f"/api/v1/screenshots/{key}").status_code == 404
@@ -151,29 +151,29 @@ def test_serving_needs_membership(app, user_client, shop):
     assert user_client.get("/api/v1/screenshots/unknown.png").status_code == 404
 
 
-def test_deleting_a_report_removes_its_files(app, user_client, shop):
-    key = upload(user_client, shop["apiKey"], png_bytes()).get_json()["key"]
-    kept = upload(user_client, shop["apiKey"], png_bytes(4, 4)).get_json()["key"]
-    file_report(user_client, shop["apiKey"], screenshot_url=key)
+def test_deleting_a_report_removes_its_files(app, user_client, web_shop):
+    key = upload(user_client, web_shop["apiKey"], png_bytes()).get_json()["key"]
+    kept = upload(user_client, web_shop["apiKey"], png_bytes(4, 4)).get_json()["key"]
+    file_report(user_client, web_shop["apiKey"], screenshot_url=key)
     assert len(stored_files(app)) == 2
     user_client.delete("/api/v1/reports/WS-1", headers=csrf(user_client))
     assert [path.name for path in stored_files(app)] == [kept]
     assert user_client.get(f"/api/v1/screenshots/{key}").status_code == 404
 
 
-def test_deleting_a_project_removes_its_files(app, user_client, shop):
-    key = upload(user_client, shop["apiKey"], png_bytes()).get_json()["key"]
-    upload(user_client, shop["apiKey"], png_bytes(5, 5))
-    file_report(user_client, shop["apiKey"], screenshot_url=key)
-    user_client.delete(f"/api/v1/projects/{shop['id']}", headers=csrf(user_client))
+def test_deleting_a_project_removes_its_files(app, user_client, web_shop):
+    key = upload(user_client, web_shop["apiKey"], png_bytes()).get_json()["key"]
+    upload(user_client, web_shop["apiKey"], png_bytes(5, 5))
+    file_report(user_client, web_shop["apiKey"], screenshot_url=key)
+    user_client.delete(f"/api/v1/projects/{web_shop['id']}", headers=csrf(user_client))
     assert stored_files(app) == [] and count_screenshots(app) == 0
 
 
-def test_sweep_removes_day_old_orphans_only(app, user_client, shop):
-    orphan = upload(user_client, shop["apiKey"], png_bytes()).get_json()["key"]
-    fresh = upload(user_client, shop["apiKey"], png_bytes(3, 3)).get_json()["key"]
-    used = upload(user_client, shop["apiKey"], png_bytes(4, 4)).get_json()["key"]
-    file_report(user_client, shop["apiKey"], screenshot_url=used)
+def test_sweep_removes_day_old_orphans_only(app, user_client, web_shop):
+    orphan = upload(user_client, web_shop["apiKey"], png_bytes()).get_json()["key"]
+    fresh = upload(user_client, web_shop["apiKey"], png_bytes(3, 3)).get_json()["key"]
+    used = upload(user_client, web_shop["apiKey"], png_bytes(4, 4)).get_json()["key"]
+    file_report(user_client, web_shop["apiKey"], screenshot_url=used)
     with app.app_context():
         db.session.execute(
             update(Screenshot)
@@ -186,8 +186,8 @@ def test_sweep_removes_day_old_orphans_only(app, user_client, shop):
     assert user_client.get(f"/api/v1/screenshots/{used}").status_code == 200
 
 
-def test_sweep_command(app, user_client, shop):
-    upload(user_client, shop["apiKey"], png_bytes())
+def test_sweep_command(app, user_client, web_shop):
+    upload(user_client, web_shop["apiKey"], png_bytes())
     result = app.test_cli_runner().invoke(args=["sweep"])
     assert result.exit_code == 0 and "0 orphaned screenshot" in result.output
 

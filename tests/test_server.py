@@ -27,9 +27,9 @@ from harness.service import (
     wait_until,
 )
 from svc.extensions import db
-from svc.models import Screenshot
+from svc.models import Screenshot, WebhookDelivery
 from svc.models.base import utcnow
-from tests.helpers import png_bytes, reports_in_file_alone, upload
+from tests.helpers import png_bytes, reports_in_file_alone, upload, wait_until_settled
 
 pytestmark = pytest.mark.server
 
@@ -293,7 +293,7 @@ def test_pending_retry_survives_sigkill_of_everything(app, webhook_env, services
 
     base_url, _ = services(webhook_env)
     requests_seen = receiver.wait_for(2, timeout=30)
-    time.sleep(3)  # room for a duplicate to show up, were there one
+    wait_until_settled(app, WebhookDelivery, 1)
     assert len(receiver.received) == 2
     assert len({r.headers["X-Svc-Delivery"] for r in requests_seen}) == 1
     logged = delivery_log(browser, base_url, project)[0]
@@ -306,7 +306,7 @@ def test_four_workers_deliver_each_event_exactly_once(app, webhook_env, services
     for index in range(50):
         file(base_url, project["apiKey"], title=f"report {index}")
     received = receiver.wait_for(50, timeout=60)
-    time.sleep(2)
+    wait_until_settled(app, WebhookDelivery, 50)
     assert len(receiver.received) == 50
     assert len({r.headers["X-Svc-Delivery"] for r in received}) == 50
     assert sorted(r.json()["data"]["title"] for r in received) == sorted(

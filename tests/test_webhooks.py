@@ -52,7 +52,7 @@ def hook_app(make_app, certificate_authority):
 
 
 @pytest.fixture
-def team(hook_app, receiver):
+def hooked_project(hook_app, receiver):
     """(app, owner client, project) with the project's webhook pointing at the receiver."""
     app = hook_app()
     owner = app.test_client()
@@ -96,8 +96,8 @@ def later(seconds: float) -> datetime:
 # --- payload and signatures ---------------------------------------------------------------------
 
 
-def test_report_created_is_delivered_signed(team, receiver):
-    app, owner, project = team
+def test_report_created_is_delivered_signed(hooked_project, receiver):
+    app, owner, project = hooked_project
     report = file_report(owner, project["apiKey"], reporter_identifier="u@shop.example").get_json()
     assert run_due(app) == 1
     (request,) = receiver.wait_for(1)
@@ -133,8 +133,8 @@ def test_report_created_is_delivered_signed(team, receiver):
     assert logged["trackingId"] == report["trackingId"]  # what the log's link says
 
 
-def test_signature_uses_the_api_key_of_the_attempt(team, receiver):
-    app, owner, project = team
+def test_signature_uses_the_api_key_of_the_attempt(hooked_project, receiver):
+    app, owner, project = hooked_project
     file_report(owner, project["apiKey"])
     rotated = owner.post(
         f"/api/v1/projects/{project['id']}/rotate-api-key", headers=csrf(owner)
@@ -147,8 +147,8 @@ def test_signature_uses_the_api_key_of_the_attempt(team, receiver):
     )
 
 
-def test_standard_signature_fails_with_another_secret(team, receiver):
-    app, owner, project = team
+def test_standard_signature_fails_with_another_secret(hooked_project, receiver):
+    app, owner, project = hooked_project
     file_report(owner, project["apiKey"])
     rotated = owner.post(
         f"/api/v1/projects/{project['id']}/rotate-webhook-secret", headers=csrf(owner)
@@ -160,8 +160,8 @@ def test_standard_signature_fails_with_another_secret(team, receiver):
         Webhook(project["webhookSecret"]).verify(request.body, request.headers)
 
 
-def test_report_updated_carries_changes(team, receiver):
-    app, owner, project = team
+def test_report_updated_carries_changes(hooked_project, receiver):
+    app, owner, project = hooked_project
     file_report(owner, project["apiKey"])
     owner.patch(
         "/api/v1/reports/WS-1",
@@ -183,8 +183,8 @@ def test_report_updated_carries_changes(team, receiver):
     assert updated.headers["X-Svc-Delivery"] != created.headers["X-Svc-Delivery"]
 
 
-def test_one_event_per_change_and_none_for_a_no_op(team, receiver):
-    app, owner, project = team
+def test_one_event_per_change_and_none_for_a_no_op(hooked_project, receiver):
+    app, owner, project = hooked_project
     file_report(owner, project["apiKey"])
     owner.patch("/api/v1/reports/WS-1", json={"status": "new"}, headers=csrf(owner))
     owner.patch("/api/v1/reports/WS-1", json={"status": "closed"}, headers=csrf(owner))
@@ -204,8 +204,8 @@ def test_no_webhook_url_means_no_deliveries(hook_app):
     assert deliveries(client, project) == []
 
 
-def test_the_event_is_written_with_the_report_or_not_at_all(team):
-    app, owner, project = team
+def test_the_event_is_written_with_the_report_or_not_at_all(hooked_project):
+    app, owner, project = hooked_project
     assert file_report(owner, project["apiKey"], screenshot_url="nope.png").status_code == 422
     with app.app_context():
         assert db.session.scalar(select(func.count()).select_from(WebhookDelivery)) == 0
@@ -214,8 +214,8 @@ def test_the_event_is_written_with_the_report_or_not_at_all(team):
 # --- retries ------------------------------------------------------------------------------------
 
 
-def test_failure_failure_success_makes_three_attempts(team, receiver):
-    app, owner, project = team
+def test_failure_failure_success_makes_three_attempts(hooked_project, receiver):
+    app, owner, project = hooked_project
     receiver.script(500, 503)
     file_report(owner, project["apiKey"])
     run_due(app)
@@ -251,8 +251,8 @@ def test_failure_failure_success_makes_three_attempts(team, receiver):
     assert len({r.body for r in requests}) == 1
 
 
-def test_always_failing_makes_exactly_four_attempts_then_fails(team, receiver):
-    app, owner, project = team
+def test_always_failing_makes_exactly_four_attempts_then_fails(hooked_project, receiver):
+    app, owner, project = hooked_project
     receiver.script(*[500] * 10)
     file_report(owner, project["apiKey"])
     for seconds in (0, 11, 72, 373, 10_000, 100_000):
@@ -288,8 +288,8 @@ def test_configured_retry_delays(hook_app, receiver):
         (404, "HTTP 404"),
     ],
 )
-def test_failures(team, receiver, behaviour, error):
-    app, owner, project = team
+def test_failures(hooked_project, receiver, behaviour, error):
+    app, owner, project = hooked_project
     receiver.script(behaviour)
     file_report(owner, project["apiKey"])
     run_due(app)
@@ -299,8 +299,8 @@ def test_failures(team, receiver, behaviour, error):
     assert [r.path for r in receiver.received] == ["/hook"]  # a redirect is not followed
 
 
-def test_no_more_than_two_attempts_of_one_project_are_claimed_at_once(team):
-    app, owner, project = team
+def test_no_more_than_two_attempts_of_one_project_are_claimed_at_once(hooked_project):
+    app, owner, project = hooked_project
     other = create_project(owner, "Blog")
     set_webhook(owner, other, "https://127.0.0.1:9/hook")
     for _ in range(4):
@@ -329,8 +329,10 @@ def test_no_more_than_two_attempts_of_one_project_are_claimed_at_once(team):
         (("drip", 0.3), ("pending", "Timed out after 3 s")),
     ],
 )
-def test_an_answer_that_never_ends_costs_one_bounded_attempt(team, receiver, behaviour, outcome):
-    app, owner, project = team
+def test_an_answer_that_never_ends_costs_one_bounded_attempt(
+    hooked_project, receiver, behaviour, outcome
+):
+    app, owner, project = hooked_project
     receiver.script(behaviour)
     file_report(owner, project["apiKey"])
     started = time.monotonic()
@@ -351,8 +353,8 @@ def test_untrusted_certificate_is_a_failure(make_app, receiver):
     assert deliveries(client, project)[0]["lastError"].startswith("TLS error")
 
 
-def test_redeliver_starts_a_new_cycle_with_the_same_id(team, receiver):
-    app, owner, project = team
+def test_redeliver_starts_a_new_cycle_with_the_same_id(hooked_project, receiver):
+    app, owner, project = hooked_project
     receiver.script(*[500] * 4)
     file_report(owner, project["apiKey"])
     for seconds in (0, 11, 72, 373):
@@ -372,10 +374,10 @@ def test_redeliver_starts_a_new_cycle_with_the_same_id(team, receiver):
     assert len(receiver.received) == 5
 
 
-def test_a_deleted_report_lives_on_in_no_delivery(team, receiver):
+def test_a_deleted_report_lives_on_in_no_delivery(hooked_project, receiver):
     """docs/api.md §12: its pending deliveries are cancelled, every payload that held
     it is cleared, and none can be redelivered; another report's delivery goes on."""
-    app, owner, project = team
+    app, owner, project = hooked_project
     file_report(owner, project["apiKey"], title="Secret plans for the launch")
     run_due(app)  # report.created, delivered
     owner.patch("/api/v1/reports/WS-1", json={"status": "resolved"}, headers=csrf(owner))
@@ -405,8 +407,8 @@ def test_a_deleted_report_lives_on_in_no_delivery(team, receiver):
     assert titles == ["Secret plans for the launch", "Another report"]
 
 
-def test_each_attempt_is_claimed_once(team, receiver):
-    app, owner, project = team
+def test_each_attempt_is_claimed_once(hooked_project, receiver):
+    app, owner, project = hooked_project
     file_report(owner, project["apiKey"])
     with app.app_context():
         first = delivery.claim_due(10)
@@ -414,8 +416,8 @@ def test_each_attempt_is_claimed_once(team, receiver):
     assert len(first) == 1 and second == []
 
 
-def test_a_stale_outcome_does_not_overwrite_a_redelivery(team, receiver):
-    app, owner, project = team
+def test_a_stale_outcome_does_not_overwrite_a_redelivery(hooked_project, receiver):
+    app, owner, project = hooked_project
     file_report(owner, project["apiKey"])
     with app.app_context():
         ((delivery_id, attempt_number, _project),) = delivery.claim_due(10)
@@ -429,10 +431,10 @@ def test_a_stale_outcome_does_not_overwrite_a_redelivery(team, receiver):
         assert (row.status, row.attempts) == ("pending", 0)
 
 
-def test_a_delivery_that_cannot_be_built_fails_at_once(team, receiver):
+def test_a_delivery_that_cannot_be_built_fails_at_once(hooked_project, receiver):
     """A payload no attempt can turn into a request (here one a chat format cannot read) is
     failed on its first attempt, not retried for ever."""
-    app, owner, project = team
+    app, owner, project = hooked_project
     set_webhook(owner, project, receiver.url, "slack")
     file_report(owner, project["apiKey"])
     with app.app_context():
@@ -529,8 +531,8 @@ def test_chat_messages_carry_what_users_wrote_as_text(
             assert set(body) == {"text"}
 
 
-def test_chat_message_without_public_url_has_no_link(team, receiver):
-    app, owner, project = team
+def test_chat_message_without_public_url_has_no_link(hooked_project, receiver):
+    app, owner, project = hooked_project
     set_webhook(owner, project, receiver.url, "slack")
     file_report(owner, project["apiKey"], title="Checkout fails")
     run_due(app)
@@ -606,8 +608,8 @@ def test_public_address_check(address, public):
 # --- delivery log -------------------------------------------------------------------------------
 
 
-def test_delivery_log_pages_newest_first(team):
-    _app, owner, project = team
+def test_delivery_log_pages_newest_first(hooked_project):
+    _app, owner, project = hooked_project
     for _ in range(3):
         file_report(owner, project["apiKey"])
     response = owner.get(
@@ -639,8 +641,8 @@ def test_delivery_log_pages_newest_first(team):
     )
 
 
-def test_delivery_log_rights(team):
-    app, owner, project = team
+def test_delivery_log_rights(hooked_project):
+    app, owner, project = hooked_project
     file_report(owner, project["apiKey"])
     member = app.test_client()
     register(member, email="grace@example.com")
@@ -670,17 +672,17 @@ def test_delivery_log_rights(team):
     )
 
 
-def test_deleting_the_project_removes_its_deliveries(team):
-    app, owner, project = team
+def test_deleting_the_project_removes_its_deliveries(hooked_project):
+    app, owner, project = hooked_project
     file_report(owner, project["apiKey"])
     owner.delete(f"/api/v1/projects/{project['id']}", headers=csrf(owner))
     with app.app_context():
         assert db.session.scalar(select(func.count()).select_from(WebhookDelivery)) == 0
 
 
-def test_payload_is_fixed_when_the_event_happens(team, receiver):
+def test_payload_is_fixed_when_the_event_happens(hooked_project, receiver):
     """A report changed before delivery: the created event still says what was created."""
-    app, owner, project = team
+    app, owner, project = hooked_project
     file_report(owner, project["apiKey"], title="Original")
     owner.patch("/api/v1/reports/WS-1", json={"title": "Renamed"}, headers=csrf(owner))
     run_due(app)
@@ -704,10 +706,12 @@ def test_payload_is_fixed_when_the_event_happens(team, receiver):
     delays=st.lists(st.integers(min_value=1, max_value=10_000), min_size=0, max_size=4),
     answers=st.lists(st.sampled_from([200, 204, 404, 500, 503]), min_size=1, max_size=6),
 )
-def test_the_retry_schedule_follows_the_configured_delays(team, receiver, delays, answers):
+def test_the_retry_schedule_follows_the_configured_delays(
+    hooked_project, receiver, delays, answers
+):
     """Whatever the delays and the receiver's answers: one attempt, then one per delay at most;
     each retry falls due exactly its delay after the failure; the end state says how it went."""
-    app, owner, project = team
+    app, owner, project = hooked_project
     app.config["SVC_WEBHOOK_RETRY_DELAYS"] = tuple(float(d) for d in delays)
     receiver.received.clear()
     receiver.script(*answers)
@@ -738,8 +742,8 @@ def test_the_retry_schedule_follows_the_configured_delays(team, receiver, delays
     receiver.clear_script()  # answers left unused must not reach the next example
 
 
-def test_a_comment_is_a_signed_report_commented_event(team, receiver):
-    app, owner, project = team
+def test_a_comment_is_a_signed_report_commented_event(hooked_project, receiver):
+    app, owner, project = hooked_project
     report = file_report(owner, project["apiKey"]).get_json()
     run_due(app)
     response = owner.post(

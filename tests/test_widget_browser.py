@@ -30,7 +30,7 @@ VIEWPORT = {"width": 1024, "height": 720}
 
 
 @pytest.fixture
-def team(app):
+def project_owner(app):
     """Ada, signed in through the test client, with a project; `.key` is its API key."""
     return team_with_project(app)
 
@@ -76,22 +76,22 @@ def dialog(page: Page):
     return page.get_by_role("dialog", name="Report a bug")
 
 
-def reports(team) -> list[dict]:
-    return team.get("/api/v1/reports").get_json()["items"]
+def reports(project_owner) -> list[dict]:
+    return project_owner.get("/api/v1/reports").get_json()["items"]
 
 
-def wait_for_reports(team, count: int, seconds: float = 15) -> list[dict]:
+def wait_for_reports(project_owner, count: int, seconds: float = 15) -> list[dict]:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        found = reports(team)
+        found = reports(project_owner)
         if len(found) >= count:
             return found
         time.sleep(0.1)
-    raise AssertionError(f"expected {count} reports, have {len(reports(team))}")
+    raise AssertionError(f"expected {count} reports, have {len(reports(project_owner))}")
 
 
-def image(team, key: str) -> Image.Image:
-    response = team.get(f"/api/v1/screenshots/{key}")
+def image(project_owner, key: str) -> Image.Image:
+    response = project_owner.get(f"/api/v1/screenshots/{key}")
     assert response.status_code == 200
     return Image.open(io.BytesIO(response.data)).convert("RGB")
 
@@ -118,9 +118,9 @@ def draw_box(page: Page, canvas, start: tuple[float, float], end: tuple[float, f
     page.mouse.up()
 
 
-def test_captures_annotates_and_files_a_report(capturing_page, host_site, team):
+def test_captures_annotates_and_files_a_report(capturing_page, host_site, project_owner):
     page = capturing_page
-    open_shop(page, host_site, team.key, release="shop@4.2.0")
+    open_shop(page, host_site, project_owner.key, release="shop@4.2.0")
     expect(launcher(page)).to_be_visible()
     save_screenshot(page, "widget-launcher")
     page.evaluate("shop.noise()")
@@ -154,7 +154,7 @@ def test_captures_annotates_and_files_a_report(capturing_page, host_site, team):
         re.compile(r"^Thanks — WS-1\. Your report has been filed\.\s*Close$")
     )
 
-    report = team.get("/api/v1/reports/WS-1").get_json()
+    report = project_owner.get("/api/v1/reports/WS-1").get_json()
     assert report["title"] == "Pay button charges twice"
     assert report["description"] == "I clicked Pay once and got two receipts."
     assert (report["severity"], report["category"]) == ("high", "bug")
@@ -209,8 +209,8 @@ def test_captures_annotates_and_files_a_report(capturing_page, host_site, team):
     assert report["locale"] == "en-GB"  # navigator.languages[0], the reporter's language
     assert {"userAgent", "screen", "pixelRatio", "timeZone", "referrer"} <= set(metadata)
 
-    original = image(team, report["screenshotUrl"])
-    annotated = image(team, report["annotatedScreenshotUrl"])
+    original = image(project_owner, report["screenshotUrl"])
+    annotated = image(project_owner, report["annotatedScreenshotUrl"])
     assert original.size == annotated.size == (VIEWPORT["width"], VIEWPORT["height"])
     width, height = original.size
     inside = [
@@ -224,9 +224,9 @@ def test_captures_annotates_and_files_a_report(capturing_page, host_site, team):
     assert original.getpixel((5, 5)) == (255, 255, 255)
 
 
-def test_the_ui_lives_in_a_closed_shadow_root(context, host_site, team):
+def test_the_ui_lives_in_a_closed_shadow_root(context, host_site, project_owner):
     page = context.new_page()  # without the test's open-shadow-root script
-    open_shop(page, host_site, team.key)
+    open_shop(page, host_site, project_owner.key)
     page.wait_for_selector("[data-svc-widget]", state="attached")
     assert page.evaluate("document.querySelector('[data-svc-widget]').shadowRoot") is None
     # The host's stylesheet (Comic Sans, `button {all: unset}`) does not reach the launcher.
@@ -235,8 +235,8 @@ def test_the_ui_lives_in_a_closed_shadow_root(context, host_site, team):
     assert page.evaluate("Object.keys(window).filter((name) => /svc/i.test(name))") == ["Svc"]
 
 
-def test_offline_reports_wait_in_the_browser_and_go_once(context, page, host_site, team):
-    open_shop(page, host_site, team.key)
+def test_offline_reports_wait_in_the_browser_and_go_once(context, page, host_site, project_owner):
+    open_shop(page, host_site, project_owner.key)
     expect(launcher(page)).to_be_visible()
     context.set_offline(True)
     launcher(page).click()
@@ -247,17 +247,17 @@ def test_offline_reports_wait_in_the_browser_and_go_once(context, page, host_sit
 
     context.set_offline(False)
     page.reload()
-    [report] = wait_for_reports(team, 1)
+    [report] = wait_for_reports(project_owner, 1)
     assert report["title"] == "Filed on the train"
     wait_until(lambda: stored_reports(page) == [], message="the stored report to go")
     page.reload()
     expect(launcher(page)).to_be_visible()
     time.sleep(1)
-    assert len(reports(team)) == 1
+    assert len(reports(project_owner)) == 1
 
 
 def test_a_lost_answer_is_retried_under_the_same_key_and_files_once(
-    page, host_site, team, live_server
+    page, host_site, project_owner, live_server
 ):
     keys = []
 
@@ -270,16 +270,16 @@ def test_a_lost_answer_is_retried_under_the_same_key_and_files_once(
             route.continue_()
 
     page.route(f"{live_server}/api/v1/reports", lose_the_first_answer)
-    open_shop(page, host_site, team.key)
+    open_shop(page, host_site, project_owner.key)
     launcher(page).click()
     dialog(page).get_by_label("Title").fill("Retried after a lost answer")
     dialog(page).get_by_role("button", name="Send report").click()
     expect(dialog(page).get_by_role("status")).to_contain_text("Thanks — WS-1", timeout=15_000)
     assert len(keys) == 2 and keys[0] == keys[1] and keys[0]
-    assert [r["title"] for r in reports(team)] == ["Retried after a lost answer"]
+    assert [r["title"] for r in reports(project_owner)] == ["Retried after a lost answer"]
 
 
-def test_a_wrong_key_says_the_reporter_is_not_set_up(page, host_site, team):
+def test_a_wrong_key_says_the_reporter_is_not_set_up(page, host_site, project_owner):
     open_shop(page, host_site, "svc_pub_" + "x" * 40)
     launcher(page).click()
     expect(dialog(page).get_by_role("alert")).to_have_text(
@@ -288,24 +288,24 @@ def test_a_wrong_key_says_the_reporter_is_not_set_up(page, host_site, team):
     dialog(page).get_by_label("Title").fill("Will not go")
     dialog(page).get_by_role("button", name="Send report").click()
     expect(dialog(page).get_by_role("alert")).to_contain_text("not set up correctly")
-    assert reports(team) == []
+    assert reports(project_owner) == []
 
 
-def test_a_site_outside_the_allowed_origins_is_told_so(page, host_site, team):
-    team.patch(
-        f"/api/v1/projects/{team.project['id']}",
+def test_a_site_outside_the_allowed_origins_is_told_so(page, host_site, project_owner):
+    project_owner.patch(
+        f"/api/v1/projects/{project_owner.project['id']}",
         json={"settings": {"allowed_origins": ["https://shop.example.com"]}},
-        headers=csrf(team),
+        headers=csrf(project_owner),
     )
-    open_shop(page, host_site, team.key)
+    open_shop(page, host_site, project_owner.key)
     launcher(page).click()
     expect(dialog(page).get_by_role("alert")).to_have_text(
         "This site is not allowed to send bug reports to this project."
     )
 
 
-def test_destroy_puts_back_everything_it_patched(page, host_site, team):
-    open_shop(page, host_site, team.key)
+def test_destroy_puts_back_everything_it_patched(page, host_site, project_owner):
+    open_shop(page, host_site, project_owner.key)
     expect(launcher(page)).to_be_visible()
     patched = page.evaluate(
         "Object.keys(originals).filter((name) => "
@@ -343,21 +343,23 @@ def test_destroy_puts_back_everything_it_patched(page, host_site, team):
     expect(page.locator("[data-svc-widget]")).to_have_count(0)
 
 
-def test_the_pages_own_requests_and_logs_behave_as_without_the_widget(context, host_site, team):
+def test_the_pages_own_requests_and_logs_behave_as_without_the_widget(
+    context, host_site, project_owner
+):
     without = context.new_page()
-    open_shop(without, host_site, team.key, widget="0")
+    open_shop(without, host_site, project_owner.key, widget="0")
     expected = without.evaluate("shop.behaviour()")
 
     with_widget = context.new_page()
-    open_shop(with_widget, host_site, team.key)
+    open_shop(with_widget, host_site, project_owner.key)
     with_widget.wait_for_selector("[data-svc-widget]", state="attached")  # configured, running
     assert with_widget.evaluate("shop.behaviour()") == expected
     # fetch with a wrong `this` rejects (WebIDL), so the page hears of two unhandled rejections.
     assert expected["failed"][0] == "TypeError" and expected["unhandled"] == 2
 
 
-def test_keyboard_alone_files_a_report(page, host_site, team):
-    open_shop(page, host_site, team.key)
+def test_keyboard_alone_files_a_report(page, host_site, project_owner):
+    open_shop(page, host_site, project_owner.key)
     expect(launcher(page)).to_be_visible()
     widget_focused = "document.activeElement?.hasAttribute('data-svc-widget')"
     inner_focus = "document.activeElement.shadowRoot.activeElement"
@@ -385,11 +387,11 @@ def test_keyboard_alone_files_a_report(page, host_site, team):
             break
     page.keyboard.press("Enter")
     expect(dialog(page).get_by_role("status")).to_contain_text("Thanks — WS-1")
-    assert reports(team)[0]["title"] == "Search box ignores Enter"
+    assert reports(project_owner)[0]["title"] == "Search box ignores Enter"
 
 
-def test_the_javascript_api_files_and_drops_reports(page, host_site, team, live_server):
-    open_shop(page, host_site, team.key, widget="0")
+def test_the_javascript_api_files_and_drops_reports(page, host_site, project_owner, live_server):
+    open_shop(page, host_site, project_owner.key, widget="0")
     filed = page.evaluate(
         """async ([svc, key]) => {
           await new Promise((resolve) => {
@@ -408,12 +410,12 @@ def test_the_javascript_api_files_and_drops_reports(page, host_site, team, live_
           const report = await Svc.report({ title: "From code", severity: "critical" });
           return { dropped, report };
         }""",
-        [live_server, team.key],
+        [live_server, project_owner.key],
     )
     assert filed["dropped"] is None
     assert filed["report"]["trackingId"] == "WS-1"
-    [listed] = reports(team)
-    report = team.get(f"/api/v1/reports/{listed['id']}").get_json()
+    [listed] = reports(project_owner)
+    report = project_owner.get(f"/api/v1/reports/{listed['id']}").get_json()
     assert (report["title"], report["severity"]) == ("From code", "critical")
     assert report["reporterIdentifier"] == "ada@example.com"
     assert report["metadata"]["user"] == {"id": 42, "email": "ada@example.com", "name": "Ada"}
@@ -455,12 +457,14 @@ def attach_image(page: Page, path) -> None:
     expect(dialog(page).get_by_text("Screenshot added.")).to_be_visible()
 
 
-def assert_arrived(team, report: dict, original: Image.Image) -> None:
+def assert_arrived(project_owner, report: dict, original: Image.Image) -> None:
     """The server has the attached picture: the very pixels as PNG, or, where the widget had to
     re-encode it to fit the service's limit (docs/widget.md), a picture no larger than that."""
-    response = team.get(f"/api/v1/screenshots/{report['screenshotUrl']}")
+    response = project_owner.get(f"/api/v1/screenshots/{report['screenshotUrl']}")
     assert response.status_code == 200
-    limit = team.get("/api/v1/projects/widget-config", headers={"X-API-Key": team.key})
+    limit = project_owner.get(
+        "/api/v1/projects/widget-config", headers={"X-API-Key": project_owner.key}
+    )
     assert len(response.data) <= limit.get_json()["maxScreenshotBytes"]
     received = Image.open(io.BytesIO(response.data))
     if received.format == "PNG":
@@ -471,35 +475,39 @@ def assert_arrived(team, report: dict, original: Image.Image) -> None:
 
 
 @pytest.mark.parametrize("megabytes", [4.5, 7, 9.5])
-def test_a_large_attached_image_arrives(page, host_site, team, tmp_path, megabytes):
+def test_a_large_attached_image_arrives(page, host_site, project_owner, tmp_path, megabytes):
     original = noise_png(tmp_path / "large.png", megabytes)
     assert (tmp_path / "large.png").stat().st_size > (megabytes - 0.2) * 2**20
-    open_shop(page, host_site, team.key)
+    open_shop(page, host_site, project_owner.key)
     launcher(page).click()
     dialog(page).get_by_label("Title").fill(f"A {megabytes} MB picture")
     attach_image(page, tmp_path / "large.png")
     dialog(page).get_by_role("button", name="Send report").click()
     expect(dialog(page).get_by_role("status")).to_contain_text("Thanks — WS-1", timeout=30_000)
-    [report] = reports(team)
-    assert_arrived(team, team.get(f"/api/v1/reports/{report['id']}").get_json(), original)
+    [report] = reports(project_owner)
+    assert_arrived(
+        project_owner, project_owner.get(f"/api/v1/reports/{report['id']}").get_json(), original
+    )
 
 
-def test_a_full_local_storage_keeps_nothing_from_the_live_send(page, host_site, team, tmp_path):
+def test_a_full_local_storage_keeps_nothing_from_the_live_send(
+    page, host_site, project_owner, tmp_path
+):
     original = noise_png(tmp_path / "large.png", 4.5)
-    open_shop(page, host_site, team.key)
+    open_shop(page, host_site, project_owner.key)
     page.evaluate(FILL_LOCAL_STORAGE)
     launcher(page).click()
     dialog(page).get_by_label("Title").fill("Sent from a page whose storage is full")
     attach_image(page, tmp_path / "large.png")
     dialog(page).get_by_role("button", name="Send report").click()
     expect(dialog(page).get_by_role("status")).to_contain_text("Thanks — WS-1", timeout=30_000)
-    report = team.get(f"/api/v1/reports/{reports(team)[0]['id']}").get_json()
-    assert_arrived(team, report, original)
+    report = project_owner.get(f"/api/v1/reports/{reports(project_owner)[0]['id']}").get_json()
+    assert_arrived(project_owner, report, original)
 
 
-def send_offline(context, page, host_site, team, title, image) -> None:
+def send_offline(context, page, host_site, project_owner, title, image) -> None:
     """Open the shop, lose the network, and file a report with `image` attached."""
-    open_shop(page, host_site, team.key)
+    open_shop(page, host_site, project_owner.key)
     expect(launcher(page)).to_be_visible()
     context.set_offline(True)
     launcher(page).click()
@@ -509,11 +517,16 @@ def send_offline(context, page, host_site, team, title, image) -> None:
 
 
 def test_offline_the_reporter_is_told_the_stored_copy_has_no_screenshot(
-    context, page, host_site, team, tmp_path
+    context, page, host_site, project_owner, tmp_path
 ):
     noise_png(tmp_path / "large.png", 4.5)  # its base64 outgrows localStorage's 5 MB
     send_offline(
-        context, page, host_site, team, "Filed offline with a large picture", tmp_path / "large.png"
+        context,
+        page,
+        host_site,
+        project_owner,
+        "Filed offline with a large picture",
+        tmp_path / "large.png",
     )
     expect(dialog(page).get_by_role("status").locator("p").first).to_have_text(
         "You seem to be offline. Your report is saved in this browser and will be sent"
@@ -525,8 +538,8 @@ def test_offline_the_reporter_is_told_the_stored_copy_has_no_screenshot(
 
     context.set_offline(False)
     page.reload()
-    [report] = wait_for_reports(team, 1)
-    report = team.get(f"/api/v1/reports/{report['id']}").get_json()
+    [report] = wait_for_reports(project_owner, 1)
+    report = project_owner.get(f"/api/v1/reports/{report['id']}").get_json()
     assert report["screenshotUrl"] is None
     assert (
         report["metadata"]["widgetNote"]
@@ -535,14 +548,14 @@ def test_offline_the_reporter_is_told_the_stored_copy_has_no_screenshot(
 
 
 def test_a_report_told_it_is_saved_is_never_stripped_by_a_later_one(
-    page, host_site, team, tmp_path, live_server
+    page, host_site, project_owner, tmp_path, live_server
 ):
     """What new users hit: svc stopped, report A (small screenshot) told
     "saved"; report B's large picture made the outbox strip A's. Only the new one may lose
     parts, and it says which; "offline" only when the browser is."""
     small, large = noise_png(tmp_path / "small.png", 0.1), tmp_path / "large.png"
     noise_png(large, 4.5)  # its base64 outgrows localStorage's 5 MB
-    open_shop(page, host_site, team.key)
+    open_shop(page, host_site, project_owner.key)
     expect(launcher(page)).to_be_visible()
     # svc stopped: every connection to it refused, the browser still online.
     page.route(f"{live_server}/api/v1/**", lambda route: route.abort("connectionrefused"))
@@ -568,19 +581,24 @@ def test_a_report_told_it_is_saved_is_never_stripped_by_a_later_one(
 
     page.unroute(f"{live_server}/api/v1/**")
     page.reload()
-    arrived = {report["title"]: report for report in wait_for_reports(team, 2, seconds=30)}
-    a = team.get(f"/api/v1/reports/{arrived['A: small picture']['id']}").get_json()
-    assert_arrived(team, a, small)
-    b = team.get(f"/api/v1/reports/{arrived['B: large']['id']}").get_json()
+    arrived = {report["title"]: report for report in wait_for_reports(project_owner, 2, seconds=30)}
+    a = project_owner.get(f"/api/v1/reports/{arrived['A: small picture']['id']}").get_json()
+    assert_arrived(project_owner, a, small)
+    b = project_owner.get(f"/api/v1/reports/{arrived['B: large']['id']}").get_json()
     assert b["screenshotUrl"] is None and "the screenshot" in b["metadata"]["widgetNote"]
 
 
 def test_offline_a_small_screenshot_is_kept_and_sent_later(
-    context, page, host_site, team, tmp_path
+    context, page, host_site, project_owner, tmp_path
 ):
     original = noise_png(tmp_path / "small.png", 0.3)
     send_offline(
-        context, page, host_site, team, "Filed offline with a small picture", tmp_path / "small.png"
+        context,
+        page,
+        host_site,
+        project_owner,
+        "Filed offline with a small picture",
+        tmp_path / "small.png",
     )
     status = dialog(page).get_by_role("status")
     expect(status).to_contain_text("will be sent automatically.")
@@ -588,18 +606,20 @@ def test_offline_a_small_screenshot_is_kept_and_sent_later(
 
     context.set_offline(False)
     page.reload()
-    [report] = wait_for_reports(team, 1)
-    assert_arrived(team, team.get(f"/api/v1/reports/{report['id']}").get_json(), original)
+    [report] = wait_for_reports(project_owner, 1)
+    assert_arrived(
+        project_owner, project_owner.get(f"/api/v1/reports/{report['id']}").get_json(), original
+    )
 
 
 def test_a_refused_capture_and_a_file_that_is_no_image_are_said_as_errors(
-    page, host_site, team, tmp_path
+    page, host_site, project_owner, tmp_path
 ):
     page.add_init_script(
         "navigator.mediaDevices.getDisplayMedia = () =>"
         " Promise.reject(new DOMException('Permission denied', 'NotAllowedError'));"
     )
-    open_shop(page, host_site, team.key)
+    open_shop(page, host_site, project_owner.key)
     launcher(page).click()
     dialog(page).get_by_role("button", name="Capture this page").click()
     problem = dialog(page).get_by_role("alert").filter(has_text="could not be captured")
@@ -613,10 +633,10 @@ def test_a_refused_capture_and_a_file_that_is_no_image_are_said_as_errors(
     expect(dialog(page).get_by_role("alert").filter(has_text="could not be read")).to_be_visible()
 
 
-def test_clicks_and_logs_carry_no_typed_text_and_no_secret(page, host_site, team):
+def test_clicks_and_logs_carry_no_typed_text_and_no_secret(page, host_site, project_owner):
     """What the review found stored: a contenteditable's typed text, a textarea's prefilled
     value, a select's options, a JWT from a clicked <code>, a password in a logged object."""
-    open_shop(page, host_site, team.key)
+    open_shop(page, host_site, project_owner.key)
     expect(launcher(page)).to_be_visible()
     page.locator("#notes").click()
     page.keyboard.type("my card is 4111 1111")
@@ -630,7 +650,7 @@ def test_clicks_and_logs_carry_no_typed_text_and_no_secret(page, host_site, team
     dialog(page).get_by_role("button", name="Send report").click()
     expect(dialog(page).get_by_role("status")).to_contain_text("Thanks — WS-1")
 
-    report = team.get(f"/api/v1/reports/{reports(team)[0]['id']}").get_json()
+    report = project_owner.get(f"/api/v1/reports/{reports(project_owner)[0]['id']}").get_json()
     stored = json.dumps(report["userActions"]) + json.dumps(report["consoleLogs"])
     for secret in ("4111", "Prefilled Street", "Basic plan", "Secret plan", "eyJhbGci", "hunter2",
                    "k-123"):  # fmt: skip
@@ -641,14 +661,16 @@ def test_clicks_and_logs_carry_no_typed_text_and_no_secret(page, host_site, team
     assert '"user":"ada"' in logged["message"]
 
 
-def test_the_thank_you_screen_links_the_status_page_when_reporters_hear_back(page, host_site, team):
-    turned_on = team.patch(
-        f"/api/v1/projects/{team.project['id']}",
+def test_the_thank_you_screen_links_the_status_page_when_reporters_hear_back(
+    page, host_site, project_owner
+):
+    turned_on = project_owner.patch(
+        f"/api/v1/projects/{project_owner.project['id']}",
         json={"settings": {"reporter_updates": {"enabled": True}}},
-        headers=csrf(team),
+        headers=csrf(project_owner),
     )
     assert turned_on.status_code == 200
-    open_shop(page, host_site, team.key)
+    open_shop(page, host_site, project_owner.key)
     launcher(page).click()
     form = dialog(page)
     form.get_by_label("Title").fill("Coupon refused")
@@ -658,7 +680,7 @@ def test_the_thank_you_screen_links_the_status_page_when_reporters_hear_back(pag
     expect(follow).to_have_attribute("href", re.compile(r"^http://[^/]+/status/[\w-]{43}$"))
     expect(follow).to_have_attribute("rel", "noopener noreferrer")
     token = follow.get_attribute("href").rsplit("/", 1)[1]
-    assert team.get(f"/api/v1/status/{token}").get_json()["title"] == "Coupon refused"
+    assert project_owner.get(f"/api/v1/status/{token}").get_json()["title"] == "Coupon refused"
 
 
 def _luminance(css: str) -> float:
@@ -685,16 +707,18 @@ BACKGROUND_BEHIND = """(element) => {
 
 
 def test_dark_mode_keeps_the_thank_you_link_readable_and_the_status_page_dark(
-    browser, host_site, team, live_server
+    browser, host_site, project_owner, live_server
 ):
     """The thank-you link was 1.89:1 on the dark dialog (WCAG AA asks 4.5:1)
     and the status page stayed light."""
     updates = {"settings": {"reporter_updates": {"enabled": True}}}
-    team.patch(f"/api/v1/projects/{team.project['id']}", json=updates, headers=csrf(team))
+    project_owner.patch(
+        f"/api/v1/projects/{project_owner.project['id']}", json=updates, headers=csrf(project_owner)
+    )
     context = browser.new_context(viewport=VIEWPORT, color_scheme="dark")
     page = context.new_page()
     page.add_init_script(OPEN_SHADOW_ROOTS)
-    open_shop(page, host_site, team.key)
+    open_shop(page, host_site, project_owner.key)
     launcher(page).click()
     dialog(page).get_by_label("Title").fill("Dark")
     dialog(page).get_by_role("button", name="Send report").click()
@@ -702,8 +726,8 @@ def test_dark_mode_keeps_the_thank_you_link_readable_and_the_status_page_dark(
     expect(link).to_be_visible()
     colour = link.evaluate("(a) => getComputedStyle(a).color")
     assert _contrast(colour, link.evaluate(BACKGROUND_BEHIND)) >= 4.5, colour
-    # Without SVC_PUBLIC_URL the link names the address the widget reached svc at (issue 55,
-    # item 3: it named the address svc binds, which answered nothing).
+    # Without SVC_PUBLIC_URL the link names the address the widget reached svc at, not the
+    # address svc binds (which may answer nothing from the reporter's browser).
     assert link.get_attribute("href").startswith(f"{live_server}/status/")
     page.goto(link.get_attribute("href"))
     assert _luminance(page.locator("body").evaluate(BACKGROUND_BEHIND)) < 0.05
@@ -757,12 +781,14 @@ def reporter_page(browser, locale: str, viewport=VIEWPORT):
 
 
 def test_a_reporter_whose_browser_says_de_at_files_in_german_and_follows_in_german(
-    browser, host_site, team
+    browser, host_site, project_owner
 ):
     updates = {"settings": {"reporter_updates": {"enabled": True}}}
-    team.patch(f"/api/v1/projects/{team.project['id']}", json=updates, headers=csrf(team))
+    project_owner.patch(
+        f"/api/v1/projects/{project_owner.project['id']}", json=updates, headers=csrf(project_owner)
+    )
     context, tab = reporter_page(browser, "de-AT")
-    open_shop(tab, host_site, team.key)
+    open_shop(tab, host_site, project_owner.key)
     tab.get_by_role("button", name="Fehler melden").click()
     form = tab.get_by_role("dialog", name="Fehler melden")
     assert form.evaluate("(d) => [d.closest('[lang]').lang, d.closest('[dir]').dir]") == [
@@ -779,8 +805,8 @@ def test_a_reporter_whose_browser_says_de_at_files_in_german_and_follows_in_germ
     expect(form.get_by_role("status").first).to_contain_text(
         "Danke \u2013 WS-1. Ihre Meldung ist eingegangen."
     )
-    wait_for_reports(team, 1)
-    assert team.get("/api/v1/reports/WS-1").get_json()["locale"] == "de-AT"
+    wait_for_reports(project_owner, 1)
+    assert project_owner.get("/api/v1/reports/WS-1").get_json()["locale"] == "de-AT"
     link = form.get_by_role("link", name="Ihre Meldung verfolgen: Status ansehen, etwas ergänzen")
     tab.goto(link.get_attribute("href"))
     assert tab.evaluate("document.documentElement.lang") == "de"
@@ -788,13 +814,17 @@ def test_a_reporter_whose_browser_says_de_at_files_in_german_and_follows_in_germ
     context.close()
 
 
-def test_an_arabic_reporter_sees_the_widget_right_to_left(browser, host_site, team):
+def test_an_arabic_reporter_sees_the_widget_right_to_left(browser, host_site, project_owner):
     # A project's own button text is shown as written, even one named like a JavaScript
     # object's property; the dialog's default title speaks Arabic.
     settings = {"settings": {"widget": {"button_text": "constructor"}}}
-    team.patch(f"/api/v1/projects/{team.project['id']}", json=settings, headers=csrf(team))
+    project_owner.patch(
+        f"/api/v1/projects/{project_owner.project['id']}",
+        json=settings,
+        headers=csrf(project_owner),
+    )
     context, tab = reporter_page(browser, "ar", SMALL_SCREEN)
-    open_shop(tab, host_site, team.key)
+    open_shop(tab, host_site, project_owner.key)
     tab.get_by_role("button", name="constructor").click()
     form = tab.get_by_role("dialog", name="الإبلاغ عن مشكلة")
     assert form.evaluate("(d) => getComputedStyle(d).direction") == "rtl"
@@ -809,7 +839,7 @@ def test_an_arabic_reporter_sees_the_widget_right_to_left(browser, host_site, te
 
 
 def test_no_english_is_left_in_the_widget_nor_cut_off_in_a_pseudo_language(
-    browser, host_site, team, live_server
+    browser, host_site, project_owner, live_server
 ):
     """Every message wrapped and a third longer (tests/helpers.py, pseudo), served as a
     language svc does not speak would be, at 390 px: what is not wrapped was never
@@ -818,8 +848,10 @@ def test_no_english_is_left_in_the_widget_nor_cut_off_in_a_pseudo_language(
     context, tab = reporter_page(browser, "eo", SMALL_SCREEN)
     tab.route(f"{live_server}/widget-eo.json", lambda route: route.fulfill(json=words))
     updates = {"settings": {"reporter_updates": {"enabled": True}}}
-    team.patch(f"/api/v1/projects/{team.project['id']}", json=updates, headers=csrf(team))
-    open_shop(tab, host_site, team.key)
+    project_owner.patch(
+        f"/api/v1/projects/{project_owner.project['id']}", json=updates, headers=csrf(project_owner)
+    )
+    open_shop(tab, host_site, project_owner.key)
     launcher = tab.get_by_role("button", name=pseudo("Report a bug"))
     launcher.click()
     form = tab.get_by_role("dialog", name=pseudo("Report a bug"))
