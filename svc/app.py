@@ -9,11 +9,11 @@ from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from svc import (
-    cli,
     dashboard,
     database,
     errors,
     json_codec,
+    operator_commands,
     rate_limits,
     replay,
     reporter_pages,
@@ -62,7 +62,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(sso.bp)
     sso.init_app(app)
     app.after_request(set_security_headers)
-    cli.register_commands(app)
+    operator_commands.register_commands(app)
     return app
 
 

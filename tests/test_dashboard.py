@@ -776,7 +776,7 @@ def test_the_overview_page_draws_its_charts(page, base_url):
 
 
 def test_a_duplicate_is_marked_from_similar_reports_and_the_list_groups_one_bug(page, base_url):
-    """"Similar reports" on the report page with one-click "Mark as duplicate", the undo, the
+    """ "Similar reports" on the report page with one-click "Mark as duplicate", the undo, the
     list grouped by bug and the overview's bugs of the week."""
     sign_up(page)
     api_key = create_project(page)

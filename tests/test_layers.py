@@ -19,7 +19,7 @@ MAY_IMPORT = {
     "svc": {"svc.app"},
     "svc.app": {
         "svc.api",
-        "svc.cli",
+        "svc.operator_commands",
         "svc.config",
         "svc.dashboard",
         "svc.database",
@@ -35,7 +35,13 @@ MAY_IMPORT = {
         "svc.widget",
     },
     # The operator's `flask` commands.
-    "svc.cli": {"svc.errors", "svc.operations", "svc.scheduler", "svc.schemas", "svc.services"},
+    "svc.operator_commands": {
+        "svc.errors",
+        "svc.operations",
+        "svc.scheduler",
+        "svc.schemas",
+        "svc.services",
+    },
     # The team's dashboard fetches everything from the JSON API: it calls no service.
     "svc.dashboard": {"svc.errors"},
     # The pages a reporter opens from a mail are rendered here from the services' answers.

@@ -9,6 +9,7 @@ from sqlalchemy import select, update
 from svc import outbox
 from svc.extensions import db
 from svc.models import OutgoingMail
+from svc.retry import next_attempt
 
 NOW = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
 
@@ -123,3 +124,18 @@ def test_settled_says_done_again_or_failed():
     spent = {"status": "failed", "next_attempt_at": None}
     assert outbox.settled(NOW, 3, delays, succeeded=False) == spent
     assert outbox.settled(NOW, 1, delays, succeeded=False, final=True) == spent
+
+
+@pytest.mark.parametrize(
+    "attempt, final, at_least, expected",
+    [
+        (1, False, 0, NOW + timedelta(seconds=5)),  # the first delay after the first attempt
+        (3, False, 0, NOW + timedelta(seconds=60)),  # the last delay after the third
+        (4, False, 0, None),  # retries spent
+        (1, True, 0, None),  # what no retry can mend
+        (1, False, 30, NOW + timedelta(seconds=30)),  # a 429's Retry-After, longer than 5 s
+        (2, False, 1, NOW + timedelta(seconds=20)),  # a Retry-After shorter than the delay
+    ],
+)
+def test_next_attempt_follows_the_delays_and_retry_after(attempt, final, at_least, expected):
+    assert next_attempt(NOW, attempt, (5, 20, 60), final, at_least) == expected

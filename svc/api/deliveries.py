@@ -8,7 +8,7 @@ from svc.api.decorators import documents_role, query, response
 from svc.auth.guard import current_user, login_required
 from svc.models import MEMBER
 from svc.schemas.deliveries import DeliveryListQuery, DeliveryOut, DeliveryPageOut
-from svc.services.team import deliveries
+from svc.services.team import delivery_log
 
 bp = Blueprint(
     "deliveries", __name__, url_prefix="/api/v1/projects/<uuid:project_id>/webhook-deliveries"
@@ -21,7 +21,7 @@ bp = Blueprint(
 @response(DeliveryPageOut())
 def list_deliveries(params, project_id: uuid.UUID):
     """The project's deliveries, newest first."""
-    return deliveries.page_for(current_user(), project_id, params["page"], params["page_size"])
+    return delivery_log.page_for(current_user(), project_id, params["page"], params["page_size"])
 
 
 @bp.post("/<uuid:delivery_id>/redeliver")
@@ -30,4 +30,4 @@ def list_deliveries(params, project_id: uuid.UUID):
 @response(DeliveryOut(), 202)
 def redeliver(project_id: uuid.UUID, delivery_id: uuid.UUID):
     """Send a delivery again: a new cycle of attempts, with the same delivery id."""
-    return deliveries.redeliver(current_user(), project_id, delivery_id)
+    return delivery_log.redeliver(current_user(), project_id, delivery_id)
