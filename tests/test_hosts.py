@@ -232,6 +232,7 @@ def test_a_standby_takes_over_a_killed_scheduler_and_a_paused_one_is_fenced(
         "notificationsPending",
         "oldestPendingAt",
         "reporterMailsLimited",
+        "signaturesOutdated",
     }
 
     # The active one is paused (SIGSTOP); a third takes over; the paused one, resumed, sees

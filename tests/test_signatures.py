@@ -5,7 +5,7 @@ the fan-out, over HTTP here as the widget files reports; older reports by the ba
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import delete, update
+from sqlalchemy import delete, select, update
 
 from harness.client import create_project
 from svc.extensions import db
@@ -212,3 +212,193 @@ def test_what_a_reporter_wrote_on_one_line_stays_one_line_of_text_in_markdown(us
     # The same rule is the tracker bodies' (render.markdown writes both).
     assert render.markdown_text("a\nb", single_line=True) == "a b"
     assert render.markdown_text("mail ann@corp.test or @bob") == "mail `ann@corp.test` or `@bob`"
+
+
+# --- round 2: the app's own evidence, one wording, words alone (docs/api.md §8.9) ------------
+
+PAGE = "https://shop.example/checkout"
+APP_STACK = "    at pay (https://shop.example/assets/checkout.3f9a2c1b.js:812:17)"
+NOISE = {
+    "extension": {"message": "Uncaught Error: Extension context invalidated.",
+                  "stack": "    at chrome-extension://kbfnb/src/Grammarly.js:2:1"},
+    "moz-extension source": {"message": "TypeError: x is null",
+                             "source": "moz-extension://2f1e7c3a/content.js:1:9"},
+    "ResizeObserver": {"message": "ResizeObserver loop completed with undelivered notifications."},
+    "Script error": {"message": "Script error."},
+    "third party": {"message": "TypeError: Cannot read properties of null (reading 'x')",
+                    "stack": "    at https://connect.facebook.net/en_US/fbevents.js:24:1"},
+}  # fmt: skip
+FOREIGN_REQUESTS = [
+    {"method": "GET", "url": "https://www.google-analytics.com/g/collect?v=2", "status": 0},
+    {"method": "POST", "url": "https://api-iam.intercom.io/messenger/web/ping", "status": 429},
+]
+
+
+def logged(*entries) -> list[dict]:
+    return [{"level": "error", "timestamp": n, **entry} for n, entry in enumerate(entries)]
+
+
+@pytest.mark.parametrize("noise", NOISE, ids=str)
+def test_the_pages_noise_is_never_a_reports_evidence(noise):
+    """An extension's error, the browser's benign messages and a third party's script's error
+    before the app's own: the app's is the signature, as if the noise were not there."""
+    bug = {"message": "TypeError: total is undefined", "stack": APP_STACK}
+    assert signed(url=PAGE, console=logged(NOISE[noise], bug)) == signed(
+        url=PAGE, console=logged(bug)
+    )
+    # Noise alone is no evidence: the report is signed by its page and words.
+    assert signed(url=PAGE, console=logged(NOISE[noise])) == signed(url=PAGE)
+
+
+def test_a_third_partys_failed_requests_are_not_the_apps():
+    own = {"method": "POST", "url": "https://shop.example/api/orders/5/pay", "status": 500}
+    assert signed(url=PAGE, network=[*FOREIGN_REQUESTS, own]) == signed(url=PAGE, network=[own])
+    assert signed(url=PAGE, network=FOREIGN_REQUESTS) == signed(url=PAGE)
+    # Relative addresses are the page's own; the project's allowed origins are the app's too.
+    relative = {"method": "POST", "url": "/api/orders/6/pay", "status": 500}
+    assert signed(url=PAGE, network=[relative]) == signed(url=PAGE, network=[own])
+    api = [{"method": "GET", "url": "https://api.shop.example/v1/cart", "status": 503}]
+    assert signatures.signature_of("t", {"url": PAGE}, [], api, ["https://api.shop.example"]) != (
+        signatures.signature_of("t", {"url": PAGE}, [], api)
+    )
+
+
+def test_the_last_of_the_apps_errors_is_the_evidence():
+    """What the reporter saw go wrong, not the first hiccup of the page's life."""
+    early = {"message": "Warning: slow image", "stack": APP_STACK}
+    bug = {"message": "TypeError: total is undefined", "stack": APP_STACK}
+    assert signed(url=PAGE, console=logged(early, bug)) == signed(url=PAGE, console=logged(bug))
+    label = signatures.source_of("t", signatures.evidence_of({"url": PAGE}, logged(early, bug), []))
+    assert label == "console: typeerror: total is undefined @ /assets/checkout.<hash>.js"
+
+
+@pytest.mark.parametrize(
+    "chrome, firefox, safari",
+    [
+        (
+            "TypeError: Cannot read properties of undefined (reading 'id')",
+            'TypeError: can\'t access property "id", k3.paymentMethod is undefined',
+            "TypeError: undefined is not an object (evaluating 'q7.paymentMethod.id')",
+        ),
+        (
+            "Uncaught TypeError: Cannot read properties of null (reading 'quantity')",
+            'TypeError: can\'t access property "quantity", e is null',
+            "TypeError: null is not an object (evaluating 'n.quantity')",
+        ),
+        (
+            "TypeError: k3.toFixed is not a function",
+            "TypeError: b.toFixed is not a function",
+            "TypeError: z9.toFixed is not a function. (In 'z9.toFixed(2)', 'z9.toFixed' is"
+            " undefined)",
+        ),
+        (
+            "ReferenceError: grecaptcha is not defined",
+            "ReferenceError: grecaptcha is not defined",
+            "ReferenceError: Can't find variable: grecaptcha",
+        ),
+        ("RangeError: Invalid time value", "RangeError: invalid date", "RangeError: Invalid Date"),
+        (
+            "Error: Request timed out after 23000ms",
+            "Error: Request timed out after 30000ms",
+            "Error: Request timed out after 2.5ms",
+        ),
+    ],
+)
+def test_three_engines_wordings_of_one_error_are_one_signature(chrome, firefox, safari):
+    stacks = (APP_STACK, "pay@https://shop.example/assets/checkout.77e01d2f.js:815:3", None)
+    made = {
+        signed(url=PAGE, console=logged({"message": message, **({"stack": s} if s else {})}))
+        for message, s in zip((chrome, firefox, safari), stacks, strict=True)
+    }
+    # Safari's stack names no file here: its signature differs by the frame alone.
+    assert len(made) == 2
+    keys = {
+        signatures.parts_of(signatures.evidence_of({"url": PAGE}, logged({"message": m}), [])).error
+        for m in (chrome, firefox, safari)
+    }
+    assert len(keys) == 1
+
+
+def test_other_properties_and_other_errors_stay_apart():
+    def key(message):
+        found = signatures.evidence_of({"url": PAGE}, logged({"message": message}), [])
+        return signatures.parts_of(found).error
+
+    assert key("TypeError: Cannot read properties of undefined (reading 'id')") != key(
+        "TypeError: Cannot read properties of undefined (reading 'total')"
+    )
+    assert key("TypeError: Cannot read properties of undefined (reading 'id')") != key(
+        "TypeError: Cannot read properties of null (reading 'id')"
+    )
+
+
+@pytest.mark.parametrize(
+    "one, other",
+    [
+        ("https://shop.example/api/invoices/INV-2024-00421/pdf", "/api/invoices/INV-2025-7/pdf"),
+        ("https://shop.example/api/addresses/addr_8f3K2", "/api/addresses/addr_Q1w9z"),
+        ("https://shop.example/de/checkout", "https://shop.example/checkout"),
+        ("https://shop.example/fr-fr/products/red-shoes-41", "/products/blue-shirt-7"),
+        ("https://shop.example/pt_BR/cart", "/cart"),
+    ],
+)
+def test_ids_with_separators_and_language_prefixes_leave_one_template(one, other):
+    assert signatures.path_template(one) == signatures.path_template(other)
+
+
+def test_a_path_that_only_looks_like_a_language_keeps_its_segments():
+    assert signatures.path_template("/my/orders") == "/my/orders"
+    assert signatures.path_template("/api/v2/cart") == "/api/v2/cart"
+    assert signatures.path_template("/de") == "/de"  # a page of its own, nothing after it
+
+
+def test_words_are_stemmed_in_the_reporters_language():
+    german = signatures.terms_of("Zahlungen schlagen fehl", "Die Zahlung schlug fehl", "de-AT")
+    assert german.count("zahlung") == 1 and "zahlungen" not in german
+    english = signatures.terms_of("Payments fail", "The payment failed", "en")
+    assert english == ["payment", "fail"]
+    # Japanese has no spaces: pairs of characters, so that one sentence is not one word.
+    japanese = signatures.terms_of("ログインできません", "", "ja")
+    assert "ログ" in japanese and "ログインできません" not in japanese
+
+
+@pytest.mark.any_database
+def test_reports_of_words_alone_join_the_group_of_an_earlier_one_that_says_the_same(
+    app, user_client
+):
+    key = create_project(user_client)["apiKey"]
+    page = {"url": "https://shop.example/account/settings"}
+
+    def group_of(title, description=""):
+        filed = file_report(user_client, key, title=title, description=description,
+                            metadata=page).get_json()  # fmt: skip
+        return user_client.get(f"/api/v1/reports/{filed['id']}").get_json()["signature"]
+
+    first = group_of("Dark mode labels unreadable", "Grey settings labels on black.")
+    assert group_of("Unreadable labels in dark mode", "settings, grey on black") == first
+    assert group_of("Export button missing", "The CSV export is gone.") != first
+    assert group_of("Dunkelmodus Text unlesbar") != first  # words in common: none
+
+
+@pytest.mark.any_database
+def test_rows_made_by_older_rules_are_made_again_once_and_counted_until_then(app, user_client):
+    """After an upgrade the sign-reports job makes every row of older rules again, oldest
+    first, in batches; /admin/health counts those left."""
+    key = create_project(user_client)["apiKey"]
+    noise, bug = logged(NOISE["extension"]), logged({"message": "Cart is empty"})
+    for n in range(3):
+        file_report(user_client, key, console_logs=[*noise, *bug], title=f"Empty {n}")
+    with app.app_context():
+        # As the first rules made them: the extension's error, the first, was the signature.
+        old = signatures.signature_of("t", {}, noise, [])
+        db.session.execute(update(ReportSignature).values(version=1, signature=old))
+        db.session.commit()
+    health = user_client.get("/api/v1/admin/health").get_json()
+    assert health["outbox"]["signaturesOutdated"] == 3
+    with app.app_context():
+        assert signatures.backfill(limit=2) == 3
+        assert signatures.backfill() == 0
+        rows = db.session.scalars(select(ReportSignature)).all()
+        assert {row.version for row in rows} == {signatures.VERSION}
+        assert {row.label for row in rows} == {"console: cart is empty"}
+    assert user_client.get("/api/v1/admin/health").get_json()["outbox"]["signaturesOutdated"] == 0

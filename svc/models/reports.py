@@ -270,6 +270,8 @@ class ReportSignature(db.Model):
         Index("ix_report_signatures_project_created", "project_id", "created_at"),
         Index("ix_report_signatures_error_project", "error_key", "project_id", "created_at"),
         Index("ix_report_signatures_request_project", "request_key", "project_id", "created_at"),
+        # Rows made by older rules, oldest first (the sign-reports job makes them again).
+        Index("ix_report_signatures_version_created", "version", "created_at"),
     )
 
     report_id: Mapped[uuid.UUID] = mapped_column(
@@ -288,6 +290,8 @@ class ReportSignature(db.Model):
     terms: Mapped[str] = mapped_column(String(1000), default="")
     # What the signature is made from, in words (signatures.source_of): a group's name.
     label: Mapped[str] = mapped_column(String(400), default="")
+    # Which rules made the row (signatures.VERSION); 1 for rows from before the version.
+    version: Mapped[int] = mapped_column(SmallInteger, default=1, server_default="1")
 
 
 class ReportDuplicate(db.Model):

@@ -42,6 +42,7 @@ class _OutboxHealth(OutSchema):
     notifications_pending = fields.Integer(required=True)  # not yet mailed
     oldest_pending_at = Timestamp(required=True, allow_none=True)
     reporter_mails_limited = fields.Integer(required=True)
+    signatures_outdated = fields.Integer(required=True)
 
 
 class _PartHealth(OutSchema):

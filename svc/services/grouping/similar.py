@@ -2,8 +2,8 @@
 same bug, best first, with the reasons in words, for the team to mark duplicates.
 
 Each report's signature row (svc.services.grouping.signatures) holds what is compared: the
-signature,
-keys of its first console error, first failed request and page, and the stems of its words.
+signature, keys of the app's console error, the app's failed request and the page (never the
+page's noise: svc.services.grouping.evidence), and the stems of its words.
 The candidates are the project's WINDOW newest reports (one read of an index of narrow rows)
 and, from before them, the newest that share the signature, the console error or the failed
 request (an index each). Each piece of evidence is a chance that two reports are one bug; they
@@ -79,6 +79,11 @@ def similar_to(report: Report, limit: int) -> list[dict]:
                 unlikely *= 1 - chance
                 if name != "signature":  # the parts it is made of say it in words
                     reasons.append(words)
+        explained = {EVIDENCE["error_key"][1], EVIDENCE["request_key"][1]}.intersection(reasons)
+        if row.signature == mine["signature"] and not explained:
+            # One group that no shared error or request explains: words alone, joined
+            # (signatures.WORDS_ALONE), or the same page and title.
+            reasons.append("same group")
         common = my_terms.intersection(terms[report_id])
         if common:
             # The cosine of the two sets of stems, each weighed by its rarity.
@@ -115,7 +120,11 @@ def _row_of(report: Report) -> dict:
         return {column.key: getattr(stored, column.key) for column in _COLUMNS}
     detail = db.session.get(ReportDetail, report.id)
     made = signatures.row_of(
-        report, detail.console_logs if detail else [], detail.network_logs if detail else []
+        report,
+        detail.console_logs if detail else [],
+        detail.network_logs if detail else [],
+        report.project.allowed_origins,
+        detail.locale if detail else None,
     )
     return {column.key: made[column.key] for column in _COLUMNS}
 
