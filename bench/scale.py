@@ -168,6 +168,7 @@ def signed(rows: list[dict], rng: random.Random) -> list[dict]:
             "page_key": part("p", 200, 1.0),
             "terms": " ".join(signatures.terms_of(row["title"], row["description"])),
             "label": "console: " + row["title"].lower(),
+            "version": signatures.VERSION,  # as the fan-out makes them now: none to make again
         }
         for row in rows
     ]
