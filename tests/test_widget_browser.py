@@ -838,6 +838,29 @@ def test_an_arabic_reporter_sees_the_widget_right_to_left(browser, host_site, pr
     context.close()
 
 
+@pytest.mark.parametrize("viewport", [SMALL_SCREEN, {"width": 1280, "height": 800}], ids=str)
+def test_the_right_to_left_dialog_stays_in_place_when_scrolled_sideways(
+    browser, host_site, project_owner, viewport
+):
+    """The hidden field for robots once sat 10,000 px to the left: a right-to-left dialog then
+    scrolled sideways by a trackpad moved the form out of view (a blank screen on a phone)."""
+    context, tab = reporter_page(browser, "ar", viewport)
+    open_shop(tab, host_site, project_owner.key)
+    tab.get_by_role("button", name="الإبلاغ عن مشكلة").click()
+    form = tab.get_by_role("dialog", name="الإبلاغ عن مشكلة")
+    title = form.get_by_label("العنوان")
+    before, page_at = title.bounding_box(), tab.evaluate("scrollX")
+    box = form.bounding_box()
+    tab.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    for sideways in (-3000, 3000, -3000):
+        tab.mouse.wheel(sideways, 0)
+    tab.evaluate("() => new Promise(requestAnimationFrame)")
+    assert title.bounding_box() == before
+    assert form.evaluate("(d) => d.scrollWidth <= d.clientWidth")
+    assert tab.evaluate("scrollX") == page_at
+    context.close()
+
+
 def test_no_english_is_left_in_the_widget_nor_cut_off_in_a_pseudo_language(
     browser, host_site, project_owner, live_server
 ):

@@ -899,7 +899,8 @@ footer { display: flex; justify-content: flex-end; gap: 8px; }
 canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-radius: 6px; cursor: crosshair; touch-action: none; }
 .alert { margin: 0; padding: 8px 10px; border-radius: 8px; border: 1px solid var(--svc-danger); color: var(--svc-danger); }
 .hint { margin: 0; color: var(--svc-muted); font-size: 13px; }
-.honeypot { position: absolute; left: -10000px; width: 1px; height: 1px; overflow: hidden; }
+/* Out of sight without an offset: one far to the left gave a right-to-left dialog 10,000 px to scroll sideways. */
+.honeypot { position: absolute; width: 1px; height: 1px; margin: -1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 .done p { margin: 0; font-size: 17px; }
 .watermark { margin: 0; text-align: center; font-size: 12px; color: var(--svc-muted); }
 @media (max-width: 600px) {
