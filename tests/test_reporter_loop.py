@@ -60,7 +60,9 @@ def mails_to(updating_shop, address="rep@example.com") -> list:
     run once first)."""
     send_due(updating_shop.app)
     with updating_shop.smtp.lock:
-        mine = [message for message in updating_shop.smtp.messages if message["To"] == address]
+        # Addresses compare without case, as the mails count them (the local part is sent as
+        # it was typed).
+        mine = [m for m in updating_shop.smtp.messages if m["To"].lower() == address.lower()]
         updating_shop.smtp.messages.clear()
     return mine
 
@@ -627,7 +629,34 @@ def test_the_limits_count_an_address_without_its_tag_case_or_trailing_dot(updati
     send_due(updating_shop.app)
     with updating_shop.smtp.lock:
         sent = [m["To"] for m in updating_shop.smtp.messages if "control" in m["To"].lower()]
-    assert sorted(sent) == ["control+0@example.net", "control+1@example.net",
+    assert sorted(sent) == ["Control+1@example.net", "control+0@example.net",
                             "control+x@example.net"]  # fmt: skip
     health = updating_shop.ada.get("/api/v1/admin/health").get_json()
     assert health["outbox"]["reporterMailsLimited"] == 2
+
+
+def test_an_identifier_that_is_no_address_is_kept_as_a_name_and_the_answer_says_no_receipt(
+    updating_shop,
+):
+    named = file(updating_shop, reporter="ann@localhost")
+    assert (named["receipt"], named["reporterIdentifier"]) == (False, "ann@localhost")
+    # The local part as typed (a server may tell its cases apart), the domain in lower case.
+    typed = file(updating_shop, reporter="Ann.Lee@Example.COM")
+    assert typed["receipt"] is True
+    [receipt] = mails_to(updating_shop, "ann.lee@example.com")
+    assert receipt["To"] == "Ann.Lee@example.com"
+    assert mails_to(updating_shop, "ann@localhost") == []
+    # Unsubscribed in any case: the next answer says no receipt, and none comes.
+    link = UNSUBSCRIBE.match(receipt["List-Unsubscribe"])
+    done = updating_shop.app.test_client().post(
+        f"/unsubscribe/{link[1]}",
+        data="List-Unsubscribe=One-Click",
+        content_type="application/x-www-form-urlencoded",
+    )
+    assert done.get_json()["email"] == "ann.lee@example.com"
+    again = file(updating_shop, reporter="ann.lee@EXAMPLE.com")
+    assert again["receipt"] is False
+    assert mails_to(updating_shop, "ann.lee@example.com") == []
+    # A project that does not mail reporters: no receipt, whatever the address.
+    reporter_updates(updating_shop.ada, updating_shop.project, enabled=False)
+    assert file(updating_shop, reporter="rep@example.com")["receipt"] is False

@@ -814,6 +814,40 @@ def test_a_reporter_whose_browser_says_de_at_files_in_german_and_follows_in_germ
     context.close()
 
 
+def test_an_e_mail_that_is_no_address_is_refused_and_one_no_mail_reaches_is_said(
+    browser, host_site, project_owner
+):
+    updates = {"settings": {"reporter_updates": {"enabled": True}}}
+    project_owner.patch(
+        f"/api/v1/projects/{project_owner.project['id']}", json=updates, headers=csrf(project_owner)
+    )
+    context, tab = reporter_page(browser, "fr")
+    open_shop(tab, host_site, project_owner.key)
+    tab.get_by_role("button", name="Signaler un bug").click()
+    form = tab.get_by_role("dialog", name="Signaler un bug")
+    form.get_by_label("Titre").fill("Le panier se vide")
+    address = form.get_by_label("Votre e-mail")
+    address.fill("not-an-email")
+    form.get_by_role("button", name="Envoyer le signalement").click()
+    expect(form.get_by_role("alert")).to_have_text(
+        "Veuillez indiquer une adresse e-mail comme nom@example.com, ou laisser le champ vide."
+    )
+    expect(address).to_have_attribute("aria-invalid", "true")
+    expect(address).to_be_focused()
+    assert project_owner.get("/api/v1/reports").get_json()["total"] == 0
+    # The browser takes ann@localhost; svc cannot mail it, keeps it as a name and says so.
+    address.fill("ann@localhost")
+    form.get_by_role("button", name="Envoyer le signalement").click()
+    expect(form.get_by_role("status").first).to_contain_text(
+        "Aucun e-mail ne suivra : nous ne pouvons pas écrire à cette adresse."
+    )
+    wait_for_reports(project_owner, 1)
+    assert project_owner.get("/api/v1/reports/WS-1").get_json()["reporterIdentifier"] == (
+        "ann@localhost"
+    )
+    context.close()
+
+
 def test_an_arabic_reporter_sees_the_widget_right_to_left(browser, host_site, project_owner):
     # A project's own button text is shown as written, even one named like a JavaScript
     # object's property; the dialog's default title speaks Arabic.

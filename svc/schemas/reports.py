@@ -262,6 +262,9 @@ class ReportOut(ReportSummaryOut):
     # Only in the widget's 201, when the project keeps reporters up to date: the report's
     # status page (docs/reporter-updates.md), never in lists or webhooks.
     status_url = fields.String()
+    # Only in the widget's 201: whether the reporter will be mailed a receipt (the project
+    # mails them and their identifier is an e-mail address; anything else is kept as a name).
+    receipt = fields.Boolean()
 
 
 ReportPageOut = page_of(ReportSummaryOut, "ReportPageOut")

@@ -1032,6 +1032,15 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
         return;
       }
       title.removeAttribute("aria-invalid");
+      // The browser's own check of an e-mail field (type=email), in the reporter's language: a
+      // receipt can only reach an address.
+      if (email.value.trim() && email.validity.typeMismatch) {
+        showAlert(speak("Please give an e-mail address such as name@example.com, or leave it empty."));
+        email.setAttribute("aria-invalid", "true");
+        email.focus();
+        return;
+      }
+      email.removeAttribute("aria-invalid");
       submit.disabled = true;
       submit.textContent = speak("Sending…");
       form.setAttribute("aria-busy", "true");
@@ -1043,9 +1052,12 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
           category: category.value, email: email.value.trim(), hp_field: honeypot.value,
         });
         const report = await send(run, fields, images, ATTEMPTS_IN_DIALOG);
-        finish(done, form, close, report
+        // An address the server cannot write to (ann@localhost): kept as a name, no receipt.
+        const noReceipt = report && report.receipt === false && email.value.trim() && run.config.mailsReporters
+          ? " " + speak("No mail will come about it: that is not an address we can write to.") : "";
+        finish(done, form, close, (report
           ? speak("Thanks — {tracking_id}. Your report has been filed.", { tracking_id: report.trackingId })
-          : speak("Thanks — your report has been filed."), report && report.statusUrl);
+          : speak("Thanks — your report has been filed.")) + noReceipt, report && report.statusUrl);
       } catch (problem) {
         if (problem instanceof Problem && problem.retryable && !problem.stored.kept) {
           showAlert(problem.said() + " " + speak(MESSAGES.notSaved));

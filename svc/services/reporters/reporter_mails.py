@@ -50,9 +50,30 @@ _ADDRESS = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
 def address_of(report: Report) -> str | None:
-    """The reporter's e-mail address, when what the widget sent as their identifier is one."""
+    """The reporter's e-mail address, when what the widget sent as their identifier is one:
+    its local part as typed (a server may tell `Ann.Lee@` from `ann.lee@`), its domain in lower
+    case. Compared without case wherever it is counted or looked up (`_canonical`)."""
     identifier = (report.reporter_identifier or "").strip()
-    return identifier.lower() if _ADDRESS.match(identifier) else None
+    if not _ADDRESS.match(identifier):
+        return None
+    local, _, domain = identifier.rpartition("@")
+    return f"{local}@{domain.lower()}"
+
+
+def _canonical(address: str) -> str:
+    """One spelling of an address for opt-outs, links and one mail to an address (RFC 5321
+    lets a server tell cases apart; in practice none does, and svc must not mail twice)."""
+    return address.lower()
+
+
+def receipt_coming(project: Project, report: Report) -> bool:
+    """Whether the reporter will be mailed a receipt: the project mails one, what the widget
+    sent as their identifier is an address (anything else is kept as a name), and the address
+    did not unsubscribe. (The day's limits may yet hold it back.)"""
+    if not _wants(project, RECEIVED):
+        return False
+    address = address_of(report)
+    return address is not None and not _opted_out(project, address)
 
 
 def _wants(project: Project, event: str) -> bool:
@@ -200,7 +221,8 @@ def _following(report: Report) -> list[Report]:
         )
     by_address = {}
     for each in reports:
-        by_address.setdefault(address_of(each) or each.id, each)
+        address = address_of(each)
+        by_address.setdefault(_canonical(address) if address else each.id, each)
     return list(by_address.values())
 
 
@@ -215,7 +237,7 @@ def _queue_if_wanted(report: Report, event: str, words) -> None:
 
 
 def _opted_out(project: Project, address: str) -> bool:
-    return db.session.get(ReporterOptOut, (project.id, address)) is not None
+    return db.session.get(ReporterOptOut, (project.id, _canonical(address))) is not None
 
 
 def _mail(
@@ -243,7 +265,7 @@ def _serializer() -> URLSafeSerializer:
 
 
 def _unsubscribe_token(project: Project, address: str) -> str:
-    return _serializer().dumps([str(project.id), address])
+    return _serializer().dumps([str(project.id), _canonical(address)])
 
 
 def is_unsubscribe_token(token: str) -> bool:

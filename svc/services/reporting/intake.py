@@ -32,7 +32,7 @@ from svc.models.base import utcnow
 from svc.models.events import REPORT_CREATED
 from svc.services import widget
 from svc.services.listing import Shown
-from svc.services.reporters import status_links
+from svc.services.reporters import reporter_mails, status_links
 from svc.services.reporting import redaction
 from svc.webhooks import payloads
 
@@ -278,12 +278,14 @@ def _still_as_seen(project: Project) -> None:
         raise ProjectChanged()
 
 
-def _offering_status_page(project: Project, report: Report) -> Report | Shown:
+def _offering_status_page(project: Project, report: Report) -> Shown:
     """The widget's answer links the report's status page when the project keeps reporters up
-    to date (docs/reporter-updates.md): signed, so nothing is written for it."""
+    to date (docs/reporter-updates.md): signed, so nothing is written for it; and says whether
+    a receipt will be mailed, so that the widget can say when none will."""
+    receipt = reporter_mails.receipt_coming(project, report)
     if project.reporter_updates_in_force["enabled"]:
-        return Shown(report, status_url=status_links.status_url(report))
-    return report
+        return Shown(report, status_url=status_links.status_url(report), receipt=receipt)
+    return Shown(report, receipt=receipt)
 
 
 def _event_row(project: Project, report: Report) -> dict:
