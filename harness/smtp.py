@@ -55,7 +55,11 @@ class _SharingController(Controller):
 
 
 class SmtpServer:
-    def __init__(self, certificate_authority):
+    """A real SMTP server (aiosmtpd) on 127.0.0.1: STARTTLS and a password required, as a
+    provider's is; or, `plain`, neither, as a relay on the same host (a local Postfix)."""
+
+    def __init__(self, certificate_authority, plain: bool = False):
+        self.plain = plain
         self._reservation = Reservation()
         self.port = self._reservation.port
         self.messages: list[EmailMessage] = []
@@ -66,17 +70,15 @@ class SmtpServer:
 
     @property
     def url(self) -> str:
+        if self.plain:
+            return f"smtp://127.0.0.1:{self.port}?starttls=off"
         return f"smtp://{USER}:{PASSWORD.replace(' ', '%20')}@127.0.0.1:{self.port}"
 
     def start(self) -> "SmtpServer":
+        secured = {"tls_context": self._tls, "require_starttls": True,
+                   "authenticator": _authenticate, "auth_required": True}  # fmt: skip
         self._controller = _SharingController(
-            _Keep(self),
-            hostname="127.0.0.1",
-            port=self.port,
-            tls_context=self._tls,
-            require_starttls=True,
-            authenticator=_authenticate,
-            auth_required=True,
+            _Keep(self), hostname="127.0.0.1", port=self.port, **({} if self.plain else secured)
         )
         self._controller.start()
         return self

@@ -6,13 +6,14 @@ The README's configuration table lists the same variables; `tests/test_config.py
 step.
 """
 
+import ipaddress
 import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import click
 from flask import current_app, has_request_context, request
@@ -79,7 +80,24 @@ def _smtp_url(raw: str) -> str | None:
     parts = urlsplit(url)
     if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
         raise ValueError("expected smtp://[user:password@]host[:port] or smtps://...")
+    options = parse_qs(parts.query, keep_blank_values=True)
+    if parts.query and (options != {"starttls": ["off"]} or parts.scheme != "smtp"):
+        raise ValueError("the one option is smtp://host:25?starttls=off, for a relay on this host")
+    if options and not _is_loopback(parts.hostname):
+        raise ValueError(
+            "starttls=off is for a relay on this host only (localhost, 127.0.0.1, ::1): to "
+            f"{parts.hostname} the password and every mail would cross the network in clear"
+        )
     return url
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _storage_url(raw: str) -> str | None:
@@ -339,7 +357,8 @@ SETTINGS: tuple[Setting, ...] = (
         None,
         _smtp_url,
         "`smtp://user:pass@host:587` (STARTTLS, required) or `smtps://user:pass@host:465`; "
-        "none: mails are written to the scheduler's log",
+        "`smtp://localhost:25?starttls=off` for a relay on this host without TLS (a local "
+        "Postfix; loopback addresses only); none: mails are written to the scheduler's log",
     ),
     Setting(
         "SVC_MAIL_FROM",

@@ -233,6 +233,8 @@ def test_a_standby_takes_over_a_killed_scheduler_and_a_paused_one_is_fenced(
         "oldestPendingAt",
         "reporterMailsLimited",
         "signaturesOutdated",
+        "lastMailError",
+        "lastMailErrorAt",
     }
 
     # The active one is paused (SIGSTOP); a third takes over; the paused one, resumed, sees

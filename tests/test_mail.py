@@ -154,6 +154,50 @@ def test_sent_links_work_from_the_mail_alone_and_old_rows_go(mail_app, smtp_serv
     assert [row.status for row in mails(mail_app)] == [PENDING]
 
 
+@pytest.fixture
+def local_relay(certificate_authority):
+    """A relay on this host without TLS or a password, as a local Postfix on port 25 is."""
+    from harness.smtp import SmtpServer
+
+    server = SmtpServer(certificate_authority[0], plain=True).start()
+    yield server
+    server.close()
+
+
+def test_a_relay_on_this_host_takes_mail_without_tls(make_app, local_relay):
+    app = make_app(SVC_SMTP_URL=local_relay.url, SVC_PUBLIC_URL="https://bugs.example.com")
+    queue_one(app, to="grace@example.com")
+    assert send_due(app) == [None]
+    assert local_relay.wait_for(1)[0]["To"] == "grace@example.com"
+    # Without starttls=off the same relay is refused: STARTTLS is never skipped unasked.
+    strict = make_app(SVC_SMTP_URL=local_relay.url.split("?")[0],
+                      SVC_PUBLIC_URL="https://bugs.example.com")  # fmt: skip
+    queue_one(strict)
+    [error] = send_due(strict)
+    assert "STARTTLS" in error
+    health = strict.test_client()
+    register(health)
+    outbox = health.get("/api/v1/admin/health").get_json()["outbox"]
+    assert "STARTTLS" in outbox["lastMailError"] and outbox["lastMailErrorAt"]
+
+
+@pytest.mark.parametrize(
+    "url, said",
+    [
+        ("smtp://mail.example.com:25?starttls=off", "relay on this host only"),
+        ("smtp://10.0.0.5:25?starttls=off", "relay on this host only"),
+        ("smtps://localhost:465?starttls=off", "the one option"),
+        ("smtp://localhost:25?tls=no", "the one option"),
+    ],
+)
+def test_plain_smtp_anywhere_but_this_host_stops_the_start(url, said):
+    with pytest.raises(ConfigError, match=said):
+        load_settings(environ={"SVC_SMTP_URL": url, "SVC_PUBLIC_URL": "https://x.example"})
+    for local in ("smtp://localhost:25?starttls=off", "smtp://[::1]:25?starttls=off",
+                  "smtp://127.0.0.2?starttls=off"):  # fmt: skip
+        assert load_settings(environ={"SVC_SMTP_URL": local, "SVC_PUBLIC_URL": "https://x.example"})
+
+
 def test_smtp_without_a_public_url_stops_the_start():
     with pytest.raises(ConfigError, match="SVC_PUBLIC_URL"):
         load_settings(environ={"SVC_SMTP_URL": "smtp://mail.example.com"})

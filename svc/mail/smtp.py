@@ -2,7 +2,9 @@
 
 `SVC_SMTP_URL`: `smtp://user:pass@host:587` speaks STARTTLS and refuses a server that does not
 offer it (so a stripped offer cannot expose the password); `smtps://host:465` is TLS from the
-first byte. Certificates are verified against the host name.
+first byte. Certificates are verified against the host name. `smtp://localhost:25?starttls=off`
+speaks plain SMTP to a relay on the same host (svc.config allows it for loopback addresses only:
+nothing crosses a network).
 """
 
 import smtplib
@@ -10,7 +12,7 @@ import socket
 import ssl
 from dataclasses import dataclass
 from email.message import EmailMessage
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from svc.deadline import Deadline
 
@@ -22,6 +24,7 @@ class SmtpServer:
     implicit_tls: bool
     username: str | None
     password: str | None
+    starttls: bool = True
 
 
 def parse_url(url: str) -> SmtpServer:
@@ -34,6 +37,7 @@ def parse_url(url: str) -> SmtpServer:
         implicit_tls=implicit_tls,
         username=unquote(parts.username) if parts.username else None,
         password=unquote(parts.password) if parts.password else None,
+        starttls=parse_qs(parts.query).get("starttls") != ["off"],
     )
 
 
@@ -81,8 +85,9 @@ def send(message: EmailMessage, server: SmtpServer, *, timeout: float, ca_bundle
                 connection = _SMTPS(server, deadline, timeout, context)
             else:
                 connection = _SMTP(server, deadline, timeout)
-                connection.starttls(context=context)  # SMTPNotSupportedError when not offered
-                deadline.watch(connection.sock)
+                if server.starttls:
+                    connection.starttls(context=context)  # SMTPNotSupportedError if not offered
+                    deadline.watch(connection.sock)
             if server.username:
                 connection.login(server.username, server.password or "")
             connection.send_message(message)

@@ -43,6 +43,9 @@ class _OutboxHealth(OutSchema):
     oldest_pending_at = Timestamp(required=True, allow_none=True)
     reporter_mails_limited = fields.Integer(required=True)
     signatures_outdated = fields.Integer(required=True)
+    # The newest mail that met an error (the SMTP server's answer), and when it was queued.
+    last_mail_error = fields.String(required=True, allow_none=True)
+    last_mail_error_at = Timestamp(required=True, allow_none=True)
 
 
 class _PartHealth(OutSchema):

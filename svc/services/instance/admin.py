@@ -166,6 +166,14 @@ def health() -> dict:
             OutgoingMail.status == LIMITED, OutgoingMail.created_at > utcnow() - timedelta(days=1)
         )
     )
+    # The newest mail that met an error: a refused relay is otherwise a line in the scheduler's
+    # log alone (the outbox keeps SVC_MAIL_LOG_DAYS of mails).
+    last_mail_error = db.session.execute(
+        select(OutgoingMail.last_error, OutgoingMail.created_at)
+        .where(OutgoingMail.last_error.is_not(None))
+        .order_by(OutgoingMail.created_at.desc())
+        .limit(1)
+    ).first()
     store = storage.current_store()
     try:
         store.check()
@@ -185,6 +193,8 @@ def health() -> dict:
             "reporter_mails_limited": limited,
             # signature rows made by older rules, which the sign-reports job makes again
             "signatures_outdated": signatures.outdated(),
+            "last_mail_error": last_mail_error.last_error if last_mail_error else None,
+            "last_mail_error_at": last_mail_error.created_at if last_mail_error else None,
         },
         "storage": {"kind": store.kind, "ok": store_ok},
         "database": {"kind": db.engine.dialect.name, "ok": True},

@@ -108,6 +108,7 @@ function healthPanel(health) {
       + `${outbox.notificationsPending} notifications`
       + (outbox.oldestPendingAt ? `, the oldest since ${formatTime(outbox.oldestPendingAt)}` : "")],
     ["Reporter mails held back", `${outbox.reporterMailsLimited} in the last 24 hours (over an address's daily limits)`],
+    ["Last mail error", outbox.lastMailError ? `${outbox.lastMailError} (a mail queued ${formatTime(outbox.lastMailErrorAt)})` : "none"],
     ["Signatures to make again", `${outbox.signaturesOutdated} (made by an older release's rules; the scheduler redoes them in batches)`],
     ["Object store", `${storage.kind}: ${storage.ok ? "answering" : "not answering"}`],
     ["Database", `${database.kind}: ${database.ok ? "answering" : "not answering"}`],
