@@ -11,7 +11,7 @@ from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
 
-from harness.client import create_project, csrf, register
+from harness.client import create_project, csrf, invite, register
 from svc import i18n
 from tests.helpers import file_report, pseudo, send_due, text_of
 
@@ -253,3 +253,24 @@ def test_a_project_may_speak_one_language_to_every_reporter(user_client):
     assert filed.get_json()["locale"] == "pt-BR"
     assert fix("auto").status_code == 200
     assert file_report(user_client, project["apiKey"], locale="fr").get_json()["locale"] == "fr"
+
+
+def test_every_mails_html_part_says_its_language_and_direction(updating_shop):
+    """An Arabic receipt's HTML part read left to right in mail programs: it said neither its
+    language nor its direction."""
+    for reporter, locale in (("ar@example.com", "ar"), ("de@example.com", "de-AT")):
+        file_report(updating_shop, updating_shop.project["apiKey"], reporter_identifier=reporter,
+                    locale=locale)  # fmt: skip
+    received = {mail["To"]: mail for mail in mails(updating_shop)}
+    arabic = received["ar@example.com"].get_body(("html",)).get_content()
+    german = received["de@example.com"].get_body(("html",)).get_content()
+    assert arabic.startswith('<!doctype html><html lang="ar" dir="rtl">')
+    assert german.startswith('<!doctype html><html lang="de" dir="ltr">')
+    # A mail to a member (an invitation here) is English, and says so.
+    invite(updating_shop, updating_shop.project["id"], "new@example.com")
+    [invitation] = [mail for mail in mails(updating_shop) if mail["To"] == "new@example.com"]
+    assert (
+        invitation.get_body(("html",))
+        .get_content()
+        .startswith('<!doctype html><html lang="en" dir="ltr">')
+    )

@@ -111,6 +111,7 @@ MAY_IMPORT = {
         "svc.database",
         "svc.deadline",
         "svc.extensions",
+        "svc.i18n",
         "svc.models",
         "svc.outbox",
         "svc.retry",

@@ -7,6 +7,8 @@ from email import policy
 from email.message import EmailMessage
 from email.utils import formatdate
 
+from svc.i18n import RIGHT_TO_LEFT
+
 # RFC 5322's own line limit, not Python's default 78: a header longer than 78 characters with
 # no space to fold at (List-Unsubscribe's <https://...> link) was written as RFC 2047 encoded
 # words, and mail programs then found no one-click link.
@@ -16,10 +18,11 @@ _POLICY = policy.SMTP.clone(max_line_length=998)
 _LINK = re.compile(r"https?://[^\s<>\"]*[^\s<>\".,;:!?)']")
 
 
-def html_of(text: str, own_links: str) -> str:
+def html_of(text: str, own_links: str, language: str = "en") -> str:
     """Only addresses that start with `own_links` (the service's public URL) become links: a
     name or a title someone typed must not turn into one (the invitation mails made svc a
-    relay for anyone's links)."""
+    relay for anyone's links). The page says its language and direction, as the text part's
+    Content-Language does: an Arabic mail reads right to left."""
     prefix = html.escape(own_links.rstrip("/") + "/")
 
     def link(found):
@@ -30,8 +33,10 @@ def html_of(text: str, own_links: str) -> str:
     for paragraph in text.strip().split("\n\n"):
         linked = _LINK.sub(link, html.escape(paragraph))
         paragraphs.append(f"<p>{linked.replace(chr(10), '<br>')}</p>")
+    direction = "rtl" if language.split("-")[0] in RIGHT_TO_LEFT else "ltr"
     return (
-        '<!doctype html><html><body style="font-family: sans-serif; line-height: 1.5">'
+        f'<!doctype html><html lang="{html.escape(language)}" dir="{direction}">'
+        '<body style="font-family: sans-serif; line-height: 1.5">'
         + "".join(paragraphs)
         + "</body></html>"
     )

@@ -53,7 +53,9 @@ def queue(
             to_address=to,
             subject=subject,
             text_body=text,
-            html_body=compose.html_of(text, public_url("/")),
+            html_body=compose.html_of(
+                text, public_url("/"), (headers or {}).get("Content-Language", "en")
+            ),
             headers=headers or {},
             status=PENDING,
             attempts=0,
