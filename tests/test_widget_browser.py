@@ -547,6 +547,43 @@ def test_offline_the_reporter_is_told_the_stored_copy_has_no_screenshot(
     )
 
 
+def test_offline_a_small_replay_is_kept_beside_a_screenshot_too_large(
+    context, page, host_site, project_owner, tmp_path
+):
+    """Storage too short for the screenshot lost the small replay too, and the message blamed
+    storage for both: each part that fits is kept, and the message names what was left."""
+    settings = {"settings": {"widget": {"enable_replay": True, "replay_seconds": 30}}}
+    project_owner.patch(f"/api/v1/projects/{project_owner.project['id']}", json=settings,
+                        headers=csrf(project_owner))  # fmt: skip
+    page.add_init_script(
+        'document.addEventListener("svc:replay-ready", () => { window.recording = 1; });'
+    )
+    noise_png(tmp_path / "large.png", 4.5)  # its base64 outgrows localStorage's 5 MB
+    open_shop(page, host_site, project_owner.key)
+    page.wait_for_function("() => window.recording === 1")
+    context.set_offline(True)
+    launcher(page).click()
+    dialog(page).get_by_label("Title").fill("Offline, a replay and a large picture")
+    attach_image(page, tmp_path / "large.png")
+    dialog(page).get_by_role("button", name="Send report").click()
+    expect(dialog(page).get_by_role("status").locator("p").first).to_have_text(
+        "You seem to be offline. Your report is saved in this browser and will be sent"
+        " automatically. It goes without the screenshot: this browser's storage is too full to"
+        " keep it."
+    )
+    [stored] = stored_reports(page)
+    assert list(stored["images"]) == ["replay_key"]
+
+    context.set_offline(False)
+    page.reload()
+    [report] = wait_for_reports(project_owner, 1)
+    report = project_owner.get(f"/api/v1/reports/{report['id']}").get_json()
+    assert report["screenshotUrl"] is None and report["replayUrl"]
+    assert report["metadata"]["widgetNote"] == (
+        "Left out (this browser's storage was full): the screenshot."
+    )
+
+
 def test_a_report_told_it_is_saved_is_never_stripped_by_a_later_one(
     page, host_site, project_owner, tmp_path, live_server
 ):

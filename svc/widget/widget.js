@@ -626,12 +626,22 @@
         if (list.length >= MAX_STORED) return { kept: false, lost: [] };
         const copy = { ...submission, images: { ...submission.images } };
         if (store([...list, copy])) return { kept: true, lost: [] };
-        const lost = Object.keys(copy.images);
-        if (!lost.length) return { kept: false, lost };
-        copy.images = {};
-        copy.body = { ...copy.body, metadata: { ...copy.body.metadata,
-          widgetNote: "Left out (this browser's storage was full): " + partsNamed(lost) + "." } };
-        return store([...list, copy]) ? { kept: true, lost } : { kept: false, lost };
+        // Left out a part at a time, the largest first (a screenshot's two images are one part):
+        // each part that fits is kept, a small replay beside a screenshot too large.
+        const size = (fields) => fields.reduce((sum, field) => sum + JSON.stringify(copy.images[field]).length, 0);
+        const parts = Object.values(Object.keys(copy.images).reduce((byPart, field) => {
+          (byPart[PARTS[field] || field] = byPart[PARTS[field] || field] || []).push(field);
+          return byPart;
+        }, {})).sort((a, b) => size(b) - size(a));
+        const lost = [];
+        for (const fields of parts) {
+          for (const field of fields) delete copy.images[field];
+          lost.push(...fields);
+          copy.body = { ...submission.body, metadata: { ...submission.body.metadata,
+            widgetNote: "Left out (this browser's storage was full): " + partsNamed(lost) + "." } };
+          if (store([...list, copy])) return { kept: true, lost };
+        }
+        return { kept: false, lost };
       },
       // After an upload: the stored copy takes the key of each image it still had.
       update(submission) {
