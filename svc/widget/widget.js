@@ -1177,7 +1177,7 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
       ["network", capture.network, () => speakPlural("Network requests: {count} request", "Network requests: {count} requests", frozen.network.length)],
       ["details", capture.details, () => speak("Request and response details (headers, bodies up to 10 KB)")],
       ["replay", capture.replay && !!replay, () => (run.config.replayMaskAllText === false
-        ? speakPlural("Replay of the last {count} second of this page (its text; never what you typed)", "Replay of the last {count} seconds of this page (its text; never what you typed)", seconds)
+        ? speakPlural("Replay of the last {count} second of this page (its text as shown, which may repeat what you typed)", "Replay of the last {count} seconds of this page (its text as shown, which may repeat what you typed)", seconds)
         : speakPlural("Replay of the last {count} second of this page (its layout, text hidden; never what you typed)", "Replay of the last {count} seconds of this page (its layout, text hidden; never what you typed)", seconds))],
       ["actions", capture.actions, () => speakPlural("Recent clicks and page changes: {count} action", "Recent clicks and page changes: {count} actions", frozen.actions.length)],
       ["metadata", true, () => speak("Page address, browser and screen size")],
