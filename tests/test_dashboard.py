@@ -1073,6 +1073,47 @@ def test_a_field_error_not_on_the_form_is_not_called_highlighted(page, base_url)
     assert said == "The service did not accept this: settings.widget.locale: Unknown field."
 
 
+def test_captured_request_details_show_on_the_network_entry_as_text(page, base_url):
+    """With captureNetworkDetails on, headers and bodies were stored but shown only inside the
+    HAR and the cURL command: now under the request, closed until opened, JSON bodies
+    pretty-printed, everything as text, a long body cut with "show all"."""
+    sign_up(page)
+    api_key = create_project(page)
+    [project] = page.request.get("/api/v1/projects").json()
+    token = next(c["value"] for c in page.context.cookies() if c["name"] == "svc_csrf_token")
+    settings = {"settings": {"widget": {"capture_network_details": True}}}
+    changed = page.request.patch(f"/api/v1/projects/{project['id']}", data=settings,
+                                 headers={"X-CSRF-Token": token})  # fmt: skip
+    assert changed.ok, changed.text()
+    long_answer = json.dumps({"lines": [f"line {n}" for n in range(400)]})
+    file_report(base_url, api_key, title="Checkout fails", severity="high", network_logs=[{
+        "method": "POST", "url": "https://shop.example/api/checkout", "status": 500,
+        "timestamp": 1763800001900, "duration": 120,
+        "requestHeaders": {"content-type": "application/json",
+                           "x-note": "<img src=x onerror=alert(1)>"},
+        "requestBody": '{"items":[1,2],"note":"<b>bold</b>"}',
+        "responseHeaders": {"content-type": "application/json"},
+        "responseBody": long_answer,
+    }])  # fmt: skip
+    page.goto("/reports/WS-1")
+    details = page.locator("table.network details")
+    expect(details).to_have_count(1)
+    expect(details.locator("pre").first).to_be_hidden()  # closed until asked for
+    details.get_by_text("Request and response details").click()
+    request_body, response_body = details.locator("pre.body").all()
+    assert (
+        request_body.inner_text()
+        == '{\n  "items": [\n    1,\n    2\n  ],\n  "note": "<b>bold</b>"\n}'
+    )
+    expect(details.locator("dd").nth(1)).to_have_text("<img src=x onerror=alert(1)>")
+    assert page.locator("table.network img, table.network b").count() == 0  # text, never markup
+    pretty = json.dumps(json.loads(long_answer), indent=2)
+    assert response_body.inner_text() == pretty[:2000] + "…"
+    details.get_by_role("button", name=f"Show all {len(pretty):,} characters").click()
+    assert response_body.inner_text() == pretty
+    save_screenshot(page, "network-details")
+
+
 def test_on_a_phone_every_table_is_cards_and_a_long_network_log_is_folded(page, base_url):
     """At 390 px every table is cards: the audit logs, account actions beside their label,
     "failed" beside its label, the time on one line, and 100 requests folded, not one

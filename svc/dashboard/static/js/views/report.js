@@ -265,7 +265,7 @@ function networkLog(entries, seek) {
       (text) => h("th", { scope: "col" }, text)))), body));
   const draw = (all) => {
     const shown = all ? entries : entries.filter((entry, index) => index < NETWORK_ROWS_SHOWN || failed(entry));
-    replaceContent(body, ...shown.map((entry) => networkRow(entry, seek)));
+    replaceContent(body, ...shown.flatMap((entry) => [networkRow(entry, seek), networkDetails(entry)].filter(Boolean)));
     if (shown.length < entries.length) {
       wrap.append(h("button", { type: "button", class: "secondary more", onclick: (event) => {
         event.currentTarget.remove();
@@ -287,6 +287,44 @@ function networkRow(entry, seek) {
       h("td", { "data-label": "Duration" }, entry.duration != null ? `${entry.duration} ms` : ""),
       h("td", { "data-label": "Time" }, formatEpochMillis(entry.timestamp)),
       copyAsCurl(entry));
+}
+
+// What the widget captured of a request when the project captures details (docs/widget.md):
+// its headers and bodies, under the row, closed until asked for. Text nodes only: a body is
+// what a page (or an attacker's response) sent, shown as text whatever it holds.
+const BODY_SHOWN = 2000;
+const DETAILS = [["Request headers", "requestHeaders"], ["Request body", "requestBody"],
+  ["Response headers", "responseHeaders"], ["Response body", "responseBody"]];
+
+function networkDetails(entry) {
+  const parts = DETAILS.filter(([, field]) => entry[field] != null && entry[field] !== "" &&
+    !(typeof entry[field] === "object" && !Object.keys(entry[field]).length));
+  if (!parts.length) return null;
+  const shown = parts.map(([label, field]) => h("div", { class: "captured" }, h("h4", {}, label),
+    field.endsWith("Headers") ? headerList(entry[field]) : bodyText(entry[field])));
+  return h("tr", { class: "details-row" }, h("td", { colspan: "6", "data-label": "" },
+    h("details", {}, h("summary", {}, "Request and response details"), ...shown)));
+}
+
+function headerList(headers) {
+  const pairs = typeof headers === "object" ? Object.entries(headers) : [["", String(headers)]];
+  return h("dl", { class: "headers" }, pairs.flatMap(([name, value]) =>
+    [h("dt", {}, String(name)), h("dd", {}, String(value))]));
+}
+
+// A JSON body pretty-printed; a long one cut, with the rest a click away.
+function bodyText(body) {
+  let text = typeof body === "string" ? body : JSON.stringify(body);
+  try {
+    text = JSON.stringify(JSON.parse(text), null, 2);
+  } catch (_) { /* not JSON: as sent */ }
+  const pre = h("pre", { class: "body" }, text.length > BODY_SHOWN ? text.slice(0, BODY_SHOWN) + "…" : text);
+  if (text.length <= BODY_SHOWN) return pre;
+  const all = h("button", { type: "button", class: "secondary small", onclick: (event) => {
+    pre.replaceChildren(text);
+    event.currentTarget.remove();
+  } }, `Show all ${text.length.toLocaleString("en")} characters`);
+  return h("div", {}, pre, all);
 }
 
 // Copies the request as a cURL command; says so, or shows the command when the browser refuses.
