@@ -994,6 +994,33 @@ def test_the_project_page_has_sections_to_jump_between(page):
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
 
 
+def test_a_settings_error_shows_beside_its_field_in_words_and_in_view(page):
+    """A bad "Seconds kept" showed its error about 950 px above the Save button, naming the raw
+    field `settings.widget.replay_seconds`."""
+    sign_up(page)
+    create_project(page)
+    widget = page.get_by_role("form", name="Widget")
+    seconds = widget.get_by_label("Seconds kept")
+    seconds.fill("5")
+    widget.get_by_role("button", name="Save widget").click()
+    beside = page.locator(f"#{seconds.get_attribute('id')}-error")
+    expect(beside).to_be_visible()
+    expect(beside).to_contain_text("greater than or equal to 10")
+    expect(seconds).to_have_attribute("aria-invalid", "true")
+    expect(seconds).to_be_focused()
+    expect(seconds).to_be_in_viewport()
+    expect(widget.locator(".form-error")).not_to_contain_text("settings.widget")
+    save_screenshot(page, "settings-error")
+    # The project's other settings form: an origin that is none, beside its field.
+    settings = page.get_by_role("form", name="Settings")
+    origins = settings.get_by_label("Allowed origins")
+    origins.fill("https://shop.example\nnot an origin")
+    settings.get_by_role("button", name="Save settings").click()
+    expect(page.locator(f"#{origins.get_attribute('id')}-error")).to_be_visible()
+    expect(origins).to_be_focused()
+    expect(origins).to_be_in_viewport()
+
+
 def test_the_audit_log_is_read_a_page_at_a_time(page):
     sign_up(page)  # the first user: an administrator; two entries (account, sign-in)
     with _SERVED["app"].app_context():
@@ -1070,7 +1097,8 @@ def test_a_field_error_not_on_the_form_is_not_called_highlighted(page, base_url)
       return form.querySelector(".form-error").textContent;
     }""")
     assert "highlighted" not in said
-    assert said == "The service did not accept this: settings.widget.locale: Unknown field."
+    # In words, not the API's path to it.
+    assert said == "The service did not accept this: locale: Unknown field."
 
 
 def test_captured_request_details_show_on_the_network_entry_as_text(page, base_url):

@@ -93,7 +93,7 @@ export function showError(error, form, fallback) {
       input.setAttribute("aria-invalid", "true");
       placed += 1;
     } else {
-      unplaced.push(`${name}: ${messages.join(" ")}`);
+      unplaced.push(`${inWords(name)}: ${messages.join(" ")}`);
     }
   }
   if (place) {
@@ -103,18 +103,30 @@ export function showError(error, form, fallback) {
     place.textContent = text;
     place.hidden = false;
   }
-  (form?.querySelector("[aria-invalid=true]") || place)?.focus?.();
+  // The first problem in view, beside its field: one far above the button went unseen.
+  const first = form?.querySelector("[aria-invalid=true]") || place;
+  first?.scrollIntoView?.({ block: "center" });
+  first?.focus?.({ preventScroll: true });
 }
 
-// The input an error names; `settings.allowed_origins.2` falls back to `settings.allowed_origins`.
+// The input an error names: `settings.allowed_origins.2` falls back to
+// `settings.allowed_origins`, and `settings.widget.replay_seconds` to a form's `replay_seconds`
+// (the widget's form names its inputs without the path the API gives them).
 function inputFor(form, name) {
   const parts = name.split(".");
-  while (form && parts.length) {
-    const input = form.querySelector(`[name="${CSS.escape(parts.join("."))}"]`);
-    if (input) return input;
-    parts.pop();
+  for (let start = 0; form && start < parts.length; start += 1) {
+    for (let end = parts.length; end > start; end -= 1) {
+      const input = form.querySelector(`[name="${CSS.escape(parts.slice(start, end).join("."))}"]`);
+      if (input) return input;
+    }
   }
   return null;
+}
+
+// A field the form does not show, in words: `settings.widget.replay_seconds` is "replay seconds".
+function inWords(name) {
+  const parts = name.split(".").filter((part) => !/^\d+$/.test(part));
+  return (parts[parts.length - 1] || name).replace(/_/g, " ");
 }
 
 export function clearErrors(form) {
