@@ -54,6 +54,7 @@ def test_response_schemas_use_camel_case(client):
         "createdAt",
         "expiresAt",
         "lastUsedAt",
+        "scopes",
     }
     assert set(schemas["RegisterIn"]["properties"]) == {"name", "email", "password"}
 

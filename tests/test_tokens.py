@@ -24,7 +24,9 @@ def test_create_returns_the_value_once(user_client):
     )
     assert response.status_code == 201
     body = response.get_json()
-    assert set(body) == {"id", "name", "token", "tokenHint", "createdAt", "expiresAt", "lastUsedAt"}
+    assert set(body) == {"id", "name", "token", "tokenHint", "createdAt", "expiresAt", "lastUsedAt",
+                         "scopes"}  # fmt: skip
+    assert body["scopes"] is None  # everything its user may do
     assert PAT_FORMAT.match(body["token"])
     assert body["tokenHint"] == body["token"][:12]
     assert body["name"] == "deploy"
@@ -68,7 +70,7 @@ def test_only_a_hash_is_stored(app, user_client):
 def test_create_validation(user_client, payload, field):
     response = user_client.post("/api/v1/tokens", headers=csrf(user_client), json=payload)
     assert response.status_code == 422
-    assert field in response.get_json()["errors"]
+    assert field in {name.split(".")[0] for name in response.get_json()["errors"]}
 
 
 def test_expiry_bounds_are_inclusive(user_client):
@@ -234,3 +236,32 @@ def test_a_pat_cannot_hand_on_power(app, user_client, other_client):
     ]
     rotated = user_client.post(f"{base}/rotate-api-key", headers=csrf(user_client))
     assert rotated.status_code == 200
+
+
+def test_a_read_only_token_reads_and_changes_nothing(app, user_client):
+    """A coding agent's token (contract v6 §24): reports:read reads what its user may, changes
+    nothing; reports:write changes reports and nothing else."""
+    from harness.client import create_project
+    from tests.helpers import file_report
+
+    project = create_project(user_client)
+    file_report(user_client, project["apiKey"])
+    read = create_pat(user_client, scopes=["reports:read"])
+    assert read["scopes"] == ["reports:read"]
+    write = create_pat(user_client, name="agent", scopes=["reports:write", "reports:read"])
+    client = app.test_client()
+    for token in (read, write):
+        assert client.get("/api/v1/reports/WS-1", headers=bearer(token["token"])).status_code == 200
+    change = {"status": "resolved"}
+    refused = client.patch("/api/v1/reports/WS-1", json=change, headers=bearer(read["token"]))
+    assert refused.status_code == 403 and "reports:read" in refused.get_json()["detail"]
+    allowed = client.patch("/api/v1/reports/WS-1", json=change, headers=bearer(write["token"]))
+    assert allowed.status_code == 200
+    # Nothing but reports: not a project's settings, not a new project.
+    for token in (read, write):
+        answer = client.post("/api/v1/projects", json={"name": "Other"},
+                             headers=bearer(token["token"]))  # fmt: skip
+        assert answer.status_code == 403
+    unknown = user_client.post("/api/v1/tokens", json={"name": "x", "scopes": ["admin"]},
+                               headers=csrf(user_client))  # fmt: skip
+    assert unknown.status_code == 422

@@ -18,7 +18,7 @@ bp = Blueprint("tokens", __name__, url_prefix="/api/v1/tokens")
 @response(TokenCreatedOut(), 201)
 def create_token(data):
     """Create a token; its value is shown in this answer only."""
-    return pats.issue(current_user(), data["name"], data["expires_in_days"])
+    return pats.issue(current_user(), data["name"], data["expires_in_days"], data["scopes"])
 
 
 @bp.get("")

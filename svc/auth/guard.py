@@ -85,7 +85,13 @@ def _caller() -> Caller:
     authorization = request.headers.get("Authorization")
     if authorization is not None:
         # A bearer token decides, even when cookies came along; it is never cookie-authenticated.
-        return Caller(user=pats.authenticate(_bearer_value(authorization)), kind="pat")
+        token = pats.live_token(_bearer_value(authorization))
+        if request.method in UNSAFE_METHODS and not _scope_allows(token):
+            raise Forbidden(
+                f"This token's scopes ({token.scopes}) do not allow this change: a token with "
+                "reports:read only reads, one with reports:write changes reports alone"
+            )
+        return Caller(user=db.session.get(User, token.user_id), kind="pat")
     if API_KEY_HEADER in request.headers:
         raise unauthorized(
             "An API key authenticates a project, not a user: use a session "
@@ -101,6 +107,14 @@ def _caller() -> Caller:
     if request.method in UNSAFE_METHODS:
         _check_csrf(session.id)
     return Caller(user=sessions.user_of(session), kind="session", session_id=session.id)
+
+
+def _scope_allows(token) -> bool:
+    """A change is a token's to make when it has no scope (all), or reports:write and the
+    change is to a report (its status, comments, assignee, duplicates)."""
+    if token.scopes is None:
+        return True
+    return pats.may_write_reports(token) and request.path.startswith("/api/v1/reports/")
 
 
 def _read_only_transaction() -> None:

@@ -12,8 +12,15 @@ from svc.extensions import db
 from svc.models import PersonalAccessToken, User
 from svc.models.base import utcnow
 
+# What a token may be limited to (contract v6 §24). No scope: everything its user may do.
+READ = "reports:read"  # read anything its user may read; change nothing
+WRITE = "reports:write"  # and change reports (status, comments, assignee, duplicates)
+SCOPES = (READ, WRITE)
 
-def issue(user: User, name: str, expires_in_days: int) -> PersonalAccessToken:
+
+def issue(
+    user: User, name: str, expires_in_days: int, scopes: list[str] | None = None
+) -> PersonalAccessToken:
     """A new token; its `value` exists only on the returned instance, never in storage."""
     value = tokens.new_pat()
     token = PersonalAccessToken(
@@ -22,6 +29,7 @@ def issue(user: User, name: str, expires_in_days: int) -> PersonalAccessToken:
         token_hash=tokens.sha256_hex(value),
         token_hint=value[: tokens.TOKEN_HINT_LENGTH],
         expires_at=utcnow() + timedelta(days=expires_in_days),
+        scopes=" ".join(sorted(set(scopes))) if scopes else None,
     )
     db.session.add(token)
     db.session.flush()
@@ -59,8 +67,18 @@ def revoke_all_of(user_id: uuid.UUID) -> None:
     db.session.execute(delete(PersonalAccessToken).where(PersonalAccessToken.user_id == user_id))
 
 
+def may_write_reports(token: PersonalAccessToken) -> bool:
+    return token.scopes is None or WRITE in token.scopes.split()
+
+
 def authenticate(value: str) -> User:
     """The creator of a live token; 401 for a malformed, unknown, revoked or expired one."""
+    return db.session.get(User, live_token(value).user_id)
+
+
+def live_token(value: str) -> PersonalAccessToken:
+    """The live token of that value (its use recorded); 401 for a malformed, unknown, revoked or
+    expired one."""
     if not tokens.is_well_formed_pat(value):
         raise unauthorized("Invalid personal access token")
     token = db.session.scalar(
@@ -75,4 +93,4 @@ def authenticate(value: str) -> User:
         raise unauthorized("Personal access token expired")
     token.last_used_at = now
     db.session.commit()
-    return db.session.get(User, token.user_id)
+    return token

@@ -68,6 +68,8 @@ class PersonalAccessToken(db.Model):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
     last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # What it may do (svc.auth.pats.SCOPES), space-separated; None: everything its user may.
+    scopes: Mapped[str | None] = mapped_column(String(100))
 
     # The full value, set only on the instance that `svc.auth.pats.issue` returns, so that
     # creation can show it once. Not a column: it is never stored.

@@ -8,6 +8,12 @@ class TokenCreateIn(InSchema):
     expires_in_days = fields.Integer(
         strict=True, load_default=30, validate=validate.Range(min=1, max=365)
     )
+    # Omitted or empty: everything the user may do. ["reports:read"]: a coding agent's token.
+    scopes = fields.List(
+        fields.String(validate=validate.OneOf(("reports:read", "reports:write"))),
+        load_default=None,
+        validate=validate.Length(max=2),
+    )
 
 
 class TokenOut(OutSchema):
@@ -17,6 +23,10 @@ class TokenOut(OutSchema):
     created_at = Timestamp(required=True)
     expires_at = Timestamp(required=True)
     last_used_at = Timestamp(required=True, allow_none=True)
+    # null: everything its user may do.
+    scopes = fields.Function(
+        lambda token: token.scopes.split() if token.scopes else None, required=True
+    )
 
 
 class TokenCreatedOut(TokenOut):
