@@ -41,6 +41,10 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.json = json_codec.JSONProvider(app)
     app.json.sort_keys = False  # keep the order the schemas declare
 
+    if settings["SVC_MCP"]:
+        from svc.mcp.endpoint import Endpoint
+
+        app.wsgi_app = Endpoint(app, app.wsgi_app)
     if settings["SVC_TRUSTED_PROXIES"]:
         hops = settings["SVC_TRUSTED_PROXIES"]
         app.wsgi_app = ProxyFix(

@@ -46,6 +46,8 @@ INTEGRATION_UPDATED = "integration_updated"
 INTEGRATION_DELETED = "integration_deleted"
 # Reports
 REPORT_DELETED = "report_deleted"
+# A change a coding agent made through the MCP server (docs/mcp.md): `via: mcp`.
+REPORT_CHANGED = "report_changed"
 STATUS_LINK_RENEWED = "status_link_renewed"
 ISSUE_CREATED = "issue_created"
 REPORTS_EXPORTED = "reports_exported"

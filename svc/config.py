@@ -453,6 +453,20 @@ SETTINGS: tuple[Setting, ...] = (
         _optional_text,
         "extra CA certificates (PEM file) trusted for the SMTP server; default: the system store",
     ),
+    Setting(
+        "SVC_MCP",
+        "on",
+        _boolean,
+        "the MCP server for coding agents at `/mcp` (docs/mcp.md); `off`: no `/mcp`",
+    ),
+    Setting(
+        "SVC_MCP_WRITES",
+        "off",
+        _boolean,
+        "`on`: every MCP client may change reports (set_status, add_comment, assign, "
+        "mark_duplicate) with a token that may; `off`: only one that asks (`svc mcp "
+        "--allow-writes`)",
+    ),
 )
 
 

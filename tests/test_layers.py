@@ -26,6 +26,7 @@ MAY_IMPORT = {
         "svc.errors",
         "svc.extensions",
         "svc.json_codec",
+        "svc.mcp",
         "svc.rate_limits",
         "svc.replay",
         "svc.reporter_pages",
@@ -33,6 +34,18 @@ MAY_IMPORT = {
         "svc.sso",
         "svc.storage",
         "svc.widget",
+    },
+    # The coding agents' server: the services, as the API's views call them, with the token
+    # checks of auth; it parses with the API's schemas and never imports the API.
+    "svc.mcp": {
+        "svc.audit",
+        "svc.auth",
+        "svc.errors",
+        "svc.extensions",
+        "svc.models",
+        "svc.schemas",
+        "svc.services",
+        "svc.storage",
     },
     # The operator's `flask` commands.
     "svc.operator_commands": {

@@ -51,7 +51,7 @@ export const AUDIT_ACTIONS = [
   "invitation_resent", "invitation_revoked", "issue_created", "member_joined", "member_left",
   "member_removed", "member_role_changed", "password_changed", "password_reset", "project_created",
   "project_deleted", "project_updated", "recovery_code_used", "recovery_codes_created",
-  "report_deleted", "reporter_data_erased", "reporter_data_exported", "reports_exported",
+  "report_changed", "report_deleted", "reporter_data_erased", "reporter_data_exported", "reports_exported",
   "reset_link_sent", "retention_applied", "second_factor_added", "second_factor_removed",
   "second_factors_reset", "sign_in", "sign_in_failed", "sign_out", "sso_linked",
   "status_link_renewed", "token_created", "token_revoked", "user_deactivated", "user_reactivated",
