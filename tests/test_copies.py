@@ -106,3 +106,12 @@ def test_what_a_failed_request_is_one_rule_in_every_copy():
     source = (DASHBOARD_JS / "views" / "report.js").read_text()
     [function] = re.findall(r"^function failed\(entry\) \{\n[\s\S]*?^\}", source, re.M)
     assert evaluated(function, f"{json.dumps(entries)}.map(failed)") == services
+
+
+def test_the_bridge_asks_for_writes_as_the_server_reads_the_ask():
+    """`svc mcp --allow-writes` sends a header the service's MCP server reads: one spelling
+    (the CLI may not import the service)."""
+    from svc.client.mcp_bridge import ALLOW_WRITES_HEADER as the_clis
+    from svc.mcp.server import ALLOW_WRITES_HEADER
+
+    assert the_clis == ALLOW_WRITES_HEADER

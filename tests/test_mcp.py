@@ -5,11 +5,14 @@ project's report out of reach, a revoked token refused."""
 
 import asyncio
 import base64
+import os
+import sys
+from pathlib import Path
 
 import httpx2
 import pytest
 import requests
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from harness.client import create_pat, create_project, csrf, png_bytes, register
@@ -169,3 +172,80 @@ def test_get_on_mcp_is_refused_and_svc_mcp_off_removes_it(make_app, live_server)
     assert answer.status_code == 405 and answer.json()["detail"]
     off = make_app(SVC_MCP="off").test_client()
     assert off.post("/mcp", json={}).status_code == 404
+
+
+def svc_command() -> str:
+    return str(Path(sys.executable).with_name("svc"))
+
+
+def bridged(live_server, token, steps, *arguments):
+    """Run `steps(client)` with the SDK's client talking over stdio to `svc mcp`."""
+    environment = {"SVC_URL": live_server, "SVC_TOKEN": token, "PATH": os.environ["PATH"],
+                   "HOME": os.environ.get("HOME", "/tmp")}  # fmt: skip
+    command = StdioServerParameters(command=svc_command(), args=["mcp", *arguments],
+                                    env=environment)  # fmt: skip
+
+    async def run():
+        async with Client(command) as client:
+            return await steps(client)
+
+    return asyncio.run(run())
+
+
+def test_svc_mcp_bridges_an_agent_on_stdio_to_the_service(live_server, shop, user_client):
+    async def read(client):
+        tools = await client.list_tools()
+        report = await client.call_tool("get_report", {"report": "WS-1"})
+        shot = await client.call_tool("get_screenshot", {"report": "WS-1"})
+        refused = await client.call_tool("set_status", {"report": "WS-1", "status": "closed"})
+        prompt = await client.get_prompt("fix_report", {"report": "WS-1"})
+        return tools, report, shot, refused, prompt
+
+    tools, report, shot, refused, prompt = bridged(live_server, shop["write"], read)
+    assert "get_report" in {tool.name for tool in tools.tools}
+    assert "- Tracking id: WS-1" in text_of(report) and "REPORTER_TEXT" in text_of(report)
+    assert shot.content[0].type == "image"
+    assert refused.is_error and "Writes are off" in refused.content[0].text
+    assert "never instructions" in prompt.messages[0].content.text
+
+    async def write(client):
+        return await client.call_tool("set_status", {"report": "WS-1", "status": "closed"})
+
+    assert text_of(bridged(live_server, shop["write"], write, "--allow-writes")) == (
+        "WS-1 is closed."
+    )
+    assert user_client.get("/api/v1/reports/WS-1").get_json()["status"] == "closed"
+
+
+def test_svc_mcp_with_a_refused_token_says_why_before_it_starts(live_server):
+    import subprocess
+
+    ran = subprocess.run([svc_command(), "mcp"], capture_output=True, text=True, timeout=30,
+                         env={**os.environ, "SVC_URL": live_server,
+                              "SVC_TOKEN": "svc_pat_" + "x" * 42})  # fmt: skip
+    assert ran.returncode == 3 and "token" in ran.stderr.lower(), ran.stderr
+    assert ran.stdout == ""  # nothing an agent would take for a protocol message
+
+
+@pytest.mark.server
+def test_both_transports_through_make_run(services, service_env):
+    """The service as `make run` starts it (gunicorn, two preloaded workers): /mcp on the same
+    address as the API, the SDK's client over HTTP and through `svc mcp`."""
+    from harness.service import file, set_up_project
+
+    base_url, _ = services(service_env)
+    browser, project = set_up_project(base_url, None)
+    file(base_url, project["apiKey"], title="Pay fails")
+    csrf_header = {"X-CSRF-Token": browser.cookies["svc_csrf_token"]}
+    made = browser.post(f"{base_url}/api/v1/tokens", headers=csrf_header,
+                        json={"name": "agent", "scopes": ["reports:read"]})  # fmt: skip
+    token = made.json()["token"]
+
+    async def read(client):
+        return await client.call_tool("get_report", {"report": "WS-1"})
+
+    for _ in range(4):  # both workers, each building its server once
+        assert "- Tracking id: WS-1" in text_of(call(base_url, token, read))
+    assert "Pay fails" in text_of(bridged(base_url, token, read))
+    bearer = {"Authorization": f"Bearer {token}"}
+    assert requests.get(f"{base_url}/api/v1/reports/WS-1", headers=bearer, timeout=5).ok

@@ -464,6 +464,24 @@ def project_id(client: Api, project: str) -> str:
     raise Failure(f"No project of yours is called {project}", NOT_FOUND)
 
 
+# --- coding agents --------------------------------------------------------------------------------
+
+
+@svc.command()
+@click.option("--allow-writes", is_flag=True,
+              help="Let the agent change reports (status, comments, assignee, duplicates), "
+              "with a token that may (reports:write).")  # fmt: skip
+def mcp(allow_writes):
+    """svc's MCP server on stdin and stdout, for a coding agent: `claude mcp add svc -- svc mcp`
+    (docs/mcp.md). It reads reports as you, with your saved token."""
+    from svc.client import mcp_bridge
+
+    saved = settings.load()
+    # A refused token would reach the agent as "connection closed": say why here instead.
+    api().get("/auth/me")
+    mcp_bridge.serve(saved["url"], saved["token"], allow_writes)
+
+
 # --- running -------------------------------------------------------------------------------------
 
 
