@@ -245,6 +245,22 @@ def test_reports_are_filtered_searched_opened_and_triaged(page, base_url):
     expect(page.locator(".badges")).to_contain_text("in progress")
 
 
+def test_a_read_only_token_for_a_coding_agent_in_one_click(page, base_url):
+    sign_up(page)
+    create_project(page)
+    go_to(page, "Account")
+    page.get_by_role("button", name="Token for a coding agent").click()
+    token = page.locator("code.token-value").inner_text()
+    commands = page.locator("pre.agent-commands")
+    expect(commands).to_have_text(f"svc login --url {base_url}\nclaude mcp add svc -- svc mcp")
+    assert token not in commands.inner_text()  # pasted at svc login's prompt, never in history
+    expect(page.locator("table.tokens")).to_contain_text("coding agent (reports:read)")
+    bearer = {"Authorization": f"Bearer {token}"}
+    assert requests.get(f"{base_url}/api/v1/reports/WS-1", headers=bearer).status_code == 404
+    refused = requests.post(f"{base_url}/api/v1/projects", json={"name": "X"}, headers=bearer)
+    assert refused.status_code == 403  # it only reads
+
+
 def test_key_rotation_tokens_and_sign_out(page, context, base_url):
     sign_up(page)
     old_key = create_project(page)

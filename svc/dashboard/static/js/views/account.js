@@ -88,14 +88,31 @@ function tokensPanel(tokens) {
     created ? h("div", { class: "new-token", role: "status" },
       h("p", {}, `Your new token "${created.name}". Copy it now: it is shown only once.`),
       h("div", { class: "secret-row" }, h("code", { class: "token-value" }, created.token),
-        copyButton(() => created.token, "token"))) : null,
+        copyButton(() => created.token, "token")),
+      created.scopes ? agentCommands(created) : null) : null,
     createForm,
+    h("p", {}, "A coding agent (Claude Code, Cursor, Codex) reads reports with a token that may only read: ",
+      actionButton("Token for a coding agent", async () => {
+        created = await api.post("/tokens", { name: "coding agent", expires_in_days: 90, scopes: ["reports:read"] });
+        tokens.unshift(created);
+        show();
+      }), " (docs/mcp.md)."),
     tokens.length ? tokenTable() : h("p", { class: "empty" }, "No tokens yet: create one above for your scripts."));
+  // What to paste: the CLI's sign-in with the token, then the agent's one line (docs/mcp.md).
+  const agentCommands = (token) => {
+    // The token is pasted at the prompt, never written on a command line (a shell's history).
+    const commands = `svc login --url ${location.origin}\nclaude mcp add svc -- svc mcp`;
+    return h("div", {}, h("p", {}, `Read only (${token.scopes.join(", ")}). For an agent, run these, `
+      + "pasting the token above when svc login asks for it:"),
+      h("div", { class: "secret-row" }, h("pre", { class: "agent-commands" }, commands),
+        copyButton(() => commands, "commands")),
+      h("p", { class: "hint" }, `Or over HTTP: ${location.origin}/mcp with Authorization: Bearer <token>.`));
+  };
   const tokenTable = () => h("div", { class: "table-wrap" }, h("table", { class: "tokens" },
     h("thead", {}, h("tr", {}, ["Name", "Starts with", "Created", "Last used", "Expires", ""].map(
       (text) => h("th", { scope: "col" }, text)))),
     h("tbody", {}, tokens.map((token) => h("tr", {},
-      h("td", { "data-label": "Name" }, token.name),
+      h("td", { "data-label": "Name" }, token.name, token.scopes ? h("small", {}, ` (${token.scopes.join(", ")})`) : null),
       h("td", { "data-label": "Starts with" }, h("code", {}, `${token.tokenHint}…`)),
       h("td", { "data-label": "Created" }, formatTime(token.createdAt)),
       h("td", { "data-label": "Last used" }, formatTime(token.lastUsedAt)),
