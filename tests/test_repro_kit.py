@@ -332,7 +332,8 @@ JSON = st.recursive(
 )
 FIELDS = ("type", "method", "url", "status", "duration", "timestamp", "error", "target", "data",
           "locator", "field", "from", "via", "requestHeaders", "responseHeaders", "requestBody",
-          "responseBody", "level", "message", "testId", "role", "name", "label", "css")  # fmt: skip
+          "responseBody", "level", "message", "testId", "role", "name", "label", "text",
+          "css")  # fmt: skip
 ENTRY = st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=8)
 STEP = re.compile(r"// .*|await (page|expect\(page\))\.[^\n]*;( // the reporter paused .*)?")
 

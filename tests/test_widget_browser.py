@@ -965,3 +965,33 @@ def test_no_english_is_left_in_the_widget_nor_cut_off_in_a_pseudo_language(
     assert english_left() == []
     assert tab.evaluate(CUT_OFF) == []
     context.close()
+
+
+def test_a_click_on_text_is_recorded_as_a_test_can_find_it_again(page, host_site, project_owner):
+    """A click on a plain <h1>Account</h1> was recorded as a form label (getByLabel), as any
+    click on text in a div, span, cell or heading was: the generated test could not find it."""
+    open_shop(page, host_site, project_owner.key)
+    expect(launcher(page)).to_be_visible()
+    page.evaluate("""() => document.body.insertAdjacentHTML("afterbegin",
+      '<section style="position: relative; z-index: 1000; background: #fff">' +
+      '<h1>Account</h1><div><span>Order total</span></div>' +
+      '<table><tr><th>Item</th></tr><tr><td>Red shoes</td></tr></table>' +
+      '<div aria-label="Close banner">x</div></section>')""")
+    for text in ("Account", "Order total", "Item", "Red shoes", "x"):
+        page.get_by_text(text, exact=True).click()
+    launcher(page).click()
+    dialog(page).get_by_label("Title").fill("Clicks on text")
+    dialog(page).get_by_role("button", name="Send report").click()
+    [report] = wait_for_reports(project_owner, 1)
+    actions = project_owner.get(f"/api/v1/reports/{report['id']}").get_json()["userActions"]
+    located = [a["locator"] for a in actions if a["type"] == "click"][-5:]
+    assert located == [
+        {"role": "heading", "name": "Account"},
+        {"text": "Order total"},
+        {"role": "columnheader", "name": "Item"},
+        {"role": "cell", "name": "Red shoes"},
+        {"label": "Close banner"},
+    ]
+    spec = project_owner.get(f"/api/v1/reports/{report['id']}/repro.spec.ts").get_data(as_text=True)
+    assert 'page.getByText("Order total", { exact: true }).click()' in spec
+    assert 'page.getByRole("heading", { name: "Account", exact: true }).click()' in spec

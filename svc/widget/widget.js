@@ -161,9 +161,12 @@
   }
 
   // How a test finds the element again (the repro kit, docs/repro-kit.md): its test id, a unique
-  // id or form name, its role and accessible name, its label, else a short CSS path. Never a
-  // field's value: the name of something typed into comes from its label.
-  const ROLES = { a: "link", button: "button", summary: "button", select: "combobox", textarea: "textbox" };
+  // id or form name, its role and accessible name, a label (a form field's, or aria-label), its
+  // exact text, else a short CSS path. Never a field's value: the name of something typed into
+  // comes from its label. A heading or a cell's text is no label: getByLabel never finds it.
+  const ROLES = { a: "link", button: "button", summary: "button", select: "combobox", textarea: "textbox",
+    h1: "heading", h2: "heading", h3: "heading", h4: "heading", h5: "heading", h6: "heading",
+    td: "cell", th: "columnheader" };
   const INPUT_ROLES = { checkbox: "checkbox", radio: "radio", button: "button", submit: "button", reset: "button" };
   const unique = (css) => quietly(() => document.querySelectorAll(css).length === 1);
   const oneLine = (text) => String(text || "").replace(/\s+/g, " ").trim();
@@ -176,14 +179,16 @@
     const byName = name && element.localName + "[name=\"" + CSS.escape(name) + "\"]";
     if (byName && unique(byName)) return { css: byName };
     const typed = element.matches(TYPED);
+    const field = typed || element.localName === "input";
     const role = element.getAttribute("role") ||
       (element.localName === "input" ? INPUT_ROLES[element.type] : ROLES[element.localName]);
-    const label = oneLine(element.getAttribute("aria-label") ||
-      (element.labels && element.labels[0] ? element.labels[0].textContent : "") ||
-      (typed || element.localName === "input" ? "" : element.textContent));
-    if (label && label.length <= 80 && label === maskText(label)) {
-      return role && !typed ? { role, name: label } : { label };
-    }
+    const labelled = oneLine(element.getAttribute("aria-label") ||
+      (element.labels && element.labels[0] ? element.labels[0].textContent : ""));
+    const text = field ? "" : oneLine(element.textContent);
+    const usable = (words) => words && words.length <= 80 && words === maskText(words);
+    if (role && !typed && usable(labelled || text)) return { role, name: labelled || text };
+    if (usable(labelled)) return { label: labelled };
+    if (usable(text)) return { text };
     const path = [];
     for (let node = element; node && node !== document.body && path.length < 5; node = node.parentElement) {
       if (node.id && unique("#" + CSS.escape(node.id))) { path.unshift("#" + CSS.escape(node.id)); break; }

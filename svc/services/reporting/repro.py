@@ -308,7 +308,7 @@ def _openable(report: Report, url: str) -> str | None:
 
 
 def _locator(action: dict) -> str:
-    """The captured element as a Playwright locator: test id, role and name, label, CSS."""
+    """The captured element as a Playwright locator: test id, role and name, label, text, CSS."""
     found = action.get("locator")
     if isinstance(found, dict):
         if isinstance(found.get("testId"), str):
@@ -318,6 +318,8 @@ def _locator(action: dict) -> str:
             return f"page.getByRole({role}, {{ name: {name}, exact: true }})"
         if isinstance(found.get("label"), str):
             return f"page.getByLabel({_string(found['label'])}, {{ exact: true }})"
+        if isinstance(found.get("text"), str):
+            return f"page.getByText({_string(found['text'])}, {{ exact: true }})"
         if isinstance(found.get("css"), str):
             return f"page.locator({_string(found['css'])})"
     # A widget before 1.1 captured only its short CSS-like name (`button#pay`).
