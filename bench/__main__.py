@@ -24,8 +24,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 from bench import (
     creation,
+    grouping,
     ingest,
     load,
+    mcp,
     operations,
     replay,
     retention,
@@ -59,6 +61,8 @@ def run_all(quick: bool, databases: list[str]) -> None:
         (storage, ["--seconds", "5", "--kills", "3", "--lease", "5"] if quick else []),
         (retention, ["--reports", "10000" if quick else "100000", *seconds]),
         (similar, on_each),
+        (grouping, on_each),
+        (mcp, ["--calls", "50" if quick else "200"]),
     )
 
 
@@ -79,6 +83,8 @@ def run_smoke(databases: list[str]) -> None:
         (widget, ["--rounds", "2", "--calls", "200", "--blocks", "1"]),
         (replay, ["--seconds", "1", "--mutations", "50", "--rounds", "1"]),
         (similar, ["--noise", "0", *on_each]),
+        (grouping, ["--background", "0", *on_each]),
+        (mcp, ["--calls", "5"]),
         (store, ["--reports", "50"]),
         # --against this very checkout: the turns with another one run too.
         (

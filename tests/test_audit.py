@@ -259,13 +259,15 @@ def test_every_audited_action_leaves_one_entry_and_no_secret(mail_app, smtp_serv
     rows = entries(app)
     assert summary(rows) == expected
     # Everything but the restore (tests/test_operations.py), the scheduler's retention pass
-    # (tests/test_retention.py), an issue made in a tracker (tests/test_integrations.py) and
-    # single sign-on's linking (tests/test_single_sign_on.py) was done once above.
+    # (tests/test_retention.py), an issue made in a tracker (tests/test_integrations.py),
+    # single sign-on's linking (tests/test_single_sign_on.py) and a coding agent's change
+    # (tests/test_mcp.py) was done once above.
     assert {row.action for row in rows} == set(audit.ACTIONS) - {
         audit.INSTANCE_RESTORED,
         audit.RETENTION_APPLIED,
         audit.ISSUE_CREATED,
         audit.SSO_LINKED,
+        audit.REPORT_CHANGED,
     }
     assert {row.ip for row in rows if row.actor_id} == {"127.0.0.1"}
     by_action = {row.action: row for row in rows}
