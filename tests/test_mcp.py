@@ -249,3 +249,49 @@ def test_both_transports_through_make_run(services, service_env):
     assert "Pay fails" in text_of(bridged(base_url, token, read))
     bearer = {"Authorization": f"Bearer {token}"}
     assert requests.get(f"{base_url}/api/v1/reports/WS-1", headers=bearer, timeout=5).ok
+
+
+def test_a_group_the_resources_and_the_prompt(live_server, shop, user_client):
+    signature = user_client.get("/api/v1/reports/WS-1").get_json()["signature"]
+
+    async def steps(client):
+        group = await client.call_tool("get_group", {"signature": signature})
+        unknown = await client.call_tool("get_group", {"signature": "c:" + "0" * 40})
+        templates = await client.list_resource_templates()
+        report = await client.read_resource("svc://reports/WS-1")
+        test = await client.read_resource("svc://reports/WS-1/repro.spec.ts")
+        prompts = await client.list_prompts()
+        return group, unknown, templates, report, test, prompts
+
+    group, unknown, templates, report, test, prompts = call(live_server, shop["read"], steps)
+    shown = text_of(group)
+    assert shown.startswith(f"Group {signature}: 1 report(s), first ") and "WS-1" in shown
+    assert "REPORTER_TEXT" in shown  # what the group is made from is the reporter's text
+    assert unknown.is_error and "No report of yours" in unknown.content[0].text
+    assert {t.uri_template for t in templates.resource_templates} == {
+        "svc://reports/{tracking_id}",
+        "svc://reports/{tracking_id}/repro.spec.ts",
+        "svc://reports/{tracking_id}/screenshot",
+    }
+    assert "- Tracking id: WS-1" in report.contents[0].text
+    assert "test(" in test.contents[0].text
+    assert [prompt.name for prompt in prompts.prompts] == ["fix_report"]
+
+
+def test_an_expired_token_is_refused(app, live_server, shop):
+    from datetime import timedelta
+
+    from sqlalchemy import update
+
+    from svc.extensions import db
+    from svc.models import PersonalAccessToken
+    from svc.models.base import utcnow
+
+    with app.app_context():
+        db.session.execute(update(PersonalAccessToken).values(expires_at=utcnow() - timedelta(1)))
+        db.session.commit()
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    answer = requests.post(f"{live_server}/mcp", json=hello, timeout=5, headers={
+        "Authorization": f"Bearer {shop['write']}",
+        "Accept": "application/json, text/event-stream"})  # fmt: skip
+    assert answer.status_code == 401
