@@ -817,15 +817,22 @@ def reporter_page(browser, locale: str, viewport=VIEWPORT):
     return context, tab
 
 
-def test_a_reporter_whose_browser_says_de_at_files_in_german_and_follows_in_german(
-    browser, host_site, project_owner
-):
+def shop_keeping_reporters_posted(browser, host_site, project_owner, locale: str):
+    """The shop open in a reporter's browser speaking `locale`, its project mailing reporters
+    (so the widget asks for an address and links the status page)."""
     updates = {"settings": {"reporter_updates": {"enabled": True}}}
     project_owner.patch(
         f"/api/v1/projects/{project_owner.project['id']}", json=updates, headers=csrf(project_owner)
     )
-    context, tab = reporter_page(browser, "de-AT")
+    context, tab = reporter_page(browser, locale)
     open_shop(tab, host_site, project_owner.key)
+    return context, tab
+
+
+def test_a_reporter_whose_browser_says_de_at_files_in_german_and_follows_in_german(
+    browser, host_site, project_owner
+):
+    context, tab = shop_keeping_reporters_posted(browser, host_site, project_owner, "de-AT")
     tab.get_by_role("button", name="Fehler melden").click()
     form = tab.get_by_role("dialog", name="Fehler melden")
     assert form.evaluate("(d) => [d.closest('[lang]').lang, d.closest('[dir]').dir]") == [
@@ -854,12 +861,7 @@ def test_a_reporter_whose_browser_says_de_at_files_in_german_and_follows_in_germ
 def test_an_e_mail_that_is_no_address_is_refused_and_one_no_mail_reaches_is_said(
     browser, host_site, project_owner
 ):
-    updates = {"settings": {"reporter_updates": {"enabled": True}}}
-    project_owner.patch(
-        f"/api/v1/projects/{project_owner.project['id']}", json=updates, headers=csrf(project_owner)
-    )
-    context, tab = reporter_page(browser, "fr")
-    open_shop(tab, host_site, project_owner.key)
+    context, tab = shop_keeping_reporters_posted(browser, host_site, project_owner, "fr")
     tab.get_by_role("button", name="Signaler un bug").click()
     form = tab.get_by_role("dialog", name="Signaler un bug")
     form.get_by_label("Titre").fill("Le panier se vide")
