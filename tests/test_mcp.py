@@ -124,7 +124,7 @@ def test_the_reporters_words_are_framed_as_untrusted_and_cannot_close_their_fram
 
 def test_writes_need_the_ask_and_the_scope_and_are_audited(live_server, shop, user_client):
     async def set_status(client):
-        return await client.call_tool("set_status", {"report": "WS-1", "status": "triaged"})
+        return await client.call_tool("set_status", {"report": "WS-1", "status": "in_progress"})
 
     off = call(live_server, shop["write"], set_status)
     assert off.is_error and "Writes are off" in off.content[0].text
@@ -133,8 +133,14 @@ def test_writes_need_the_ask_and_the_scope_and_are_audited(live_server, shop, us
     assert read_only.is_error and "may only read" in read_only.content[0].text
     assert user_client.get("/api/v1/reports/WS-1").get_json()["status"] == "new"
     done = call(live_server, shop["write"], set_status, headers=asked)
-    assert text_of(done) == "WS-1 is triaged."
-    assert user_client.get("/api/v1/reports/WS-1").get_json()["status"] == "triaged"
+    assert text_of(done) == "WS-1 is in_progress."
+    assert user_client.get("/api/v1/reports/WS-1").get_json()["status"] == "in_progress"
+
+    async def bogus(client):
+        return await client.call_tool("set_status", {"report": "WS-1", "status": "triaged"})
+
+    refused = call(live_server, shop["write"], bogus, headers=asked)
+    assert refused.is_error and "status" in refused.content[0].text
     audit = user_client.get(f"/api/v1/projects/{shop['project']['id']}/audit").get_json()
     [entry] = [e for e in audit["items"] if e["action"] == "report_changed"]  # fmt: skip
     assert entry["detail"]["via"] == "mcp" and entry["detail"]["tool"] == "set_status"

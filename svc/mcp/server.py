@@ -42,7 +42,7 @@ READS = {
     "get_group": "A signature's reports (one bug's group): counts, first and last seen.",
 }
 WRITES = {
-    "set_status": "Set a report's status (new, triaged, in_progress, resolved, closed).",
+    "set_status": "Set a report's status (new, in_progress, resolved, closed).",
     "add_comment": "Add an internal comment to a report (never shown to its reporter).",
     "assign": "Assign a report to a member of its project (to: an e-mail address or user id).",
     "mark_duplicate": "Mark a report a duplicate of another of its project (target).",
@@ -127,7 +127,9 @@ def _as_user(app: Flask, tool, write=None):
             try:
                 answer = tool(user, **arguments)
             except DomainError as error:
-                raise ToolError(error.detail) from None
+                fields = "; ".join(f"{name}: {' '.join(map(str, said))}"
+                                   for name, said in (error.errors or {}).items())  # fmt: skip
+                raise ToolError(f"{error.detail}: {fields}" if fields else error.detail) from None
             except (TypeError, ValueError) as error:
                 raise ToolError(f"Bad arguments: {error}") from None
         if isinstance(answer, tuple):

@@ -14,7 +14,8 @@ from svc.errors import Invalid, not_found
 from svc.extensions import db
 from svc.mcp.untrusted import NOTICE, Framer
 from svc.models import Membership, Project, Report, ReportSignature, User, failed_request
-from svc.schemas.reports import ReportListQuery
+from svc.schemas.comments import CommentIn
+from svc.schemas.reports import ReportListQuery, ReportUpdateIn
 from svc.services import listing
 from svc.services.grouping import similar
 from svc.services.reporting import comments, reports, repro, screenshots
@@ -66,10 +67,7 @@ def list_reports(
     ):
         if value:
             given[name] = value
-    try:
-        params = ReportListQuery().load(given)
-    except ValidationError as error:
-        raise Invalid(error.messages) from None
+    params = _loaded(ReportListQuery(), given)
     page = listing.list_for(user, params)
     framer = Framer()
     lines = [
@@ -320,8 +318,17 @@ def get_group(user: User, signature: str, limit=20) -> str:
 # --- writes (off unless asked for; docs/mcp.md) --------------------------------------------
 
 
+def _loaded(schema, given: dict) -> dict:
+    """The arguments checked by the REST API's own schema: one rule for both."""
+    try:
+        return schema.load(given)
+    except ValidationError as error:
+        raise Invalid(error.messages) from None
+
+
 def set_status(user: User, report: str, status: str) -> str:
-    found, changed = reports.update(user, report, {"status": status})
+    changes = _loaded(ReportUpdateIn(), {"status": status})
+    found, changed = reports.update(user, report, changes)
     _audited(user, found, "set_status", status=status)
     return (
         f"{found.tracking_id} is {found.status}."
@@ -332,7 +339,8 @@ def set_status(user: User, report: str, status: str) -> str:
 
 def add_comment(user: User, report: str, body: str) -> str:
     """An internal comment (never shown to the reporter)."""
-    comment = comments.add(user, report, body, public=False)
+    checked = _loaded(CommentIn(), {"body": body})
+    comment = comments.add(user, report, checked["body"], public=False)
     found = reports.get_for(user, report)
     _audited(user, found, "add_comment", comment_id=str(comment.id))
     return f"Commented on {found.tracking_id} (internal)."
