@@ -24,7 +24,9 @@ from harness.service import sign_up, wait_until
 
 pytestmark = pytest.mark.container
 
-MAX_IMAGE_BYTES = 300 * 1000 * 1000
+# 280 MB before the MCP server; its SDK and what it needs (pydantic, starlette, uvicorn, the
+# OpenTelemetry API...) took it to 309 MB (docs/performance.md, "The image").
+MAX_IMAGE_BYTES = 330 * 1000 * 1000
 COMPOSE_FILE = ROOT / "compose.yaml"
 PODMAN_COMPOSE = Path(sys.executable).with_name("podman-compose")
 
