@@ -301,3 +301,19 @@ def test_an_expired_token_is_refused(app, live_server, shop):
         "Authorization": f"Bearer {shop['write']}",
         "Accept": "application/json, text/event-stream"})  # fmt: skip
     assert answer.status_code == 401
+
+
+def test_a_long_console_comes_back_a_page_at_a_time_from_its_end(live_server, shop, user_client):
+    console = [{"level": "error", "message": f"Error number {n}", "timestamp": n}
+               for n in range(1000)]  # fmt: skip
+    file_report(user_client, shop["project"]["apiKey"], title="Noisy", console_logs=console)
+
+    async def steps(client):
+        last = await client.call_tool("get_console", {"report": "WS-3"})
+        earlier = await client.call_tool("get_console", {"report": "WS-3", "offset": 50})
+        return last, earlier
+
+    last, earlier = call(live_server, shop["read"], steps)
+    assert text_of(last).startswith("WS-3 console (error): 50 of 1000. Earlier ones: offset=50.")
+    assert "Error number 999" in text_of(last) and "Error number 949" not in text_of(last)
+    assert "Error number 949" in text_of(earlier) and "Error number 950" not in text_of(earlier)
