@@ -7,6 +7,7 @@ import asyncio
 import base64
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx2
@@ -33,7 +34,14 @@ def call(url: str, token: str, steps, headers: dict | None = None):
         async with http, Client(transport) as client:
             return await steps(client)
 
-    return asyncio.run(run())
+    return in_a_thread(run)
+
+
+def in_a_thread(run):
+    """`asyncio.run(run())` on a thread of its own: a worker that ran a browser test before
+    keeps Playwright's event loop running on this one, where asyncio.run refuses to start."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(run())).result()
 
 
 def text_of(result) -> str:
@@ -195,7 +203,7 @@ def bridged(live_server, token, steps, *arguments):
         async with Client(command) as client:
             return await steps(client)
 
-    return asyncio.run(run())
+    return in_a_thread(run)
 
 
 def test_svc_mcp_bridges_an_agent_on_stdio_to_the_service(live_server, shop, user_client):
