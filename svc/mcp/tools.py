@@ -9,7 +9,7 @@ import uuid
 from marshmallow import ValidationError
 from sqlalchemy import func, select
 
-from svc import audit
+from svc import audit, storage
 from svc.errors import Invalid, not_found
 from svc.extensions import db
 from svc.mcp.untrusted import NOTICE, Framer
@@ -231,18 +231,14 @@ def get_screenshot(user: User, report: str) -> tuple[bytes, str] | str:
     key = found.annotated_screenshot_key or found.screenshot_key
     if not key:
         return f"{found.tracking_id} has no screenshot."
-    download = screenshots.download_for(user, key)
-    if download.path is not None:
-        data = download.path.read_bytes()
-    elif download.stream is not None:
-        with download.stream as stream:
-            data = stream.read()
-    else:  # a presigned address: the store's own bytes
-        from svc import storage
-
-        with storage.current_store().open(key) as stream:
-            data = stream.read()
-    return data, download.content_type
+    # The bytes themselves, from any store: download_for's choice between a file, a stream and
+    # a presigned address is for an HTTP answer.
+    screenshot = screenshots.find_for(user, key)
+    stream = storage.current_store().open(key)
+    if stream is None:
+        raise not_found("Screenshot not found")
+    with stream:
+        return stream.read(), screenshot.content_type
 
 
 def get_repro_test(user: User, report: str) -> str:
