@@ -18,6 +18,15 @@ from urllib.parse import parse_qs, urlsplit
 import click
 from flask import current_app, has_request_context, request
 
+# Where `make run` installs the Node packages (rrweb, Playwright's runner), unless
+# SVC_NODE_MODULES says otherwise.
+DEFAULT_NODE_MODULES = Path(__file__).resolve().parent.parent / "node_modules"
+
+
+def node_modules_folder(setting: str | None) -> Path:
+    """The folder SVC_NODE_MODULES names, else the checkout's node_modules/."""
+    return Path(setting or DEFAULT_NODE_MODULES)
+
 
 class ConfigError(click.ClickException, ValueError):
     """A setting has a value the service cannot use; raised at start-up, never at request time.
@@ -452,6 +461,19 @@ SETTINGS: tuple[Setting, ...] = (
         None,
         _optional_text,
         "extra CA certificates (PEM file) trusted for the SMTP server; default: the system store",
+    ),
+    Setting(
+        "SVC_REPRO_BROWSER",
+        "auto",
+        str.strip,
+        "the Chromium that runs reports' steps against staging (docs/repro-kit.md): a path; "
+        "`auto`: chromium-headless-shell or chromium on PATH; `off`: no reproductions",
+    ),
+    Setting(
+        "SVC_REPRO_RUNS_PER_HOST",
+        "1",
+        _positive_int,
+        "reproductions run at once on one host (each a browser: about 200 MB)",
     ),
     Setting(
         "SVC_MCP",

@@ -35,6 +35,7 @@ from svc.services.identity import password_resets
 from svc.services.instance import audit_log, leadership
 from svc.services.reporters import reporter_mails
 from svc.services.reporting import fanout, retention, screenshots
+from svc.services.reproductions import runs
 from svc.services.team import notifications
 from svc.services.trackers import tracker_calls
 from svc.webhooks import delivery
@@ -45,6 +46,7 @@ DELIVERY_POLL_SECONDS = 1
 CHECKPOINT_SECONDS = 1
 # A store that was down when objects were to go is asked again this often.
 DELETION_RETRY_SECONDS = 60
+REPRODUCTION_POLL_SECONDS = 2
 DELIVERY_THREADS = 8
 MAIL_THREADS = 2
 TRACKER_THREADS = 2
@@ -118,9 +120,34 @@ class OutboxRunner:
         self._pool.shutdown(wait=True)
 
 
+class BrowserRuns:
+    """Reproductions on a thread of their own (a run lasts up to minutes): the job looks every
+    few seconds and starts the next run when none is under way in this process; the host's
+    slots (svc.services.reproductions.runs.host_slot) hold across its processes."""
+
+    def __init__(self, app: Flask):
+        self._app = app
+        self._thread: threading.Thread | None = None
+
+    def tick(self) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._thread = threading.Thread(target=self._run, name="reproduction", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            with self._app.app_context():
+                while runs.run_next() is not None:
+                    pass
+        except Exception:
+            log.exception("reproduction: the runner failed unexpectedly")
+
+
 _webhooks: OutboxRunner | None = None
 _mails: OutboxRunner | None = None
 _trackers: OutboxRunner | None = None
+_reproductions: BrowserRuns | None = None
 
 
 @fenced
@@ -131,6 +158,11 @@ def deliver_webhooks() -> None:
 @fenced
 def call_trackers() -> None:
     _trackers.tick()
+
+
+@fenced
+def run_reproductions() -> None:
+    _reproductions.tick()
 
 
 @fenced
@@ -243,6 +275,7 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
         (send_mails, "send-mails", DELIVERY_POLL_SECONDS),
         (checkpoint_database, "checkpoint-database", CHECKPOINT_SECONDS),
         (delete_objects, "delete-objects", DELETION_RETRY_SECONDS),
+        (run_reproductions, "run-reproductions", REPRODUCTION_POLL_SECONDS),
     ):
         scheduler.add_job(job, "interval", seconds=seconds, id=job_id, replace_existing=True)
     # Hourly, and also at every start: a process restarted more often still runs them.
@@ -349,8 +382,9 @@ def _keep_lease(app: Flask, lease, scheduler, done: threading.Event) -> None:
 def run(app: Flask) -> None:
     """Run a scheduler in the foreground until SIGTERM or SIGINT: standing by until it holds
     the lease, then running the jobs while it keeps it."""
-    global _app, _webhooks, _mails, _trackers, _lease
+    global _app, _webhooks, _mails, _trackers, _reproductions, _lease
     _app = app
+    _reproductions = BrowserRuns(app)
     _webhooks = OutboxRunner(
         app, "webhook", delivery.claim_due, delivery.attempt, threads=DELIVERY_THREADS
     )

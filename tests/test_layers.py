@@ -66,7 +66,7 @@ MAY_IMPORT = {
         "svc.services",
     },
     "svc.widget": {"svc.errors", "svc.i18n"},
-    "svc.replay": {"svc.errors", "svc.widget"},
+    "svc.replay": {"svc.config", "svc.errors", "svc.widget"},
     # Single sign-on's blueprint; the provider's client is auth's (svc.auth.oidc).
     "svc.sso": {"svc.auth", "svc.config", "svc.errors", "svc.rate_limits", "svc.services"},
     # The scheduler process runs the services' jobs; it needs no blueprint.

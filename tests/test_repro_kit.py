@@ -26,6 +26,7 @@ from referencing.jsonschema import DRAFT6
 
 from harness.browser import CHROMIUM_ARGS, HEADLESS_SHELL
 from harness.client import csrf, register
+from svc.services.reporting import repro
 from tests.browser import OPEN_SHADOW_ROOTS
 from tests.helpers import capture_network_details, team_with_project
 from tests.host_site import HostSite
@@ -187,27 +188,54 @@ def test_the_playwright_test_replays_in_order_and_never_runs_captured_text(captu
         if "child_process" in line or "refused" in line:
             assert line.strip().startswith("//") or line.startswith("test("), line
     steps = [line.strip() for line in spec.splitlines() if line.startswith("  ")]
-    assert steps == [
+    assert steps[: len(WATCH)] == WATCH
+    assert steps[len(WATCH) :] == [
+        'await test.step("1. reach https://shop.test/?step=1", async () => {',
         'await page.goto("https://shop.test/?step=1");',
+        "});",
+        'await test.step("2. click button#pay", async () => {',
         'await page.getByTestId("pay").click();',
+        "});",
+        'await test.step("3. reach https://shop.test/orders", async () => {',
         'await expect(page).toHaveURL("https://shop.test/orders");',
+        "});",
         "await page.waitForTimeout(3000); // the reporter paused 4.9 s",
+        'await test.step("4. fill input#email", async () => {',
         "// Typed into input#email: the value was never captured",
         'await page.getByLabel("E-mail", { exact: true }).fill("user@example.com");',
+        "});",
         "// Failed request: POST https://shop.test/api/price?token=[redacted] (status 500)",
         "// Console error: boom }); require('child_process').execSync('touch /tmp/pwned'); // x",
+        'await test.step("5. click a.back", async () => {',
         'await page.getByRole("link", { name: "Back \\"home\\"", exact: true }).click();',
+        "});",
         "await page.waitForTimeout(2500); // the reporter paused 2.5 s",
+        'await test.step("6. reach https://shop.test/?step=1", async () => {',
         "await page.goBack();",
         'await expect(page).toHaveURL("https://shop.test/?step=1");',
+        "});",
+        'await test.step("7. click div.card > span", async () => {',
         'await page.locator("div.card > span").click();',
+        "});",
+        'await test.step("8. click label", async () => {',
         'await page.getByRole("checkbox", { name: "Gift wrap", exact: true }).click();',
+        "});",
         "// The reporter chose an option in select#plan (which one was not captured)",
         "// Where the reporter was when they filed the report:",
         "// https://shop.test/done?token=[redacted] (parts redacted in the report)",
+        # The report's evidence: its console error (the first line of it), its failed request.
+        "// The bug is back when the report's own error or failed request comes again.",
+        'const bug = [new RegExp("boom", \'i\'), new RegExp("^POST (?:/[a-z]{2}(?:[-_][a-z]{2})?)?'
+        "/api/price -> 500$\", 'i')];",
+        "expect(seen.filter((line) => bug.some((pattern) => pattern.test(line))),"
+        ' "the report\'s error or failed request").not.toEqual([]);',
     ]
     assert "test.use({ viewport: { width: 800, height: 600 } });" in spec
     assert spec.startswith("// WS-1: Coupon */ refused\n")
+
+
+# What every test watches for, to look for the report's evidence at its end.
+WATCH = [line.strip() for line in repro.WATCH]
 
 
 def spec_of(capturing_owner, report) -> str:
@@ -239,13 +267,20 @@ def test_the_playwright_test_opens_only_http_addresses_of_the_allowed_origins(
         "// read them before you run it with real credentials or a signed-in storageState.",
     ]
     assert "page.goto(" not in spec.replace("// Fill in the page's address: await page.goto(", "")
-    assert "// Not opened: only http(s) addresses of the project's allowed origins are." in spec
+    assert "// http(s) addresses of its allowed origins are, never a private one." in spec
 
     for sent, opened in (("https://shop.test/cart?x=1", "https://shop.test/cart?x=1"),
-                         ("http://localhost:8080/", "http://localhost:8080/"),
                          ("HTTPS://SHOP.TEST:443/", "https://shop.test/")):  # fmt: skip
         spec = spec_of(capturing_owner, file(capturing_owner, metadata={"url": sent}))
-        assert f"  await page.goto({json.dumps(opened)});" in spec.splitlines()
+        assert f"    await page.goto({json.dumps(opened)});" in spec.splitlines()
+    # An allowed origin on the developer's own machine or network is never opened for a
+    # reporter: only a staging origin the owner names is (contract v6 §25).
+    for private in ("http://localhost:8080/", "http://10.0.0.8/", "http://[::1]:8080/"):
+        allow(capturing_owner, "https://shop.test", private.rstrip("/"))
+        spec = spec_of(capturing_owner, file(capturing_owner, metadata={"url": private}))
+        assert "page.goto(" not in spec.replace(
+            "// Fill in the page's address: await page.goto(", ""
+        ), private
     # A project that lists no origins (contract v6): no goto at all, the cloud's metadata
     # address and intranet hosts included; and never another scheme.
     allow(capturing_owner)
@@ -278,6 +313,48 @@ def test_the_normalised_address_is_written_not_the_reporters(capturing_owner):
     assert conformant_url("HTTPS://Shop.Test:443/a/../b?q=1#f") == "https://shop.test/b?q=1#f"
     assert conformant_url("https://shop.test/\u00e9t\u00e9") == "https://shop.test/%C3%A9t%C3%A9"
     assert conformant_url("http://shop.test\\@evil.example/") is None
+
+
+def set_repro(owner, **repro) -> dict:
+    changed = owner.patch(
+        f"/api/v1/projects/{owner.project['id']}",
+        json={"settings": {"repro": repro}},
+        headers=csrf(owner),
+    )
+    return changed
+
+
+def test_with_a_staging_origin_the_reporters_path_is_opened_there(capturing_owner):
+    """The owner names the staging origin; the reporter's host is never opened, whatever it
+    is, and the addresses the test expects are the app's on staging."""
+    assert set_repro(capturing_owner).get_json()["settings"]["repro"] == {
+        "origin": None,
+        "auto": False,
+        "timeoutSeconds": 60,
+    }
+    changed = set_repro(capturing_owner, origin="https://Staging.Shop.test/", timeout_seconds=30)
+    assert changed.get_json()["settings"]["repro"] == {
+        "origin": "https://staging.shop.test",
+        "auto": False,
+        "timeoutSeconds": 30,
+    }
+    bad_settings = ({"origin": "file:///etc"}, {"origin": "https://x.test/path"},
+                    {"timeout_seconds": 5}, {"timeout_seconds": 301}, {"auto": "x"})  # fmt: skip
+    for bad in bad_settings:
+        assert set_repro(capturing_owner, **bad).status_code == 422, bad
+    actions = [{"type": "navigation", "target": "https://shop.test/orders?tab=1", "timestamp": T0,
+                "data": {"from": "https://shop.test/cart", "via": "pushState"}}]  # fmt: skip
+    for address in ("http://169.254.169.254/latest/meta-data/", "https://shop.test/cart"):
+        spec = spec_of(capturing_owner, file(capturing_owner, metadata={"url": address},
+                                             user_actions=actions))  # fmt: skip
+        lines = [line.strip() for line in spec.splitlines()]
+        assert 'await page.goto("https://staging.shop.test/cart");' in lines
+        assert 'await expect(page).toHaveURL("https://staging.shop.test/orders?tab=1");' in lines
+        assert 'goto("http://169.254' not in spec
+    plain = spec_of(capturing_owner, file(capturing_owner, metadata={"url": "https://x.test/a"}))
+    assert 'await page.goto("https://staging.shop.test/a");' in plain
+    # With neither error nor failed request, the test says it cannot tell.
+    assert "test.info().annotations.push({ type: 'svc', description: 'inconclusive' });" in plain
 
 
 def test_a_navigation_without_a_target_asserts_nothing(capturing_owner):
@@ -335,7 +412,14 @@ FIELDS = ("type", "method", "url", "status", "duration", "timestamp", "error", "
           "responseBody", "level", "message", "testId", "role", "name", "label", "text",
           "css")  # fmt: skip
 ENTRY = st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=8)
-STEP = re.compile(r"// .*|await (page|expect\(page\))\.[^\n]*;( // the reporter paused .*)?")
+STEP = re.compile(
+    r"// .*|await (page|expect(\.soft)?\(page\))\.[^\n]*;( // the reporter paused .*)?"
+    r'|await test\.step\("[^\n]*", async \(\) => \{|\}\);'
+    r"|const bug = \[(new RegExp\(\"[^\n]*\", 'i\'\)(, )?)+\];"
+    r"|expect\(seen\.filter\(\(line\) => bug\.some\(\(pattern\) => pattern\.test\(line\)\)\),"
+    r' "the report\'s error or failed request"\)\.not\.toEqual\(\[\]\);'
+    r"|test\.info\(\)\.annotations\.push\(\{ type: 'svc', description: 'inconclusive' \}\);"
+)
 
 
 @settings(
@@ -357,8 +441,10 @@ def test_any_captured_json_makes_a_valid_har_and_a_test_of_steps_only(
     spec = capturing_owner.get(f"/api/v1/reports/{report['id']}/repro.spec.ts")
     assert spec.status_code == 200
     body = spec.get_data(as_text=True).split("async ({ page }) => {\n", 1)[1]
-    for line in body.removesuffix("});\n").splitlines():
-        assert STEP.fullmatch(line.strip()), line
+    lines = [line.strip() for line in body.removesuffix("});\n").splitlines()]
+    assert lines[: len(WATCH)] == WATCH
+    for line in lines[len(WATCH) :]:
+        assert STEP.fullmatch(line), line
 
 
 class Recorder(BaseHTTPRequestHandler):

@@ -38,12 +38,15 @@ from svc.schemas.reports import (
     ReportOut,
     ReportPageOut,
     ReportUpdateIn,
+    ReproductionQueuedOut,
+    ReproductionsOut,
     SimilarQuery,
     SimilarReportsOut,
 )
 from svc.services import listing
 from svc.services.grouping import report_markdown, signatures, similar
 from svc.services.reporting import export, intake, reports, repro
+from svc.services.reproductions import runs
 
 bp = Blueprint("reports", __name__, url_prefix="/api/v1/reports")
 
@@ -137,6 +140,24 @@ def report_groups(params):
 def get_report(report_ref: str):
     """One report, by its id or its tracking id (WS-12)."""
     return reports.get_for(current_user(), report_ref)
+
+
+@bp.post("/<report_ref>/reproductions")
+@login_required
+@documents_role(MEMBER)
+@response(ReproductionQueuedOut(), 202, errors=(404, 409))
+def reproduce_report(report_ref: str):
+    """Run the report's steps in a browser against the project's staging origin: queued, then
+    run by the scheduler (docs/repro-kit.md, "The runner")."""
+    return runs.request(current_user(), report_ref)
+
+
+@bp.get("/<report_ref>/reproductions")
+@login_required
+@response(ReproductionsOut(), errors=(404,))
+def report_reproductions(report_ref: str):
+    """The report's runs on the staging origin, newest first, each with its verdict."""
+    return {"items": runs.list_for(current_user(), report_ref)}
 
 
 @bp.get("/<report_ref>/markdown")

@@ -12,6 +12,7 @@ from svc.models.mail import OutgoingMail, ReporterMailCount
 from svc.models.notifications import Notification
 from svc.models.projects import (
     DEFAULT_REPORTER_UPDATES,
+    DEFAULT_REPRO,
     DEFAULT_RETENTION,
     MAX_RETENTION_DAYS,
     MEMBER,
@@ -41,6 +42,7 @@ from svc.models.reports import (
     failed_request,
     tracking_id_of,
 )
+from svc.models.reproductions import Reproduction
 from svc.models.scheduler import SchedulerLease
 from svc.models.stats import ReportDay, ReportTally
 from svc.models.users import (

@@ -20,6 +20,9 @@ LINKED = "linked"
 DUPLICATE = "duplicate"
 # The reporter reopened the report from its status page (svc.services.reporters.status_page).
 REOPENED = "reopened"
+# The report's steps were run against the staging origin (svc.services.reproductions): the
+# verdict, from the last run's to this one's; `via` "auto" when no one asked.
+REPRODUCED = "reproduced"
 # `via` of what the reporter did from the status page.
 REPORTER = "reporter"
 

@@ -52,6 +52,9 @@ DEFAULT_RETENTION = {"days": None, "statuses": ["resolved", "closed"]}
 REPORTER_EVENTS = ("received", "resolved", "public_comment")
 DEFAULT_REPORTER_UPDATES = {"enabled": False, "events": list(REPORTER_EVENTS)}
 MAX_RETENTION_DAYS = 3650
+# Reproductions (docs/repro-kit.md, "The runner"): nothing runs until an owner names the staging
+# origin.
+DEFAULT_REPRO = {"origin": None, "auto": False, "timeout_seconds": 60}
 
 
 class Project(db.Model):
@@ -75,6 +78,8 @@ class Project(db.Model):
     retention: Mapped[dict | None] = mapped_column(JSON(none_as_null=True))
     # {enabled, events} as the owner set it; None: the defaults (reporter_updates_in_force).
     reporter_updates: Mapped[dict | None] = mapped_column(JSON(none_as_null=True))
+    # {origin, auto, timeout_seconds} as the owner set it; None: the defaults (repro_in_force).
+    repro: Mapped[dict | None] = mapped_column(JSON(none_as_null=True))
     # The counter behind tracking numbers: incremented in each report's own transaction, so the
     # numbers of a project are 1..n without holes, also under concurrent creation.
     last_report_number: Mapped[int] = mapped_column(default=0, server_default="0")
@@ -104,6 +109,11 @@ class Project(db.Model):
     def reporter_updates_in_force(self) -> dict:
         """Whether reporters get mails and status pages at all (`enabled`), and which mails."""
         return self.reporter_updates or DEFAULT_REPORTER_UPDATES
+
+    @property
+    def repro_in_force(self) -> dict:
+        """Where the report's steps are run (`origin`), whether every new report's are, how long."""
+        return {**DEFAULT_REPRO, **(self.repro or {})}
 
 
 class Membership(db.Model):

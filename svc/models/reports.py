@@ -97,6 +97,13 @@ class Report(db.Model):
     duplicate_rows: Mapped[list["ReportDuplicate"]] = relationship(
         viewonly=True, foreign_keys="ReportDuplicate.primary_id"
     )
+    # Its last finished run on the staging origin (svc.services.reproductions); read only for
+    # the full report.
+    last_reproduction: Mapped["Reproduction | None"] = relationship(  # noqa: F821
+        viewonly=True,
+        uselist=False,
+        primaryjoin="and_(Reproduction.report_id == Report.id, Reproduction.is_last)",
+    )
 
     @property
     def signature(self) -> str | None:

@@ -20,13 +20,13 @@ from pathlib import Path
 
 from flask import Blueprint, Response, current_app, request
 
+from svc.config import node_modules_folder
 from svc.errors import APIError
 from svc.widget import public
 
 bp = Blueprint("replay", __name__)
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_NODE_MODULES = HERE.parent.parent / "node_modules"
 RECORDER = ("@rrweb/record", "umd/record.min.js")
 REPLAYER = ("@rrweb/replay", "umd/replay.min.js")
 REPLAYER_STYLE = ("@rrweb/replay", "dist/style.min.css")
@@ -36,7 +36,7 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 
 def folder_of(setting: str | None) -> Path:
     """The folder SVC_NODE_MODULES names, else the checkout's node_modules/."""
-    return Path(setting or DEFAULT_NODE_MODULES)
+    return node_modules_folder(setting)
 
 
 def node_modules() -> Path:

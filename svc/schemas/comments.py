@@ -9,6 +9,7 @@ from svc.models.activity import (
     LINKED,
     REOPENED,
     REPORTER,
+    REPRODUCED,
 )
 from svc.models.integrations import KINDS
 from svc.schemas.base import InSchema, OutSchema, Timestamp
@@ -62,7 +63,7 @@ class ActivityOut(OutSchema):
     kind = fields.String(
         required=True,
         validate=validate.OneOf(
-            (CREATED, CHANGED, COMMENTED, COMMENT_DELETED, DUPLICATE, LINKED, REOPENED)
+            (CREATED, CHANGED, COMMENTED, COMMENT_DELETED, DUPLICATE, LINKED, REOPENED, REPRODUCED)
         ),
     )
     # Null for the widget (a report's creation), a tracker's change and what the reporter did

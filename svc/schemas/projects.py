@@ -85,6 +85,32 @@ class ReporterUpdatesOut(OutSchema):
     events = fields.List(fields.String(), required=True)
 
 
+class ReproIn(InSchema):
+    """Where a report's steps are run (docs/repro-kit.md, "The runner"): an origin the owner
+    names, never one a reporter sent."""
+
+    origin = fields.String(allow_none=True, validate=[validate.Length(max=255), validate_origin])
+    auto = fields.Boolean()
+    timeout_seconds = fields.Integer(validate=validate.Range(10, 300))
+    timeoutSeconds = fields.Integer(validate=validate.Range(10, 300))
+
+    @post_load
+    def merge_aliases(self, data, **kwargs):
+        if "timeoutSeconds" in data:
+            if "timeout_seconds" in data:
+                raise ValidationError("Give timeout_seconds or timeoutSeconds, not both.")
+            data["timeout_seconds"] = data.pop("timeoutSeconds")
+        if data.get("origin"):
+            data["origin"] = normalize_origin(data["origin"])
+        return data
+
+
+class ReproOut(OutSchema):
+    origin = fields.String(required=True, allow_none=True)
+    auto = fields.Boolean(required=True)
+    timeout_seconds = fields.Integer(required=True)
+
+
 class ProjectSettingsIn(InSchema):
     """snake_case as everywhere, and interface.md's camelCase names as aliases."""
 
@@ -98,6 +124,7 @@ class ProjectSettingsIn(InSchema):
     retention = fields.Nested(RetentionIn)
     reporter_updates = fields.Nested(ReporterUpdatesIn)
     reporterUpdates = fields.Nested(ReporterUpdatesIn)
+    repro = fields.Nested(ReproIn)
 
     _ALIASES = {
         "webhookUrl": "webhook_url",
@@ -138,6 +165,7 @@ class ProjectSettingsOut(OutSchema):
     widget = fields.Nested(WidgetSettingsOut, required=True)
     retention = fields.Nested(RetentionOut, required=True)
     reporter_updates = fields.Nested(ReporterUpdatesOut, required=True)
+    repro = fields.Nested(ReproOut, required=True)
 
 
 class ProjectOut(OutSchema):
@@ -171,6 +199,7 @@ class ProjectOut(OutSchema):
                 "widget": access.widget_settings,
                 "retention": project.retention_in_force,
                 "reporter_updates": project.reporter_updates_in_force,
+                "repro": project.repro_in_force,
             },
             "created_at": project.created_at,
             "updated_at": project.updated_at,

@@ -14,6 +14,7 @@ from marshmallow import (
 from svc import i18n
 from svc.errors import HoneypotHit
 from svc.models import CATEGORIES, SEVERITIES, STATUSES
+from svc.models.reproductions import DONE, QUEUED, RUNNING, VERDICTS
 from svc.schemas.base import (
     InSchema,
     OutSchema,
@@ -189,6 +190,8 @@ class ReportFilterQuery(InSchema):
     has_screenshot = fields.Boolean()
     linked = fields.Boolean()  # has an issue in a tracker (docs/api.md §15)
     signature = fields.String(validate=validate.Length(min=1, max=64))  # one bug's reports
+    # Reports whose last run on staging said reproduced (true) or not reproduced (false).
+    reproduced = fields.Boolean()
     # Reports marked duplicates of another (docs/api.md §8.11): with the rest, left out, alone.
     duplicates = fields.String(validate=validate.OneOf(("include", "exclude", "only")))
     search = fields.String(validate=validate.Length(max=500))
@@ -248,8 +251,60 @@ class ReportSummaryOut(OutSchema):
     updated_at = Timestamp(required=True)
 
 
+RUN_STATUSES = (QUEUED, RUNNING, DONE)
+
+
+class FailedStepOut(OutSchema):
+    index = fields.Integer(required=True)
+    reason = fields.String(required=True)
+
+
+class UserRefOut(OutSchema):
+    id = fields.UUID(required=True)
+    name = fields.String(required=True)
+
+
+class ReproductionOut(OutSchema):
+    """A run of the report's steps on the staging origin (docs/api.md §20)."""
+
+    id = fields.UUID(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(RUN_STATUSES))
+    verdict = fields.String(required=True, allow_none=True, validate=validate.OneOf(VERDICTS))
+    # What recurred, in the words of a group's label ("console: typeerror: ...").
+    evidence = fields.List(fields.String(), required=True)
+    failed_step = fields.Nested(FailedStepOut, required=True, allow_none=True)
+    steps_run = fields.Integer(required=True)
+    requests_blocked = fields.Integer(required=True)
+    duration_ms = fields.Integer(required=True, allow_none=True)
+    auto = fields.Boolean(required=True)
+    created_at = Timestamp(required=True)
+    started_at = Timestamp(required=True, allow_none=True)
+    finished_at = Timestamp(required=True, allow_none=True)
+    requested_by = fields.Nested(UserRefOut, required=True, allow_none=True)
+    trace_url = fields.Method("_trace_url", required=True, allow_none=True)
+    screenshot_url = fields.Method("_screenshot_url", required=True, allow_none=True)
+
+    def _trace_url(self, run) -> str | None:
+        return f"/api/v1/screenshots/{run.trace_key}" if run.trace_key else None
+
+    def _screenshot_url(self, run) -> str | None:
+        return f"/api/v1/screenshots/{run.screenshot_key}" if run.screenshot_key else None
+
+
+class ReproductionsOut(OutSchema):
+    items = fields.List(fields.Nested(ReproductionOut), required=True)
+
+
+class ReproductionQueuedOut(OutSchema):
+    id = fields.UUID(required=True)
+    status = fields.String(required=True)
+
+
 class ReportOut(ReportSummaryOut):
     """The full report, with its captured console, network and user-action logs."""
+
+    # Its last finished run on the staging origin (docs/api.md §20), or null.
+    last_reproduction = fields.Nested(ReproductionOut, required=True, allow_none=True)
 
     console_logs = Objects(required=True, attribute="detail.console_logs")
     network_logs = Objects(required=True, attribute="detail.network_logs")

@@ -16,9 +16,11 @@ from svc.models import (
     Report,
     ReportDuplicate,
     ReportSignature,
+    Reproduction,
     User,
     tracking_id_of,
 )
+from svc.models.reproductions import NOT_REPRODUCED, REPRODUCED
 from svc.services.reporting import search
 
 # What a report's answer shows beside its own row (its signature, its group: docs/api.md §8.9,
@@ -125,6 +127,12 @@ def filter_conditions(user: User, query: dict) -> list:
             ReportSignature.signature == query["signature"]
         )
         conditions.append(Report.id.in_(signed))
+    if "reproduced" in query:
+        verdict = REPRODUCED if query["reproduced"] else NOT_REPRODUCED
+        last_runs = select(Reproduction.report_id).where(
+            Reproduction.is_last, Reproduction.verdict == verdict
+        )
+        conditions.append(Report.id.in_(last_runs))
     return conditions
 
 

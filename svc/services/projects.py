@@ -177,6 +177,8 @@ def update(user: User, project_id: uuid.UUID, changes: dict) -> ProjectAccess:
             **project.reporter_updates_in_force,
             **new_values["reporter_updates"],
         }
+    if "repro" in new_values:
+        new_values["repro"] = {**project.repro_in_force, **new_values["repro"]}
     if "widget" in new_values:
         new_values["widget_settings"] = widget.merged(project, new_values.pop("widget"))
     prefix = new_values.get("tracking_prefix")

@@ -36,8 +36,9 @@ _SIGNATURES = (
     (b"GIF87a", "image/gif", "gif"),
     (b"GIF89a", "image/gif", "gif"),
 )
-KEY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{32}\.(png|jpg|gif|webp|json\.gz)$")
-# A replay (docs/replay.md): gzipped JSON, stored and served as it is.
+KEY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{32}\.(png|jpg|gif|webp|json\.gz|zip)$")
+# A replay (docs/replay.md): gzipped JSON, stored and served as it is; a reproduction's trace
+# (docs/repro-kit.md) is Playwright's zip.
 REPLAY_TYPE = "application/gzip"
 _UNAVAILABLE_ERRNOS = {
     errno.ENOSPC,

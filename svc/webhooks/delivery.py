@@ -41,13 +41,18 @@ _INSERT_DELIVERY = insert(WebhookDelivery.__table__)
 
 
 def record(
-    project: Project, event: str, report: Report, changes: dict | None = None, comment=None
+    project: Project,
+    event: str,
+    report: Report,
+    changes: dict | None = None,
+    comment=None,
+    reproduction=None,
 ) -> None:
     """Add the event's delivery to the current transaction, if the project has a webhook."""
     if not project.webhook_url:
         return
     now = utcnow()
-    payload = payloads.event_payload(event, report, now, changes, comment)
+    payload = payloads.event_payload(event, report, now, changes, comment, reproduction)
     record_payloads([(project.id, report.id, event, payload, now)])
 
 

@@ -12,6 +12,7 @@ from svc.wire import iso_timestamp, one_line
 CREATED = "report.created"
 UPDATED = "report.updated"
 COMMENTED = "report.commented"
+REPRODUCED = "report.reproduced"
 # Titles and changed values are cut in chat lines: a changed description can hold 20,000
 # characters, and Discord refuses a message of more than 2,000.
 _CHAT_TEXT_LIMIT = 150
@@ -21,9 +22,11 @@ def _plain(value):
     return str(value) if isinstance(value, uuid.UUID) else value
 
 
-def event_payload(event: str, report, at, changes: dict | None = None, comment=None) -> str:
+def event_payload(
+    event: str, report, at, changes: dict | None = None, comment=None, reproduction=None
+) -> str:
     """The serialised body of a json-format delivery; its bytes are what is signed and sent.
-    `report.commented` carries the comment (docs/api.md §12)."""
+    `report.commented` carries the comment, `report.reproduced` the run (docs/api.md §12)."""
     data = {
         "id": str(report.id),
         "projectId": str(report.project_id),
@@ -55,6 +58,19 @@ def event_payload(event: str, report, at, changes: dict | None = None, comment=N
             "author": {"id": str(author.id), "name": author.name} if author else None,
             "body": comment.body,
         }
+    if event == REPRODUCED:
+        asked = reproduction.requested_by
+        data["reproduction"] = {
+            "id": str(reproduction.id),
+            "verdict": reproduction.verdict,
+            "evidence": reproduction.evidence,
+            "failedStep": reproduction.failed_step,
+            "requestsBlocked": reproduction.requests_blocked,
+            "durationMs": reproduction.duration_ms,
+            "startedAt": iso_timestamp(reproduction.started_at),
+            "finishedAt": iso_timestamp(reproduction.finished_at),
+            "requestedBy": {"id": str(asked.id), "name": asked.name} if asked else None,
+        }
     return json.dumps(
         {"event": event, "timestamp": iso_timestamp(at), "data": data}, separators=(",", ":")
     )
@@ -75,6 +91,9 @@ def chat_line(payload: dict, public_url: str | None, escape: Callable[[str], str
             f"{author} commented on {data['trackingId']} ({title}): "
             f"{escape(_one_line(comment['body']))}"
         )
+    elif payload["event"] == REPRODUCED:
+        said = data["reproduction"]["verdict"].replace("_", " ")
+        line = f"Run on staging, {data['trackingId']} ({title}): {said}"
     else:
         changed = ", ".join(
             f"{field} {escape(_one_line(change['from']))} → {escape(_one_line(change['to']))}"

@@ -92,20 +92,35 @@ def _is_apps_request(entry: dict, origins: frozenset[str]) -> bool:
     return origin in origins
 
 
-def app_error(console_logs, origins: frozenset[str]) -> dict | None:
-    """The last console error that is the app's, or None."""
-    errors = [
+def app_errors(console_logs, origins: frozenset[str]) -> list[dict]:
+    """The console errors that are the app's, in order."""
+    return [
         entry
         for entry in console_logs or ()
-        if isinstance(entry, dict) and entry.get("level") == "error" and entry.get("message")
+        if isinstance(entry, dict)
+        and entry.get("level") == "error"
+        and entry.get("message")
+        and _is_apps_error(entry, origins)
     ]
-    return next((e for e in reversed(errors) if _is_apps_error(e, origins)), None)
+
+
+def app_requests(network_logs, origins: frozenset[str]) -> list[dict]:
+    """The failed requests to the app's own origins, in order."""
+    return [
+        entry
+        for entry in network_logs or ()
+        if isinstance(entry, dict) and failed_request(entry) and _is_apps_request(entry, origins)
+    ]
+
+
+def app_error(console_logs, origins: frozenset[str]) -> dict | None:
+    """The last console error that is the app's, or None."""
+    return next(reversed(app_errors(console_logs, origins)), None)
 
 
 def app_request(network_logs, origins: frozenset[str]) -> dict | None:
     """The last failed request to the app's own origins, or None."""
-    failed = [e for e in network_logs or () if isinstance(e, dict) and failed_request(e)]
-    return next((e for e in reversed(failed) if _is_apps_request(e, origins)), None)
+    return next(reversed(app_requests(network_logs, origins)), None)
 
 
 # --- one error, three wordings --------------------------------------------------------------
@@ -137,10 +152,15 @@ _WORDINGS = (
 _CHAIN = re.compile(r"\b[\w$]+(?:\.[\w$]+)+(?=\s+is\s+(?:not|undefined|null))")
 
 
+def bare(message: str) -> str:
+    """An error's message without what the browser put before it ("Uncaught ")."""
+    return _PREFIX.sub("", message.strip())
+
+
 def error_text(message: str) -> str:
     """An error's message as one wording, whatever the engine: "Uncaught " off, the common
     TypeErrors, ReferenceErrors and RangeErrors written Chrome's way with the property alone."""
-    text = _PREFIX.sub("", message.strip())
+    text = bare(message)
     for pattern, replacement in _WORDINGS:
         text = pattern.sub(replacement, text)
     return _CHAIN.sub(lambda chain: chain[0].rsplit(".", 1)[1], text)

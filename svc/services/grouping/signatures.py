@@ -219,22 +219,67 @@ class Evidence:
     page: str | None  # the page's path template
 
 
-def evidence_of(meta, console_logs, network_logs, allowed_origins=()) -> Evidence:
+def evidence_entries(meta, console_logs, network_logs, allowed_origins=()) -> tuple:
+    """The report's own console error and failed request as captured (each a log entry or
+    None), and its page's address."""
     page = meta.get("url") if isinstance(meta, dict) else None
     page = page if isinstance(page, str) else None
     origins = evidence.app_origins(page, allowed_origins)
-    error = evidence.app_error(console_logs, origins)
-    request = evidence.app_request(network_logs, origins)
-    if request is not None:
-        method = str(request.get("method") or "GET").upper()[:10]
-        where = path_template(str(request.get("url") or ""))
-        request = f"{method} {where} -> {request.get('status')}"
+    return (
+        evidence.app_error(console_logs, origins),
+        evidence.app_request(network_logs, origins),
+        page,
+    )
+
+
+def evidence_of(meta, console_logs, network_logs, allowed_origins=()) -> Evidence:
+    error, request, page = evidence_entries(meta, console_logs, network_logs, allowed_origins)
     return Evidence(
-        error=normalise(evidence.error_text(str(error["message"]))) if error else None,
+        error=error_key(error) if error else None,
         frame=_top_frame_file(error.get("stack")) if error else "",
-        request=request,
+        request=request_key(request) if request else None,
         page=path_template(page) if page is not None else None,
     )
+
+
+def error_key(entry: dict) -> str:
+    """A console error as signatures compare it: one wording, normalised."""
+    return normalise(evidence.error_text(str(entry["message"])))
+
+
+def request_key(entry: dict) -> str:
+    """A failed request as signatures compare it: "METHOD /path/:id -> status"."""
+    method = str(entry.get("method") or "GET").upper()[:10]
+    return f"{method} {path_template(str(entry.get('url') or ''))} -> {entry.get('status')}"
+
+
+def recurred(found: Evidence, console_logs, network_logs, origins: frozenset[str]) -> list[str]:
+    """What of a report's evidence (`found`) is among other logs (a reproduction's), in the
+    words of `source_of`: the same error normalised as signatures are, or the same request."""
+    seen = []
+    if found.error and any(
+        error_key(entry) == found.error for entry in evidence.app_errors(console_logs, origins)
+    ):
+        seen.append(f"console: {found.error}")
+    if found.request and any(
+        request_key(entry) == found.request
+        for entry in evidence.app_requests(network_logs, origins)
+    ):
+        seen.append(f"request: {found.request}")
+    return seen
+
+
+def variable_spans(text: str) -> list[tuple[int, int]]:
+    """Where `normalise` would replace something in `text` (numbers, ids, quoted values...),
+    as (start, end), in order and apart: what may differ when the same error comes again."""
+    spans = sorted(found.span() for pattern, _ in _NORMALISE for found in pattern.finditer(text))
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def parts_of(found: Evidence) -> Parts:

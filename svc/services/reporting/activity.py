@@ -9,8 +9,11 @@ from sqlalchemy import select
 
 from svc.extensions import db
 from svc.models import ActivityEntry, Report, User
-from svc.models.activity import CHANGED, CREATED, DUPLICATE, LINKED, REOPENED
+from svc.models.activity import CHANGED, CREATED, DUPLICATE, LINKED, REOPENED, REPRODUCED
 from svc.models.base import utcnow
+
+# The kinds whose entry says what changed.
+_WITH_CHANGES = (CHANGED, DUPLICATE, LINKED, REOPENED, REPRODUCED)
 
 
 def record(
@@ -30,7 +33,7 @@ def record(
             actor_id=actor.id if actor else None,
             actor_name=actor.name if actor else None,
             at=utcnow(),
-            changes=_plain(changes) if kind in (CHANGED, DUPLICATE, LINKED, REOPENED) else None,
+            changes=_plain(changes) if kind in _WITH_CHANGES else None,
             comment_id=comment_id,
             via=None if actor else via,
         )

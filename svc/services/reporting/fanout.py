@@ -31,6 +31,7 @@ from svc.models.search_index import index_new
 from svc.services.grouping import signatures
 from svc.services.reporters import reporter_mails
 from svc.services.reporting import stats
+from svc.services.reproductions import runs
 from svc.services.team import notifications
 from svc.services.trackers import tracker_calls
 from svc.webhooks import delivery
@@ -57,6 +58,8 @@ class Batch:
     receipts: list[tuple] = field(default_factory=list)
     # the new reports' signature rows (svc.services.grouping.signatures.row_of)
     signatures: list[dict] = field(default_factory=list)
+    # the new reports run on staging by `auto`: [(report id, project id)]
+    reproductions: list[tuple] = field(default_factory=list)
 
 
 # Each effect does its part for all of a batch's events of one kind at once (a statement for
@@ -124,6 +127,14 @@ def index_for_search(events: list[ReportEvent], batch: Batch) -> None:
     index_new(db.session, [e.report_id for e in events if e.report_id in batch.reports])
 
 
+def run_on_staging(events: list[ReportEvent], batch: Batch) -> None:
+    """A run of each new report's steps on the staging origin, where its project has `auto`
+    (svc.services.reproductions; the scheduler's runner takes them)."""
+    runs.queue_automatic(
+        [(report, project) for report, project in batch.reproductions if report in batch.reports]
+    )
+
+
 def mail_reporters(events: list[ReportEvent], batch: Batch) -> None:
     """The receipt to the reporter, where the project mails reporters and the report is
     still there (docs/reporter-updates.md)."""
@@ -141,6 +152,7 @@ EFFECTS: dict[str, tuple[Callable[[list[ReportEvent], Batch], None], ...]] = {
         mail_reporters,
         sign_reports,
         index_for_search,
+        run_on_staging,
     ),
 }
 
@@ -225,6 +237,9 @@ def _read(token: uuid.UUID) -> Batch:
     batch.auto_create = tracker_calls.auto_create_targets(batch.webhooks)
     batch.receipts = reporter_mails.receipts(report_ids)
     batch.signatures = signatures.of_reports(batch.reports)
+    batch.reproductions = runs.to_run_automatically(
+        [(e.report_id, e.project_id) for e in events if e.report_id in batch.reports]
+    )
     batch.events = [event for event in events if event.project_id in batch.webhooks]
     db.session.commit()
     return batch

@@ -151,7 +151,7 @@ def _new_report(project: Project, data: dict) -> Report:
     # What a new report is known to have, set as loaded: its answer then reads no
     # relationship's loader, and `project` sets off no backref to the project's reports.
     set_committed_value(report, "project", project)
-    for name in ("duplicate_row", "signature_row"):
+    for name in ("duplicate_row", "signature_row", "last_reproduction"):
         set_committed_value(report, name, None)
     for name in ("duplicate_rows", "external_issues"):
         set_committed_value(report, name, [])

@@ -5,6 +5,8 @@ Both are built from what the report holds, already redacted (§6); a value the s
 widget redacted is never written into either as if it were real.
 """
 
+import functools
+import ipaddress
 import json
 import math
 import re
@@ -16,6 +18,7 @@ import ada_url
 
 from svc.auth.api_keys import normalize_origin
 from svc.models import Report, failed_request
+from svc.services.grouping import evidence, signatures
 
 # Placeholder values for typed fields, by the field's input type: what was typed is never captured.
 PLACEHOLDERS = {
@@ -46,6 +49,8 @@ _LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029\x85]+")
 _CONTROLS = re.compile(
     "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
 )
+# An error's message is looked for by its first this many characters.
+MAX_PATTERN = 200
 # The first lines of every test: whose steps they are.
 UNTRUSTED = (
     "// Its steps come from the reporter, who may be anyone holding the project's public key:",
@@ -294,17 +299,58 @@ def conformant_url(url: str) -> str | None:
     return parsed.href if same_host and same_port else None
 
 
+def staging_origin(report: Report) -> str | None:
+    """The origin the project's owner named for reproductions (`settings.repro.origin`)."""
+    return report.project.repro_in_force["origin"]
+
+
+def _is_private(host: str) -> bool:
+    """A loopback, private or link-local host named by its address (or `localhost`): the
+    developer's own machine, their network, the cloud's metadata service."""
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_private or address.is_loopback or address.is_link_local
+
+
+def _on_staging(origin: str, address: str) -> str:
+    """`address` (conformant) with its origin replaced by the staging origin."""
+    parsed = ada_url.URL(address)
+    return origin + parsed.pathname + parsed.search + parsed.hash
+
+
 def _openable(report: Report, url: str) -> str | None:
-    """The address the test may open, normalised: a conformant http(s) address on one of the
-    project's allowed origins. The reporter names the address; the test opens it on a
-    developer's machine or CI, signed in: never a file, a script, the cloud's metadata address
-    or an intranet host of their choosing, so a project with no allowed origins gets no goto
-    (contract v6)."""
+    """The address the test may open, normalised. With a staging origin (the owner's, §25):
+    the reporter's path on it, never the reporter's host. Without: a conformant http(s) address
+    on one of the project's allowed origins, and never a loopback, private or link-local one.
+    The reporter names the address; the test opens it on a developer's machine or CI, signed
+    in: never a file, a script, the cloud's metadata address or an intranet host of their
+    choosing, so a project with neither gets no goto (contract v6)."""
     address = conformant_url(url)
-    allowed = report.project.allowed_origins
-    if address is None or not allowed:
+    if address is None:
         return None
-    return address if normalize_origin(ada_url.URL(address).origin) in allowed else None
+    if origin := staging_origin(report):
+        return _on_staging(origin, address)
+    allowed = report.project.allowed_origins
+    parsed = ada_url.URL(address)
+    if not allowed or _is_private(parsed.hostname):
+        return None
+    return address if normalize_origin(parsed.origin) in allowed else None
+
+
+def _expected_url(report: Report, url: str) -> str:
+    """An address the page should reach, as the test expects it: on the staging origin when
+    there is one and the address is the app's (the reporter's page's origin or an allowed one)."""
+    origin = staging_origin(report)
+    address = conformant_url(url) if origin else None
+    if address is None:
+        return url
+    apps = evidence.app_origins(start_url(report), report.project.allowed_origins)
+    return _on_staging(origin, address) if evidence.origin_of(address) in apps else url
 
 
 def _locator(action: dict) -> str:
@@ -326,7 +372,9 @@ def _locator(action: dict) -> str:
     return f"page.locator({_string(action.get('target') or 'body')})"
 
 
-def _action_lines(action: dict, previous: dict | None, visited: list[str]) -> list[str]:
+def _action_lines(
+    action: dict, previous: dict | None, visited: list[str], expected=lambda url: url
+) -> list[str]:
     kind = action.get("type")
     data = action.get("data") if isinstance(action.get("data"), dict) else {}
     if kind == "click":
@@ -362,7 +410,7 @@ def _action_lines(action: dict, previous: dict | None, visited: list[str]) -> li
         if _is_redacted(url):
             lines.append(_comment(f"The page went to {url} (parts redacted in the report)"))
         elif url:  # no target, no assertion: toHaveURL("") could never pass
-            lines.append(f"await expect(page).toHaveURL({_string(url)});")
+            lines.append(f"await expect(page).toHaveURL({_string(expected(url))});")
         return lines
     return []
 
@@ -410,10 +458,68 @@ def _sort_key(item: dict) -> float:
     return _number(item.get("timestamp")) or 0.0
 
 
-def playwright_spec(report: Report) -> str:
-    """A Playwright test (TypeScript) that opens the report's first page address and replays its
-    clicks, route changes and typed fields in order, with the failed requests and console
-    errors as comments where they happened, and checks the address the report was filed from."""
+def _step_title(number: int, action: dict) -> str:
+    """What a step does, in a line: its number first (a run's failed step is named by it)."""
+    kind = action.get("type")
+    what = {"click": "click", "input": "fill", "navigation": "reach"}.get(kind, kind)
+    target = action.get("target") if kind != "navigation" else action.get("target") or "a page"
+    text = escape_controls(_LINE_BREAKS.sub(" ", _encodable(str(target or ""))).strip())
+    return f"{number}. {what} {text[:80]}"
+
+
+def _error_pattern(message: str) -> str:
+    """A regular expression (JavaScript's and Python's alike) for an error's message: its words
+    as they are, what signatures normalise (numbers, ids, quoted values) any text."""
+    text = evidence.bare(_LINE_BREAKS.split(message, 1)[0])[:MAX_PATTERN]
+    parts, last = [], 0
+    for start, end in signatures.variable_spans(text):
+        parts += [re.escape(text[last:start]), ".+?"]
+        last = end
+    return "".join([*parts, re.escape(text[last:])])
+
+
+def _request_pattern(entry: dict) -> str:
+    """A regular expression for a failed request as the test writes it ("POST /path -> 500"):
+    the same method and status, the path's ids any segment, a language prefix or none."""
+    method = str(entry.get("method") or "GET").upper()[:10]
+    template = signatures.path_template(str(entry.get("url") or ""))
+    path = "/".join("[^/]+" if part == ":id" else re.escape(part) for part in template.split("/"))
+    status = entry.get("status") or 0
+    return f"^{re.escape(method)} (?:/[a-z]{{2}}(?:[-_][a-z]{{2}})?)?{path} -> {status}$"
+
+
+def evidence_patterns(report: Report) -> list[str]:
+    """What the test looks for at its end: the report's own error and failed request (§21)."""
+    error, request, _ = signatures.evidence_entries(
+        report.meta,
+        report.detail.console_logs,
+        report.detail.network_logs,
+        report.project.allowed_origins,
+    )
+    patterns = [_error_pattern(str(error["message"]))] if error else []
+    return patterns + ([_request_pattern(request)] if request else [])
+
+
+# What the test sees go wrong, in the words the evidence's patterns match.
+WATCH = (
+    "// What goes wrong, to look for the report's own error and failed request at the end.",
+    "const seen: string[] = [];",
+    "page.on('pageerror', (error) => seen.push(`${error.name}: ${error.message}`));",
+    "page.on('console', (message) => { if (message.type() === 'error') seen.push(message.text()); });",  # noqa: E501
+    "const where = (url: string) => new URL(url).pathname;",
+    "page.on('response', (response) => { if (response.status() >= 400) seen.push(",
+    "  `${response.request().method()} ${where(response.url())} -> ${response.status()}`); });",
+    "page.on('requestfailed', (request) => seen.push(`${request.method()} ${where(request.url())} -> 0`));",  # noqa: E501
+)
+
+
+def playwright_spec(report: Report, sandbox: str | None = None) -> str:
+    """A Playwright test (TypeScript) that opens the report's first page address (on the
+    staging origin when the project names one) and replays its clicks, route changes and typed
+    fields in order, each a numbered `test.step`, with the failed requests and console errors as
+    comments where they happened; it ends by expecting the report's own error or failed request
+    to come again (none: it says it cannot tell). `sandbox`: the module svc's runner gives
+    `test` from (docs/repro-kit.md, "The runner"), instead of @playwright/test."""
     start = start_url(report)
     actions = [
         a
@@ -426,12 +532,13 @@ def playwright_spec(report: Report) -> str:
         key=_sort_key,
     )
     title = f"{report.tracking_id}: {report.title}"
+    source = _string(sandbox) if sandbox else "'@playwright/test'"
     lines = [
         _comment(title),
         *UNTRUSTED,
         "// Made by svc from the report's captured clicks, route changes and typed fields",
         "// (docs/repro-kit.md). Typed values were never captured: fields get placeholders.",
-        "import { test, expect } from '@playwright/test';",
+        f"import {{ test, expect }} from {source};",
         "",
     ]
     viewport = (report.meta or {}).get("viewport")
@@ -443,26 +550,36 @@ def playwright_spec(report: Report) -> str:
             f"height: {int(viewport['height'])} }} }});",
             "",
         ]
-    body = []
+    body = [*WATCH]
+    number = 0
+
+    def step(action: dict, code: list[str]) -> None:
+        nonlocal number
+        number += 1
+        body.append(f"await test.step({_string(_step_title(number, action))}, async () => {{")
+        body.extend("  " + line for line in code)
+        body.append("});")
+
     if start is None:
         body.append("// The report holds no page address: put the page's address here.")
         body.append("await page.goto('about:blank');")
     elif (opened := _openable(report, start)) is None:
-        body.append("// Not opened: only http(s) addresses of the project's allowed origins are.")
-        body.append("// (A project's allowed origins are set on its settings page.)")
+        body.append("// Not opened: with no staging origin (the project's settings.repro), only")
+        body.append("// http(s) addresses of its allowed origins are, never a private one.")
         body.append(_comment(f"The reporter's address: {start}"))
         body.append("// Fill in the page's address: await page.goto('https://...');")
     else:
         if _is_redacted(start):
             body.append("// Parts of this address were redacted in the report: fill them in.")
-        body.append(f"await page.goto({_string(opened)});")
+        step({"type": "navigation", "target": opened}, [f"await page.goto({_string(opened)});"])
     visited = [start or ""]
     previous = None
-    for step in steps:
-        if step["kind"] == "mark":
-            body.append(_comment(step["text"]))
+    expected = functools.partial(_expected_url, report)
+    for item in steps:
+        if item["kind"] == "mark":
+            body.append(_comment(item["text"]))
             continue
-        action = step["action"]
+        action = item["action"]
         if _forwarded_by_label(previous, action):
             continue  # replaying the label's click makes this one again
         if previous is not None:
@@ -472,7 +589,11 @@ def playwright_spec(report: Report) -> str:
                     f"await page.waitForTimeout({int(min(pause, MAX_WAIT_MS))});"
                     f" // the reporter paused {pause / 1000:.1f} s"
                 )
-        body.extend(_action_lines(action, previous, visited))
+        code = _action_lines(action, previous, visited, expected)
+        if any(not line.startswith("//") for line in code):
+            step(action, code)
+        else:
+            body.extend(code)
         previous = action
     final = (report.meta or {}).get("url")
     if isinstance(final, str) and final:
@@ -480,7 +601,22 @@ def playwright_spec(report: Report) -> str:
         if _is_redacted(final):
             body.append(_comment(final + " (parts redacted in the report)"))
         else:
-            body.append(f"await expect(page).toHaveURL({_string(final)});")
+            body.append(f"await expect.soft(page).toHaveURL({_string(expected(final))});")
+    if patterns := evidence_patterns(report):
+        body.append("// The bug is back when the report's own error or failed request comes again.")
+        body.append(
+            "const bug = ["
+            + ", ".join(f"new RegExp({_string(pattern)}, 'i')" for pattern in patterns)
+            + "];"
+        )
+        body.append(
+            "expect(seen.filter((line) => bug.some((pattern) => pattern.test(line))),"
+            ' "the report\'s error or failed request").not.toEqual([]);'
+        )
+    else:
+        body.append("// The report holds no error and no failed request of the app's own: this")
+        body.append("// test replays the steps and cannot tell whether the bug is back.")
+        body.append("test.info().annotations.push({ type: 'svc', description: 'inconclusive' });")
     lines.append(f"test({_string(title)}, async ({{ page }}) => {{")
     lines += ["  " + line for line in body]
     lines += ["});", ""]

@@ -1,0 +1,85 @@
+"""A staging site with a deliberately broken checkout, for reproductions (docs/repro-kit.md, "The
+runner"): Pay posts /api/pay, which answers 500 while the site is broken, and the page then
+reads a property of undefined (a TypeError). `site.broken = False` is the fix.
+
+Beside it: a page whose script asks another origin for something (the sandbox aborts it), one
+that redirects to another origin (the proxy refuses it), and one that never answers.
+"""
+
+import threading
+import time
+
+from flask import Flask, Response, jsonify, redirect, render_template_string, request
+from werkzeug.serving import make_server
+
+PAGE = """<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Checkout</title>
+{% if svc_url %}<script src="{{ svc_url }}/widget.js" data-project-key="{{ key }}" async></script>
+{% endif %}</head>
+<body>
+  <h1>Checkout</h1>
+  <p>Two items in your cart.</p>
+  <button id="pay" type="button">Pay now</button>
+  <a href="/away">Leave</a>
+  <a href="/stuck">Stuck</a>
+  <p id="out"></p>
+  <script>
+    document.getElementById('pay').addEventListener('click', () => {
+      fetch('/api/pay', {method: 'POST'}).then((r) => r.json()).then((body) => {
+        document.getElementById('out').textContent = 'Paid: ' + body.order.id;
+      });
+    });
+    {% if elsewhere %}fetch('{{ elsewhere }}/track').catch(() => null);{% endif %}
+  </script>
+</body>
+</html>"""
+
+
+class CheckoutSite:
+    """The site on a real HTTP server in a thread at http://127.0.0.1:<port>; `hits` counts
+    requests by path; `elsewhere` another origin its page asks, `redirect_to` where /away goes."""
+
+    def __init__(self, svc_url: str | None = None, elsewhere: str = "", redirect_to: str = ""):
+        self.broken = True
+        self.hits: dict[str, int] = {}
+        app = Flask(__name__)
+
+        @app.before_request
+        def count():
+            self.hits[request.path] = self.hits.get(request.path, 0) + 1
+
+        @app.get("/")
+        @app.get("/checkout")
+        def page():
+            html = render_template_string(
+                PAGE, svc_url=svc_url, key=request.args.get("project", ""), elsewhere=elsewhere
+            )
+            return Response(html)
+
+        @app.post("/api/pay")
+        def pay():
+            if self.broken:
+                return jsonify({"detail": "payment service down"}), 500
+            return jsonify({"order": {"id": "A-1001"}})
+
+        @app.get("/away")
+        def away():
+            return redirect(f"{redirect_to}/landing", 302)
+
+        @app.get("/stuck")
+        def stuck():
+            time.sleep(120)
+            return "late"
+
+        self.server = make_server("127.0.0.1", 0, app, threaded=True)
+        self.url = f"http://127.0.0.1:{self.server.port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> "CheckoutSite":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.thread.join(timeout=5)
