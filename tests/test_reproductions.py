@@ -15,11 +15,12 @@ import pytest
 from playwright.sync_api import expect
 from sqlalchemy import select
 
-from harness.client import csrf, register
+from harness.client import PASSWORD, csrf, register
 from svc.extensions import db
-from svc.models import Reproduction, WebhookDelivery
+from svc.models import Reproduction
 from svc.services.reproductions import browser as repro_browser
 from svc.services.reproductions import runs
+from tests.browser import OPEN_SHADOW_ROOTS
 from tests.helpers import fan_out, team_with_project
 from tests.host_site.checkout import CheckoutSite
 
@@ -136,3 +137,145 @@ def test_a_broken_checkout_is_reproduced_and_its_fix_is_not(app):
     assert said == [{"from": None, "to": "reproduced"}, {"from": "reproduced",
                                                         "to": "not_reproduced"}]  # fmt: skip
     assert report["lastReproduction"] is None
+
+
+def test_the_run_reaches_the_staging_origin_alone_and_stops_at_its_limit(app):
+    """A request of the page to another origin is aborted and counted; a link whose answer
+    redirects elsewhere goes nowhere (a route never sees a navigation's redirect: the proxy
+    does); a page that never answers is stopped at the limit, and the run says which step."""
+    owner = team_with_project(app)
+    with (
+        CheckoutSite() as elsewhere,
+        CheckoutSite(elsewhere=elsewhere.url, redirect_to=elsewhere.url) as site,
+    ):
+        assert set_repro(owner, origin=site.url, timeout_seconds=10).status_code == 200
+        leave = [{"type": "click", "target": "a", "timestamp": T0 + 2000,
+                  "locator": {"role": "link", "name": "Leave"}}]  # fmt: skip
+        file_checkout_report(owner, "https://shop.example/checkout", user_actions=leave)
+        reproduce(owner, "WS-1")
+        run_queued(app)
+        [run] = owner.get("/api/v1/reports/WS-1/reproductions").get_json()["items"]
+        assert run["requestsBlocked"] >= 1, run
+        assert site.hits.get("/away") == 1 and elsewhere.hits == {}, elsewhere.hits
+        assert run["verdict"] in ("failed", "not_reproduced"), run
+
+        stuck = [{"type": "click", "target": "a", "timestamp": T0 + 2000,
+                  "locator": {"role": "link", "name": "Stuck"}},
+                 {"type": "click", "target": "button#pay", "timestamp": T0 + 3000,
+                  "locator": {"role": "button", "name": "Pay now"}}]  # fmt: skip
+        file_checkout_report(owner, "https://shop.example/checkout", user_actions=stuck,
+                             console_logs=[], network_logs=[])  # fmt: skip
+        reproduce(owner, "WS-2")
+        run_queued(app)
+        [run] = owner.get("/api/v1/reports/WS-2/reproductions").get_json()["items"]
+    assert run["verdict"] == "failed", run
+    assert run["failedStep"]["index"] in (2, 3), run  # the click that led nowhere, or the next
+    assert run["durationMs"] < (10 + repro_browser.GRACE_SECONDS) * 1000, run
+
+
+def test_a_stranger_sees_no_run_and_a_service_without_a_browser_says_so(app, make_app):
+    owner = team_with_project(app)
+    file_checkout_report(owner, "https://shop.example/checkout")
+    assert set_repro(owner, origin="https://staging.shop.example").status_code == 200
+    stranger = app.test_client()
+    register(stranger, email="eve@example.com", name="Eve")
+    assert stranger.get("/api/v1/reports/WS-1/reproductions").status_code == 404
+
+    without = make_app(SVC_REPRO_BROWSER="off")
+    owner_there = without.test_client()
+    owner_there.post("/api/v1/auth/login", json={"email": "ada@example.com", "password": PASSWORD})
+    answer = owner_there.post("/api/v1/reports/WS-1/reproductions", headers=csrf(owner_there))
+    assert answer.status_code == 409
+    assert "SVC_REPRO_BROWSER is off" in answer.get_json()["detail"]
+    with without.app_context():
+        assert runs.unavailable() == "SVC_REPRO_BROWSER is off"
+    assert owner.get("/api/v1/admin/health").get_json()["reproductions"] == {
+        "unavailable": None,
+        "queued": 0,
+    }
+
+
+def test_auto_runs_new_reports_with_steps_thirty_an_hour(app):
+    owner = team_with_project(app)
+    set_repro(owner, origin="https://staging.shop.example", auto=True)
+    owner.patch(f"/api/v1/projects/{owner.project['id']}",
+                json={"settings": {"webhook_url": None}}, headers=csrf(owner))  # fmt: skip
+    file_checkout_report(owner, "https://shop.example/checkout")
+    file_checkout_report(owner, "https://shop.example/checkout", user_actions=[])  # no steps
+    fan_out(app)
+    with app.app_context():
+        queued = db.session.scalars(select(Reproduction)).all()
+        assert [(run.auto, run.status, run.requested_by_id) for run in queued] == [
+            (True, "queued", None)
+        ]
+        for _ in range(runs.AUTO_PER_HOUR - 1):
+            db.session.add(Reproduction(report_id=queued[0].report_id,
+                                        project_id=queued[0].project_id, auto=True))  # fmt: skip
+        db.session.commit()
+    file_checkout_report(owner, "https://shop.example/checkout")
+    fan_out(app)
+    with app.app_context():
+        assert db.session.query(Reproduction).count() == runs.AUTO_PER_HOUR
+
+
+HOLD_SLOT = """
+import fcntl, sys, time
+handle = open(sys.argv[1], "a+")
+fcntl.flock(handle, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def test_one_run_at_a_time_per_host_whichever_process_holds_it(app):
+    """Another process of the host holds the slot (as a second scheduler running a run
+    would): this one takes nothing, and the run waits, queued; then it runs."""
+    owner = team_with_project(app)
+    file_checkout_report(owner, "https://shop.example/checkout")
+    set_repro(owner, origin="https://staging.shop.example")
+    reproduce(owner, "WS-1")
+    lock = f"{app.instance_path}/repro-slot-0.lock"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_SLOT, lock], stdout=subprocess.PIPE,
+                              text=True)  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with app.app_context():
+            assert runs.run_next() is None
+            assert db.session.scalar(select(Reproduction.status)) == "queued"
+    finally:
+        holder.kill()
+        holder.wait()
+    with app.app_context():
+        assert runs.run_next() is not None
+        assert db.session.scalar(select(Reproduction.status)) == "done"
+
+
+@pytest.mark.browser
+def test_a_report_filed_through_the_widget_is_reproduced(browser, app, live_server):
+    """The whole way: a reporter on the broken checkout presses Pay, then files a report with
+    the widget in Chromium; the run of its steps on the staging site says reproduced."""
+    owner = team_with_project(app)
+    with CheckoutSite(svc_url=live_server) as site:
+        context = browser.new_context()
+        page = context.new_page()
+        page.add_init_script(OPEN_SHADOW_ROOTS)
+        errors = []
+        page.on("pageerror", lambda error: errors.append(error.message))
+        page.goto(f"{site.url}/checkout?project={owner.key}")
+        page.wait_for_selector("[data-svc-widget]", state="attached")
+        with page.expect_event("pageerror"):
+            page.get_by_role("button", name="Pay now").click()
+        page.get_by_role("button", name="Report a bug").click()
+        form = page.get_by_role("dialog", name="Report a bug")
+        form.get_by_label("Title").fill("Pay does nothing")
+        form.get_by_role("button", name="Send report").click()
+        expect(form.get_by_role("status")).to_contain_text("Thanks — WS-1")
+        context.close()
+        assert errors and "reading 'id'" in errors[0]
+        assert set_repro(owner, origin=site.url).status_code == 200
+        reproduce(owner, "WS-1")
+        run_queued(app)
+        [run] = owner.get("/api/v1/reports/WS-1/reproductions").get_json()["items"]
+    assert run["verdict"] == "reproduced", run
+    assert "request: POST /api/pay -> 500" in run["evidence"], run
+    assert run["requestsBlocked"] >= 1  # the widget's own script, from svc's origin

@@ -47,10 +47,13 @@ REACHES_A_TRACKER = {
     ("/api/v1/reports/<report_ref>/issues", "POST"),
 }
 # Let in, then refused for what the one furnished report is: not a duplicate of itself (422),
-# not a duplicate to undo (409). tests/test_duplicates.py makes both with two reports.
+# not a duplicate to undo (409), of a project with no staging origin (409).
+# tests/test_duplicates.py makes both with two reports.
 LET_IN_THEN_REFUSED = {
     ("/api/v1/reports/<report_ref>/duplicate-of", "POST"): 422,
     ("/api/v1/reports/<report_ref>/duplicate-of", "DELETE"): 409,
+    # The project names no staging origin: nothing is run (tests/test_reproductions.py runs).
+    ("/api/v1/reports/<report_ref>/reproductions", "POST"): 409,
 }
 
 
@@ -204,6 +207,7 @@ def test_the_routes_that_need_a_role_are_the_expected_ones():
         ("/api/v1/reports/<report_ref>/comments", "POST"): "member",
         ("/api/v1/reports/<report_ref>/duplicate-of", "POST"): "member",
         ("/api/v1/reports/<report_ref>/duplicate-of", "DELETE"): "member",
+        ("/api/v1/reports/<report_ref>/reproductions", "POST"): "member",
         ("/api/v1/comments/<uuid:comment_id>", "PATCH"): "member",
         ("/api/v1/comments/<uuid:comment_id>", "DELETE"): "member",
         (

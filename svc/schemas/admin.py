@@ -53,11 +53,17 @@ class _PartHealth(OutSchema):
     ok = fields.Boolean(required=True)
 
 
+class _ReproductionsHealth(OutSchema):
+    unavailable = fields.String(required=True, allow_none=True)
+    queued = fields.Integer(required=True)
+
+
 class HealthOut(OutSchema):
     scheduler = fields.Nested(_SchedulerHealth, required=True)
     outbox = fields.Nested(_OutboxHealth, required=True)
     storage = fields.Nested(_PartHealth, required=True)
     database = fields.Nested(_PartHealth, required=True)
+    reproductions = fields.Nested(_ReproductionsHealth, required=True)
 
 
 class InstanceStatusOut(OutSchema):

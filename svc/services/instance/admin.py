@@ -19,16 +19,19 @@ from svc.models import (
     Notification,
     OutgoingMail,
     ReportEvent,
+    Reproduction,
     SecondFactor,
     User,
     WebhookDelivery,
 )
 from svc.models.base import utcnow
 from svc.models.mail import FAILED, LIMITED, PENDING
+from svc.models.reproductions import QUEUED
 from svc.services.grouping import signatures
 from svc.services.identity import password_resets, users
 from svc.services.instance import leadership
 from svc.services.listing import Shown
+from svc.services.reproductions import runs
 
 LAST_ADMIN = "The instance needs an active administrator: make someone else one first"
 
@@ -198,6 +201,11 @@ def health() -> dict:
         },
         "storage": {"kind": store.kind, "ok": store_ok},
         "database": {"kind": db.engine.dialect.name, "ok": True},
+        # Runs of reports' steps on staging (docs/repro-kit.md): why this host cannot, if so.
+        "reproductions": {
+            "unavailable": runs.unavailable(),
+            "queued": db.session.scalar(select(func.count()).where(Reproduction.status == QUEUED)),
+        },
     }
 
 
