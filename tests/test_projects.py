@@ -65,6 +65,7 @@ def test_create_returns_the_owners_view(user_client):
         "widget": WIDGET_DEFAULTS,
         "retention": {"days": None, "statuses": ["resolved", "closed"]},
         "reporterUpdates": {"enabled": False, "events": ["received", "resolved", "public_comment"]},
+        "repro": {"origin": None, "auto": False, "timeoutSeconds": 60},
     }
     assert project["createdAt"] == project["updatedAt"]
 
@@ -215,6 +216,7 @@ def test_patch_merges_settings(user_client):
         "widget": WIDGET_DEFAULTS,
         "retention": {"days": None, "statuses": ["resolved", "closed"]},
         "reporterUpdates": {"enabled": False, "events": ["received", "resolved", "public_comment"]},
+        "repro": {"origin": None, "auto": False, "timeoutSeconds": 60},
     }
     renamed = patch(user_client, project["id"], {"name": "Store"}).get_json()
     assert renamed["name"] == "Store"
@@ -242,6 +244,7 @@ def test_interface_camel_case_settings_are_accepted(user_client):
         "widget": WIDGET_DEFAULTS,
         "retention": {"days": None, "statuses": ["resolved", "closed"]},
         "reporterUpdates": {"enabled": False, "events": ["received", "resolved", "public_comment"]},
+        "repro": {"origin": None, "auto": False, "timeoutSeconds": 60},
     }
 
 
