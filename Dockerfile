@@ -3,9 +3,13 @@
 # BASE: any Debian image with Python 3.11 or newer and its venv module; the official slim one by
 # default. Everything svc keeps (SQLite, files, its secret key) is in the volume /data.
 ARG BASE=docker.io/library/python:3.11-slim-bookworm
+# REPRO=on: the variant that runs reports' steps on a staging origin (docs/repro-kit.md): Node.js,
+# Playwright's test runner and Debian's chromium-headless-shell in the image (docs/deployment.md).
+ARG REPRO=off
 
 # --- build: Python packages from pyproject.toml, rrweb from package-lock.json, the catalogs ----
 FROM ${BASE} AS build
+ARG REPRO
 # Behind a proxy that re-signs TLS, its CA for pip and npm (empty: the usual public ones).
 ARG PIP_CERT
 ARG NODE_EXTRA_CA_CERTS
@@ -20,7 +24,12 @@ RUN python3 -m venv .venv \
     && .venv/bin/python -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies'], sep='\n')" > /tmp/requirements.txt \
     && .venv/bin/pip install --no-cache-dir -r /tmp/requirements.txt
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund --loglevel=error && rm -rf /root/.npm
+# Playwright's runner only where a browser will run it (19 MB the default image need not carry).
+RUN npm ci --omit=dev --no-audit --no-fund --loglevel=error && rm -rf /root/.npm \
+    && if [ "$REPRO" != on ]; then \
+         rm -rf node_modules/playwright node_modules/playwright-core node_modules/@playwright \
+           node_modules/.bin/playwright; \
+       fi
 COPY . .
 RUN .venv/bin/pip install --no-cache-dir --no-deps -e . \
     && for domain in messages widget; do \
@@ -37,6 +46,13 @@ data = pathlib.Path(babel.__file__).parent / 'locale-data'; \
 
 # --- run: the base, the built folder, a user of its own -----------------------------------------
 FROM ${BASE}
+ARG REPRO
+RUN if [ "$REPRO" = on ]; then \
+      apt-get update \
+      && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+           nodejs chromium-headless-shell fonts-liberation \
+      && rm -rf /var/lib/apt/lists/*; \
+    fi
 RUN useradd --system --uid 10001 --user-group --home-dir /data --no-create-home svc \
     && mkdir /data && chown svc:svc /data
 COPY --from=build /app /app

@@ -279,3 +279,36 @@ def test_a_report_filed_through_the_widget_is_reproduced(browser, app, live_serv
     assert run["verdict"] == "reproduced", run
     assert "request: POST /api/pay -> 500" in run["evidence"], run
     assert run["requestsBlocked"] >= 1  # the widget's own script, from svc's origin
+
+
+@pytest.mark.browser
+def test_the_dashboard_sets_the_origin_runs_and_shows_the_verdict(browser, app, live_server):
+    owner = team_with_project(app)
+    with CheckoutSite() as site:
+        file_checkout_report(owner, f"{site.url}/checkout")
+        context = browser.new_context()
+        context.add_cookies([
+            {"name": name, "value": owner.get_cookie(name).value, "url": live_server}
+            for name in ("svc_access_token", "svc_csrf_token")
+        ])  # fmt: skip
+        page = context.new_page()
+        page.goto(f"{live_server}/projects/{owner.project['id']}")
+        settings = page.get_by_role("form", name="On staging")
+        settings.get_by_label("Staging origin").fill(site.url)
+        settings.get_by_role("button", name="Save").click()
+        expect(settings.get_by_role("status")).to_have_text(f"Reports run on {site.url}.")
+
+        page.goto(f"{live_server}/reports/WS-1")
+        panel = page.get_by_role("region", name="On staging")
+        expect(panel).to_contain_text("Never run.")
+        panel.get_by_role("button", name="Run on staging").click()
+        expect(panel).to_contain_text("queued")
+        run_queued(app)
+        expect(panel).to_contain_text("Reproduced on staging", timeout=15_000)
+        expect(panel.get_by_text("request: POST /api/pay -> 500")).to_be_visible()
+        expect(panel.get_by_role("link", name="Trace")).to_have_attribute("download", "trace.zip")
+        expect(panel.get_by_role("button", name="Run again")).to_be_visible()
+
+        page.goto(f"{live_server}/reports?reproduced=true")
+        expect(page.get_by_role("link", name="WS-1", exact=True)).to_be_visible()
+        context.close()

@@ -12,6 +12,7 @@ import { auditPanel } from "./audit.js";
 import { dataPanel } from "./data.js";
 import { integrationsPanel } from "./integrations.js";
 import { reporterUpdatesPanel } from "./reporter-updates.js";
+import { reproSettingsPanel } from "./reproductions.js";
 import { snippetBlock } from "./snippet.js";
 
 const DELIVERY_PAGE_SIZE = 10;
@@ -56,6 +57,7 @@ export async function projectView(main, context) {
     ["deliveries", "Webhook deliveries", deliveryPanel(project)],
     ["integrations", "Integrations", integrationsPanel(project)],
     ["reporter-updates", "Reporter updates", reporterUpdatesPanel(project, owner)],
+    ["staging", "On staging", reproSettingsPanel(project, owner)],
     ["data", "Data and retention", dataPanel(project, owner)],
     owner ? ["audit", "Audit log", auditPanel(`/projects/${project.id}/audit`,
       members.map((member) => ({ id: member.userId, name: member.name })))] : null,

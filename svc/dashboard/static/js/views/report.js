@@ -10,6 +10,7 @@ import { CATEGORIES, SEVERITIES, STATUSES } from "../constants.js";
 import { curlCommand } from "../curl.js";
 import { duplicatesPanel } from "./duplicates.js";
 import { issuesPanel } from "./integrations.js";
+import { reproductionsPanel } from "./reproductions.js";
 import { timelinePanel } from "./timeline.js";
 
 export async function reportView(main, context) {
@@ -30,7 +31,8 @@ export async function reportView(main, context) {
   const details = facts(report, project, members);
   const replay = replayPanel(report);
   const duplicates = duplicatesPanel(report, canEdit, () => changed());
-  await duplicates.draw();
+  const reproductions = reproductionsPanel(report, project, canEdit, () => timeline.reload());
+  await Promise.all([duplicates.draw(), reproductions.draw()]);
   if (!context.isCurrent()) return;
   // After any save, everything drawn from the report shows the answer's values, and the
   // activity the change added.
@@ -68,6 +70,7 @@ export async function reportView(main, context) {
       h("aside", { class: "report-side" },
         project.role === "viewer" ? null : editForm(report, members, changed),
         details.element,
+        reproductions.element,
         duplicates.element,
         issues,
         canEdit && project.settings.reporterUpdates.enabled ? statusLinkPanel(report) : null,

@@ -8,7 +8,7 @@ import { groupItem } from "./duplicates.js";
 import { snippetBlock } from "./snippet.js";
 
 const FILTERS = [
-  "project_id", "status", "severity", "category", "assignee", "has_screenshot", "linked", "duplicates",
+  "project_id", "status", "severity", "category", "assignee", "has_screenshot", "linked", "duplicates", "reproduced",
   "signature", "created_after", "created_before", "reporter", "search", "sort", "group",
 ];
 // "Group by bug" shows the signatures of this many days (docs/api.md §8.13).
@@ -49,6 +49,7 @@ export async function reportListView(main, context) {
     filterSelect("Screenshot", "has_screenshot", [["", "With or without"], ["true", "With"], ["false", "Without"]], wanted),
     filterSelect("Tracker issue", "linked", [["", "With or without"], ["true", "With"], ["false", "Without"]], wanted),
     filterSelect("Duplicates", "duplicates", [["", "Shown"], ["exclude", "Hidden"], ["only", "Only duplicates"]], wanted),
+    filterSelect("On staging", "reproduced", [["", "Any"], ["true", "Reproduced"], ["false", "Not reproduced"]], wanted),
     filterDate("Reported from", "created_after", wanted),
     filterDate("Reported before", "created_before", wanted),
     filterSelect("Sort", "sort", SORTS, wanted),
