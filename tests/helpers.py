@@ -200,6 +200,7 @@ WIDGET_DEFAULTS = {
     "replaySeconds": 60,
     "replayMaskAllText": True,
     "locale": "auto",
+    "testIdAttribute": "data-testid",
 }
 
 # The report object of docs/api.md §8: the list leaves out the captured arrays.

@@ -312,3 +312,50 @@ def test_the_dashboard_sets_the_origin_runs_and_shows_the_verdict(browser, app, 
         page.goto(f"{live_server}/reports?reproduced=true")
         expect(page.get_by_role("link", name="WS-1", exact=True)).to_be_visible()
         context.close()
+
+
+@pytest.mark.browser
+def test_every_recorded_click_of_the_corpus_replays(browser, app, live_server):
+    """Headings, a form's field and button, a link, a table's cell, words in a span and a div,
+    a test id of the project's own attribute, a button in an open shadow root: clicked by a
+    reporter with the widget on, filed, then run on the same site. Every step runs (the run
+    is inconclusive: the report holds no error), and the page sees the same clicks again."""
+    owner = team_with_project(app)
+    owner.patch(f"/api/v1/projects/{owner.project['id']}",
+                json={"settings": {"widget": {"test_id_attribute": "data-qa"}}},
+                headers=csrf(owner))  # fmt: skip
+    with CheckoutSite(svc_url=live_server) as site:
+        context = browser.new_context()
+        page = context.new_page()
+        page.add_init_script(OPEN_SHADOW_ROOTS)
+        page.goto(f"{site.url}/account?project={owner.key}")
+        page.wait_for_selector("[data-svc-widget]", state="attached")
+        page.get_by_role("heading", name="Account").click()
+        page.get_by_label("Nickname").fill("Ada")
+        page.get_by_role("button", name="Save profile").click()
+        page.get_by_role("link", name="Details").click()
+        page.get_by_text("Order 1001").click()
+        page.get_by_text("Plain words in a span").click()
+        page.get_by_text("Text in a div").click()
+        page.locator("[data-qa=buy]").click()
+        page.get_by_role("button", name="Inside the shadow").click()
+        page.get_by_role("button", name="Report a bug").click()
+        form = page.get_by_role("dialog", name="Report a bug")
+        form.get_by_label("Title").fill("Clicks")
+        form.get_by_role("button", name="Send report").click()
+        expect(form.get_by_role("status")).to_contain_text("Thanks — WS-1")
+        context.close()
+        clicked, site.seen = list(site.seen), []
+        assert len(clicked) == 8, json.dumps(clicked)
+
+        assert set_repro(owner, origin=site.url).status_code == 200
+        spec = owner.get("/api/v1/reports/WS-1/repro.spec.ts").get_data(as_text=True)
+        assert 'test.use({ testIdAttribute: "data-qa" });' in spec
+        assert 'page.getByTestId("buy")' in spec, spec
+        reproduce(owner, "WS-1")
+        run_queued(app)
+        [run] = owner.get("/api/v1/reports/WS-1/reproductions").get_json()["items"]
+        replayed = list(site.seen)
+    assert run["failedStep"] is None, (run, spec)
+    assert run["verdict"] == "inconclusive", run
+    assert replayed == clicked, spec

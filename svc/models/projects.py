@@ -33,6 +33,9 @@ WIDGET_DEFAULTS = {
     # The reporters' language (docs/widget.md, "Languages"): each reporter's own, or one tag
     # for every reporter of the project.
     "locale": "auto",
+    # The attribute a page's test ids are in (docs/repro-kit.md): the widget records it, the
+    # generated test finds elements by it (Playwright's testIdAttribute).
+    "test_id_attribute": "data-testid",
 }
 
 OWNER = "owner"

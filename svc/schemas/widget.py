@@ -60,6 +60,11 @@ class WidgetSettingsIn(InSchema):
     replay_seconds = fields.Integer(strict=True, validate=validate.Range(min=10, max=300))
     replay_mask_all_text = Flag()
     locale = fields.String(validate=_auto_or_a_tag)
+    test_id_attribute = fields.String(
+        validate=validate.Regexp(
+            r"^[a-z][a-z0-9_.:-]{0,49}$", error="An attribute's name, lower-case: data-testid."
+        )
+    )
 
     @post_load
     def locale_as_written(self, data, **kwargs):
@@ -88,6 +93,7 @@ class WidgetSettingsOut(OutSchema):
     replay_seconds = fields.Integer(required=True)
     replay_mask_all_text = fields.Boolean(required=True)
     locale = fields.String(required=True)
+    test_id_attribute = fields.String(required=True)
 
 
 class WidgetConfigOut(WidgetSettingsOut):

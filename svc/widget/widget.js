@@ -39,7 +39,7 @@
     position: "bottom-right", enableScreenshot: true, enableSessionRecording: true,
     showWatermark: false, captureConsole: true, captureNetwork: true, captureActions: true,
     captureNetworkDetails: false, enableReplay: false, replaySeconds: 60, replayMaskAllText: true,
-    maxScreenshotBytes: DEFAULT_MAX_SCREENSHOT,
+    testIdAttribute: "data-testid", maxScreenshotBytes: DEFAULT_MAX_SCREENSHOT,
   };
   const MESSAGES = {
     401: N_("This bug reporter is not set up correctly (its project key was refused)."),
@@ -170,9 +170,9 @@
   const INPUT_ROLES = { checkbox: "checkbox", radio: "radio", button: "button", submit: "button", reset: "button" };
   const unique = (css) => quietly(() => document.querySelectorAll(css).length === 1);
   const oneLine = (text) => String(text || "").replace(/\s+/g, " ").trim();
-  function locatorOf(element) {
+  function locatorOf(element, testIdAttribute) {
     if (!element || element.nodeType !== 1) return null;
-    const testId = element.getAttribute("data-testid");
+    const testId = element.getAttribute(testIdAttribute || "data-testid");
     if (testId) return { testId };
     if (element.id && unique("#" + CSS.escape(element.id))) return { css: "#" + CSS.escape(element.id) };
     const name = element.getAttribute("name");
@@ -445,17 +445,20 @@
       if (!capture.actions) return;
       const entry = { type, target, timestamp: Date.now() };
       if (data) entry.data = data;
-      if (element) entry.locator = quietly(() => locatorOf(element)) || undefined;
+      if (element) entry.locator = quietly(() => locatorOf(element, capture.testIdAttribute)) || undefined;
       buffers.actions.push(entry);
     };
     listen(document, "click", (event) => {
       if (event.target === run.host) return; // the reporter's own clicks are not the page's
-      const target = event.target instanceof Element
-        ? event.target.closest("a,button,input,select,textarea,label,summary,[role=button],[role=link]") || event.target
-        : event.target;
+      // Inside an open shadow root, the element itself rather than its host (a test finds it
+      // by role there; the host's middle may be another element).
+      const clicked = (event.composedPath && event.composedPath()[0]) || event.target;
+      const target = clicked instanceof Element
+        ? clicked.closest("a,button,input,select,textarea,label,summary,[role=button],[role=link]") || clicked
+        : clicked;
       // No text of a field (typed, prefilled or its options), nor of an editable area; what
       // else was clicked on is masked as console text is.
-      const typed = (event.target instanceof Element && event.target.closest(TYPED)) || event.target.isContentEditable;
+      const typed = (clicked instanceof Element && clicked.closest(TYPED)) || clicked.isContentEditable;
       const text = typed ? "" : (target.textContent || target.getAttribute?.("aria-label") || "");
       const shown = cut(maskText(String(text).replace(/\s+/g, " ").trim()), 80);
       recordAction("click", selector(target), shown ? { text: shown } : null, target);
@@ -1277,6 +1280,7 @@ canvas { width: 100%; height: auto; border: 1px solid var(--svc-line); border-ra
     capture.network = capture.network && run.config.captureNetwork !== false;
     capture.actions = capture.actions && run.config.captureActions !== false && run.config.enableSessionRecording !== false;
     capture.details = capture.network && run.config.captureNetworkDetails === true;
+    capture.testIdAttribute = run.config.testIdAttribute || "data-testid";
     capture.replay = run.config.enableReplay === true && run.options.enableReplay !== false;
     if (capture.replay) quietly(() => startReplay(run));
     for (const name of ["console", "network", "actions"]) if (!capture[name]) run.buffers[name].clear();

@@ -36,6 +36,38 @@ PAGE = """<!doctype html>
 </html>"""
 
 
+# Every kind of element a reporter clicks (docs/repro-kit.md, "Steps that run"): each click the
+# page sees is posted to /seen, so that a test compares the reporter's clicks with a replay's.
+CORPUS = """<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Account</title>
+{% if svc_url %}<script src="{{ svc_url }}/widget.js" data-project-key="{{ key }}" async></script>
+{% endif %}</head>
+<body>
+  <h1>Account</h1>
+  <form id="profile"><label>Nickname <input name="nickname"></label>
+    <button type="submit">Save profile</button></form>
+  <a href="#details">Details</a>
+  <table><tr><td>Order 1001</td><td>Shipped</td></tr></table>
+  <p><span>Plain words in a span</span></p>
+  <div>Text in a div</div>
+  <button data-qa="buy" type="button">Buy</button>
+  <div id="shadow-host"></div>
+  <script>
+    const root = document.getElementById('shadow-host').attachShadow({mode: 'open'});
+    root.innerHTML = '<button type="button">Inside the shadow</button>';
+    const profile = document.getElementById('profile');
+    profile.addEventListener('submit', (event) => event.preventDefault());
+    document.addEventListener('click', (event) => {
+      const path = event.composedPath();
+      if (path.some((node) => node.hasAttribute && node.hasAttribute('data-svc-widget'))) return;
+      navigator.sendBeacon('/seen', (path[0].textContent || path[0].localName).trim().slice(0, 40));
+    }, true);
+  </script>
+</body>
+</html>"""
+
+
 class CheckoutSite:
     """The site on a real HTTP server in a thread at http://127.0.0.1:<port>; `hits` counts
     requests by path; `elsewhere` another origin its page asks, `redirect_to` where /away goes."""
@@ -43,6 +75,7 @@ class CheckoutSite:
     def __init__(self, svc_url: str | None = None, elsewhere: str = "", redirect_to: str = ""):
         self.broken = True
         self.hits: dict[str, int] = {}
+        self.seen: list[str] = []  # what the corpus page saw clicked, in order
         app = Flask(__name__)
 
         @app.before_request
@@ -56,6 +89,18 @@ class CheckoutSite:
                 PAGE, svc_url=svc_url, key=request.args.get("project", ""), elsewhere=elsewhere
             )
             return Response(html)
+
+        @app.get("/account")
+        def corpus():
+            html = render_template_string(
+                CORPUS, svc_url=svc_url, key=request.args.get("project", "")
+            )
+            return Response(html)
+
+        @app.post("/seen")
+        def seen():
+            self.seen.append(request.get_data(as_text=True))
+            return "", 204
 
         @app.post("/api/pay")
         def pay():

@@ -18,6 +18,7 @@ import ada_url
 
 from svc.auth.api_keys import normalize_origin
 from svc.models import Report, failed_request
+from svc.models.projects import WIDGET_DEFAULTS
 from svc.services.grouping import evidence, signatures
 
 # Placeholder values for typed fields, by the field's input type: what was typed is never captured.
@@ -541,6 +542,10 @@ def playwright_spec(report: Report, sandbox: str | None = None) -> str:
         f"import {{ test, expect }} from {source};",
         "",
     ]
+    default = WIDGET_DEFAULTS["test_id_attribute"]
+    attribute = report.project.widget_settings.get("test_id_attribute", default)
+    if attribute != default:  # the project's own (docs/repro-kit.md)
+        lines += [f"test.use({{ testIdAttribute: {_string(attribute)} }});", ""]
     viewport = (report.meta or {}).get("viewport")
     if isinstance(viewport, dict) and all(
         0 < (_whole(viewport.get(side)) or 0) < 100_000 for side in ("width", "height")

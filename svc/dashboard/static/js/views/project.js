@@ -175,6 +175,9 @@ function widgetForm(project, owner, features) {
       WIDGET_SWITCHES.map(([name, key, label]) => h("label", {},
         h("input", { type: "checkbox", name, checked: widget[key], disabled: !owner }), " ", label))),
     replayFields(widget, owner, features.replay),
+    field("Test id attribute", h("input", { name: "test_id_attribute", value: widget.testIdAttribute,
+      required: true, maxlength: 50, disabled: !owner }),
+    "The attribute your pages give elements for tests; the widget records it and the generated test finds elements by it."),
     owner ? h("button", { type: "submit" }, "Save widget") : h("p", { class: "hint" }, "Only the owner can change the widget."),
     saved,
   ], async (values) => {
@@ -185,6 +188,7 @@ function widgetForm(project, owner, features) {
       position: values.position,
       locale: values.locale,
       logo_url: values.logo_url.trim() || null,
+      test_id_attribute: values.test_id_attribute.trim(),
     };
     for (const [name] of WIDGET_SWITCHES) settings[name] = values[name] === "on";
     if (features.replay.available) {
