@@ -232,6 +232,7 @@ FULL_FIELDS = SUMMARY_FIELDS | {
     "externalIssues",
     "replayUrl",
     "locale",
+    "lastReproduction",
 }
 
 

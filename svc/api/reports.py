@@ -157,7 +157,7 @@ def reproduce_report(report_ref: str):
 @response(ReproductionsOut(), errors=(404,))
 def report_reproductions(report_ref: str):
     """The report's runs on the staging origin, newest first, each with its verdict."""
-    return {"items": runs.list_for(current_user(), report_ref)}
+    return {"items": runs.list_for(current_user(), report_ref), "unavailable": runs.unavailable()}
 
 
 @bp.get("/<report_ref>/markdown")

@@ -293,6 +293,8 @@ class ReproductionOut(OutSchema):
 
 class ReproductionsOut(OutSchema):
     items = fields.List(fields.Nested(ReproductionOut), required=True)
+    # Why this service cannot run reports now (no browser...), or null.
+    unavailable = fields.String(required=True, allow_none=True)
 
 
 class ReproductionQueuedOut(OutSchema):

@@ -37,14 +37,15 @@ export function reproductionsPanel(report, project, canEdit, changed) {
   const origin = project.settings.repro.origin;
   let timer = null;
   const draw = async () => {
-    const { items } = await api.get(`/reports/${report.id}/reproductions`);
+    const { items, unavailable } = await api.get(`/reports/${report.id}/reproductions`);
     const pending = items.some((run) => run.status !== "done");
     replaceContent(panel,
       h("h2", {}, "On staging"),
       origin ? null : h("p", { class: "hint" },
         "Set the project's staging origin (project settings, \u201cOn staging\u201d) to run this report's steps there."),
+      unavailable ? h("p", { class: "hint" }, `Runs are unavailable on this service: ${unavailable}.`) : null,
       items.length ? h("ol", { class: "reproductions" }, items.map(runItem)) : h("p", { class: "empty" }, "Never run."),
-      canEdit && origin && !pending ? actionButton(items.length ? "Run again" : "Run on staging", async () => {
+      canEdit && origin && !pending && !unavailable ? actionButton(items.length ? "Run again" : "Run on staging", async () => {
         await api.post(`/reports/${report.id}/reproductions`);
         await draw();
       }) : null);
