@@ -463,6 +463,13 @@ SETTINGS: tuple[Setting, ...] = (
         "extra CA certificates (PEM file) trusted for the SMTP server; default: the system store",
     ),
     Setting(
+        "SVC_EXPORT_SYNC_LIMIT",
+        "100000",
+        _positive_int,
+        "the most reports `GET /reports/export` sends in one answer; more: an export job "
+        "(docs/api.md §8.3.1)",
+    ),
+    Setting(
         "SVC_REPRO_BROWSER",
         "auto",
         str.strip,

@@ -34,7 +34,7 @@ from svc.services.grouping import signatures
 from svc.services.identity import password_resets
 from svc.services.instance import audit_log, leadership
 from svc.services.reporters import reporter_mails
-from svc.services.reporting import fanout, retention, screenshots
+from svc.services.reporting import export_jobs, fanout, retention, screenshots
 from svc.services.reproductions import runs
 from svc.services.team import notifications
 from svc.services.trackers import tracker_calls
@@ -46,7 +46,7 @@ DELIVERY_POLL_SECONDS = 1
 CHECKPOINT_SECONDS = 1
 # A store that was down when objects were to go is asked again this often.
 DELETION_RETRY_SECONDS = 60
-REPRODUCTION_POLL_SECONDS = 2
+BACKGROUND_POLL_SECONDS = 2
 DELIVERY_THREADS = 8
 MAIL_THREADS = 2
 TRACKER_THREADS = 2
@@ -120,34 +120,38 @@ class OutboxRunner:
         self._pool.shutdown(wait=True)
 
 
-class BrowserRuns:
-    """Reproductions on a thread of their own (a run lasts up to minutes): the job looks every
-    few seconds and starts the next run when none is under way in this process; the host's
-    slots (svc.services.reproductions.runs.host_slot) hold across its processes."""
+class BackgroundRuns:
+    """Long jobs (a reproduction's browser, an export of millions of reports) on a thread of
+    their own: the job looks every few seconds and starts `run_next` until it finds nothing,
+    when none is under way in this process. Each claims its row with a conditional UPDATE; the
+    host's slots of reproductions (runs.host_slot) hold across its processes."""
 
-    def __init__(self, app: Flask):
+    def __init__(self, app: Flask, name: str, run_next):
         self._app = app
+        self._name = name
+        self._run_next = run_next
         self._thread: threading.Thread | None = None
 
     def tick(self) -> None:
         if self._thread is not None and self._thread.is_alive():
             return
-        self._thread = threading.Thread(target=self._run, name="reproduction", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         try:
             with self._app.app_context():
-                while runs.run_next() is not None:
+                while self._run_next() is not None:
                     pass
         except Exception:
-            log.exception("reproduction: the runner failed unexpectedly")
+            log.exception("%s: failed unexpectedly", self._name)
 
 
 _webhooks: OutboxRunner | None = None
 _mails: OutboxRunner | None = None
 _trackers: OutboxRunner | None = None
-_reproductions: BrowserRuns | None = None
+_reproductions: BackgroundRuns | None = None
+_exports: BackgroundRuns | None = None
 
 
 @fenced
@@ -163,6 +167,18 @@ def call_trackers() -> None:
 @fenced
 def run_reproductions() -> None:
     _reproductions.tick()
+
+
+@fenced
+def write_exports() -> None:
+    _exports.tick()
+
+
+@fenced
+def forget_exports() -> None:
+    removed = export_jobs.forget_expired()
+    if removed:
+        log.info("exports: removed %d expired export(s)", removed)
 
 
 @fenced
@@ -275,7 +291,8 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
         (send_mails, "send-mails", DELIVERY_POLL_SECONDS),
         (checkpoint_database, "checkpoint-database", CHECKPOINT_SECONDS),
         (delete_objects, "delete-objects", DELETION_RETRY_SECONDS),
-        (run_reproductions, "run-reproductions", REPRODUCTION_POLL_SECONDS),
+        (run_reproductions, "run-reproductions", BACKGROUND_POLL_SECONDS),
+        (write_exports, "write-exports", BACKGROUND_POLL_SECONDS),
     ):
         scheduler.add_job(job, "interval", seconds=seconds, id=job_id, replace_existing=True)
     # Hourly, and also at every start: a process restarted more often still runs them.
@@ -285,6 +302,7 @@ def build_scheduler(app: Flask) -> BlockingScheduler:
         (forget_notifications, "forget-notifications"),
         (prune_audit_log, "prune-audit-log"),
         (forget_mails, "forget-mails"),
+        (forget_exports, "forget-exports"),
         (sign_reports, "sign-reports"),
         (apply_retention, "apply-retention"),
     ):
@@ -382,9 +400,10 @@ def _keep_lease(app: Flask, lease, scheduler, done: threading.Event) -> None:
 def run(app: Flask) -> None:
     """Run a scheduler in the foreground until SIGTERM or SIGINT: standing by until it holds
     the lease, then running the jobs while it keeps it."""
-    global _app, _webhooks, _mails, _trackers, _reproductions, _lease
+    global _app, _webhooks, _mails, _trackers, _reproductions, _exports, _lease
     _app = app
-    _reproductions = BrowserRuns(app)
+    _reproductions = BackgroundRuns(app, "reproduction", runs.run_next)
+    _exports = BackgroundRuns(app, "export", export_jobs.run_next)
     _webhooks = OutboxRunner(
         app, "webhook", delivery.claim_due, delivery.attempt, threads=DELIVERY_THREADS
     )

@@ -51,6 +51,8 @@ def service(database_url, tmp_path_factory, certificate_authority):
             "SVC_RATE_LIMIT_AUTH": "off",  # every test signs up from this address
             "SVC_WEBHOOK_ALLOW_PRIVATE": "true",
             "SVC_WEBHOOK_CA_BUNDLE": certificate_authority[1],
+            # Three reports are more than one answer holds: `reports export` takes a job's way.
+            "SVC_EXPORT_SYNC_LIMIT": "2",
         }
     )
     yield base_url
@@ -215,9 +217,15 @@ def test_reports_list_show_update(served):
 
 
 def test_reports_export(served, tmp_path):
+    """One answer for a few reports; a job (docs/api.md §8.3.1) for more than the service sends
+    in one, followed to its file with its progress on stderr."""
     signed_in(served)
-    code, out, _ = svc(served, "reports", "export", "--format", "ndjson")
-    assert code == 0
+    code, out, err = svc(served, "reports", "export", "--format", "ndjson")
+    assert code != 0 and "give --project to export a project's reports as a job" in err, err
+    code, out, err = svc(served, "reports", "export", "--format", "ndjson", "--project",
+                         served["project"]["id"])  # fmt: skip
+    assert code == 0, err
+    assert "Exported 3 reports." in err
     assert [json.loads(line)["trackingId"] for line in out.splitlines()] == ["WS-3", "WS-2", "WS-1"]
     target = tmp_path / "low.csv"
     code, _, _ = svc(served, "reports", "export", "--severity", "low", "-o", str(target))

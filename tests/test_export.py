@@ -1,8 +1,10 @@
 """Export (docs/api.md §8.3): the list's reports, all of them, as CSV or NDJSON, streamed."""
 
 import csv
+import gzip
 import io
 import json
+from pathlib import Path
 
 import pytest
 
@@ -131,3 +133,107 @@ def test_only_the_callers_reports_and_a_bad_format(app, user_client, two_project
     assert bad.status_code == 422 and "format" in bad.get_json()["errors"]
     bad_filter = user_client.get("/api/v1/reports/export", query_string={"status": "open"})
     assert bad_filter.status_code == 422
+
+
+# --- export jobs (docs/api.md §8.3.1) -----------------------------------------------------------
+
+
+def write_exports(app) -> int:
+    """What the scheduler's export runner does: every queued job, one after another."""
+    from svc.services.reporting import export_jobs
+
+    done = 0
+    with app.app_context():
+        while export_jobs.run_next() is not None:
+            done += 1
+    return done
+
+
+@pytest.mark.parametrize("kind", ["ndjson", "csv"])
+def test_an_export_too_large_for_one_answer_is_a_job_with_the_same_rows(make_app, kind):
+    """A small SVC_EXPORT_SYNC_LIMIT forces the job's way: the synchronous export says 409 and
+    names it; the job writes the same rows, gzipped, with its progress, for its requester."""
+    app = make_app(SVC_EXPORT_SYNC_LIMIT=5)
+    client = app.test_client()
+    register(client)
+    project = create_project(client, "Web Shop")
+    for number in range(12):
+        file_report(client, project["apiKey"], title=f"report {number}",
+                    severity=("low", "high")[number % 2])  # fmt: skip
+    small = client.get("/api/v1/reports/export",
+                       query_string={"severity": "high", "project_id": project["id"]})  # fmt: skip
+    assert small.status_code == 409
+    assert "POST /api/v1/projects/{id}/exports" in small.get_json()["detail"]
+    assert (
+        client.get("/api/v1/reports/export", query_string={"search": "report 1"}).status_code == 200
+    )
+
+    wanted = {"format": kind, "severity": "high"}
+    started = client.post(f"/api/v1/projects/{project['id']}/exports", json=wanted,
+                          headers=csrf(client))  # fmt: skip
+    assert started.status_code == 202, started.get_json()
+    job = started.get_json()
+    assert (job["status"], job["written"], job["downloadUrl"]) == ("queued", 0, None)
+    assert write_exports(app) == 1
+    done = client.get(f"/api/v1/exports/{job['id']}").get_json()
+    assert (done["status"], done["total"], done["written"]) == ("done", 6, 6), done
+    answer = client.get(done["downloadUrl"])
+    assert answer.status_code == 200 and answer.mimetype == "application/gzip"
+    assert answer.headers["Content-Disposition"].endswith(f".{kind}.gz")
+    text = gzip.decompress(answer.get_data()).decode()
+    if kind == "ndjson":
+        rows = [json.loads(line) for line in text.splitlines()]
+        listed = every_item(client, severity="high")
+        assert rows == listed
+    else:
+        rows = list(csv.DictReader(io.StringIO(text)))
+        assert [row["title"] for row in rows] == [f"report {n}" for n in (11, 9, 7, 5, 3, 1)]
+
+    # Another account sees neither the job nor its file; the job goes a day later.
+    other = app.test_client()
+    register(other, email="eve@example.com", name="Eve")
+    assert other.get(f"/api/v1/exports/{job['id']}").status_code == 404
+    assert other.get(done["downloadUrl"]).status_code == 404
+    assert other.post(f"/api/v1/projects/{project['id']}/exports", json={},
+                      headers=csrf(other)).status_code == 404  # fmt: skip
+    from datetime import timedelta
+
+    from svc.models.base import utcnow
+    from svc.services.reporting import export_jobs
+
+    with app.app_context():
+        assert export_jobs.forget_expired(utcnow()) == 0
+        assert export_jobs.forget_expired(utcnow() + timedelta(days=1, seconds=1)) == 1
+    assert client.get(f"/api/v1/exports/{job['id']}").status_code == 404
+    assert not any(path.name.endswith(".gz") for path in Path(app.instance_path).rglob("*"))
+
+
+@pytest.mark.browser
+def test_the_dashboard_follows_an_export_job_to_its_download(browser, app, live_server):
+    from playwright.sync_api import expect
+
+    app.config["SVC_EXPORT_SYNC_LIMIT"] = 2
+    client = app.test_client()
+    register(client)
+    project = create_project(client, "Web Shop")
+    for number in range(3):
+        file_report(client, project["apiKey"], title=f"report {number}")
+    context = browser.new_context(accept_downloads=True)
+    context.add_cookies([
+        {"name": name, "value": client.get_cookie(name).value, "url": live_server}
+        for name in ("svc_access_token", "svc_csrf_token")
+    ])  # fmt: skip
+    page = context.new_page()
+    page.goto(f"{live_server}/reports")
+    expect(page.get_by_text("Export CSV: choose a project (more than 2 reports)")).to_be_visible()
+    page.goto(f"{live_server}/reports?project_id={project['id']}")
+    page.get_by_role("button", name="Export NDJSON").click()
+    expect(page.get_by_text("Queued…").or_(page.get_by_text("of 3…"))).to_be_visible()
+    assert write_exports(app) == 1
+    link = page.get_by_role("link", name="Download")
+    expect(link).to_be_visible(timeout=10_000)
+    with page.expect_download() as downloading:
+        link.click()
+    rows = gzip.decompress(Path(downloading.value.path()).read_bytes()).decode().splitlines()
+    assert [json.loads(row)["title"] for row in rows] == ["report 2", "report 1", "report 0"]
+    context.close()

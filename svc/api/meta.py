@@ -40,9 +40,13 @@ def readyz():
 @bp.get("/api/v1/features")
 @login_required
 def features():
-    """What this installation can offer: replay needs rrweb installed (docs/replay.md)."""
+    """What this installation can offer: replay needs rrweb installed (docs/replay.md); an
+    export of more than `syncLimit` reports is a job (docs/api.md §8.3.1)."""
     reason = replay.unavailable()
-    return {"replay": {"available": reason is None, "reason": reason}}
+    return {
+        "replay": {"available": reason is None, "reason": reason},
+        "export": {"syncLimit": current_app.config["SVC_EXPORT_SYNC_LIMIT"]},
+    }
 
 
 @bp.get("/api/v1/openapi.json")

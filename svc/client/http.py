@@ -12,9 +12,10 @@ TIMEOUT = 30
 
 
 class Failure(Exception):
-    def __init__(self, message: str, exit_code: int = ERROR):
+    def __init__(self, message: str, exit_code: int = ERROR, status: int | None = None):
         super().__init__(message)
         self.exit_code = exit_code
+        self.status = status  # the HTTP status that said it, if one did
 
 
 def plain_http_refused(url: str) -> bool:
@@ -55,7 +56,7 @@ class Api:
         except requests.RequestException as error:
             raise Failure(f"Cannot reach {self.base}: {_why(error)}") from None
         if response.status_code >= 400:
-            raise Failure(_detail(response), _exit_code(response.status_code))
+            raise Failure(_detail(response), _exit_code(response.status_code), response.status_code)
         return response
 
     def get(self, path: str, **params):

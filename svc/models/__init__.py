@@ -6,6 +6,7 @@ import types
 from svc.models.activity import ActivityEntry, Comment
 from svc.models.audit import AuditEntry
 from svc.models.events import ReportEvent
+from svc.models.exports import ExportJob
 from svc.models.integrations import ExternalIssue, Integration, IntegrationCall, TrackerEvent
 from svc.models.limits import RateLimitCounter
 from svc.models.mail import OutgoingMail, ReporterMailCount

@@ -212,6 +212,35 @@ class ExportQuery(ReportFilterQuery):
     format = fields.String(load_default="csv", validate=validate.OneOf(("csv", "ndjson")))
 
 
+class ExportJobIn(ReportFilterQuery):
+    """An export job's body: the list's filters (the project is the path's) and the format."""
+
+    class Meta:
+        exclude = ("project_id",)
+
+    format = fields.String(load_default="csv", validate=validate.OneOf(("csv", "ndjson")))
+
+
+class ExportJobOut(OutSchema):
+    id = fields.UUID(required=True)
+    project_id = fields.UUID(required=True)
+    status = fields.String(required=True)
+    format = fields.String(required=True)
+    # Reports matching when the job started (null until then) and written so far.
+    total = fields.Integer(required=True, allow_none=True)
+    written = fields.Integer(required=True)
+    size = fields.Integer(required=True, allow_none=True)
+    error = fields.String(required=True, allow_none=True)
+    created_at = Timestamp(required=True)
+    started_at = Timestamp(required=True, allow_none=True)
+    finished_at = Timestamp(required=True, allow_none=True)
+    expires_at = Timestamp(required=True)
+    download_url = fields.Method("_download_url", required=True, allow_none=True)
+
+    def _download_url(self, job) -> str | None:
+        return f"/api/v1/exports/{job.id}/file" if job.status == "done" else None
+
+
 class ReportListQuery(PageQuery, ReportFilterQuery):
     sort = fields.String(load_default="-created_at", validate=validate.OneOf(SORTS))
 

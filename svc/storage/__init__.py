@@ -36,9 +36,9 @@ _SIGNATURES = (
     (b"GIF87a", "image/gif", "gif"),
     (b"GIF89a", "image/gif", "gif"),
 )
-KEY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{32}\.(png|jpg|gif|webp|json\.gz|zip)$")
+KEY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{32}\.(png|jpg|gif|webp|json\.gz|zip|csv\.gz|ndjson\.gz)$")
 # A replay (docs/replay.md): gzipped JSON, stored and served as it is; a reproduction's trace
-# (docs/repro-kit.md) is Playwright's zip.
+# (docs/repro-kit.md) is Playwright's zip; an export job's file (docs/api.md §8.3.1) gzipped.
 REPLAY_TYPE = "application/gzip"
 _UNAVAILABLE_ERRNOS = {
     errno.ENOSPC,
@@ -160,7 +160,7 @@ def open_store(url: str, instance_path: str, s3: S3Options | None = None) -> Obj
     return FolderStore(Path(instance_path, path))
 
 
-def _new_key(extension: str) -> str:
+def new_key(extension: str) -> str:
     return f"{secrets.token_urlsafe(24)}.{extension}"
 
 
@@ -203,7 +203,7 @@ def save_image(store: ObjectStore, stream: BinaryIO, max_bytes: int) -> StoredIm
                 target.flush()
                 if store.keeps_spool_file:
                     os.fsync(target.fileno())
-            key = _new_key(extension)
+            key = new_key(extension)
             store.put_file(key, Path(temporary), content_type)
             return StoredImage(key=key, content_type=content_type, size=size)
     finally:
@@ -213,7 +213,7 @@ def save_image(store: ObjectStore, stream: BinaryIO, max_bytes: int) -> StoredIm
 
 def save_bytes(store: ObjectStore, data: bytes, extension: str, content_type: str) -> StoredImage:
     """Store a file the service made itself (a replay) under a new key of its own form."""
-    key = _new_key(extension)
+    key = new_key(extension)
     with _unavailable_when_disk_fails():
         store.put_stream(key, io.BytesIO(data), content_type)
     return StoredImage(key=key, content_type=content_type, size=len(data))

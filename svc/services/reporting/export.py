@@ -14,10 +14,12 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from flask import current_app
+from sqlalchemy import func, select
 from sqlalchemy.orm import aliased
 
 from svc import audit, database
+from svc.errors import Conflict
 from svc.extensions import db
 from svc.models import VIEWER, Project, Report, ReportDuplicate, ReportSignature, User
 from svc.models.reports import reporter_key, tracking_id_of
@@ -72,7 +74,22 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 def reports(user: User, query: dict) -> Iterator[dict]:
     """The reports the list would show for these filters, all of them, newest first. The
-    export is recorded (with its filters) before the first row is read."""
+    export is recorded (with its filters) before the first row is read; one of more than
+    SVC_EXPORT_SYNC_LIMIT reports is refused (409): an export job writes it (export_jobs)."""
+    limit = current_app.config["SVC_EXPORT_SYNC_LIMIT"]
+    if count(user, query, up_to=limit + 1) > limit:
+        raise Conflict(
+            f"More than {limit:,} reports: too many to send in one answer. Export them with "
+            "POST /api/v1/projects/{id}/exports, which writes a file to download "
+            "(docs/api.md §8.3.1; `svc reports export` does it for you)"
+        )
+    record(user, query)
+    database.begin_read_only(db.session())
+    return rows(user, query)
+
+
+def record(user: User, query: dict) -> None:
+    """The export in the audit log, with its filters."""
     database.end_transaction(then_read_only=False)
     project_id = query.get("project_id")
     audit.record(
@@ -86,21 +103,33 @@ def reports(user: User, query: dict) -> Iterator[dict]:
         **{camelcase(name): _as_text(value) for name, value in query.items()},
     )
     db.session.commit()
-    database.begin_read_only(db.session())
-    return _rows(user, query)
 
 
 def _as_text(value):
     return [str(item) for item in value] if isinstance(value, list | tuple) else str(value)
 
 
-def _rows(user: User, query: dict) -> Iterator[dict]:
+def _conditions(user: User, query: dict) -> list:
     conditions = [listing.visible_to(user), *listing.filter_conditions(user, query)]
     if "project_id" in query:
         conditions.append(Report.project_id == query["project_id"])
     searched = query.get("search", "").strip()
     if searched:
         conditions.append(search.condition(searched, db.session.get_bind().dialect.name))
+    return conditions
+
+
+def count(user: User, query: dict, up_to: int | None = None) -> int:
+    """How many reports the export holds; counted no further than `up_to`."""
+    chosen = select(Report.id).where(*_conditions(user, query))
+    if up_to is not None:
+        chosen = chosen.limit(up_to)
+    return db.session.scalar(select(func.count()).select_from(chosen.subquery()))
+
+
+def rows(user: User, query: dict) -> Iterator[dict]:
+    """Each report of the export, newest first, read a batch at a time."""
+    conditions = _conditions(user, query)
     rows = db.session.execute(
         select(*_COLUMNS)
         .join(Project, Project.id == Report.project_id)

@@ -2,7 +2,7 @@
 // shared, bookmarked or reloaded.
 
 import { api, query } from "../api.js";
-import { appendTo, badge, confirmDialog, formatTime, h, label, plural, select } from "../dom.js";
+import { actionButton, appendTo, badge, confirmDialog, formatTime, h, label, plural, select } from "../dom.js";
 import { CATEGORIES, SEVERITIES, SORTS, STATUSES } from "../constants.js";
 import { groupItem } from "./duplicates.js";
 import { snippetBlock } from "./snippet.js";
@@ -24,8 +24,9 @@ export async function reportListView(main, context) {
   const page = Math.max(1, Number.parseInt(context.query.get("page") || "1", 10) || 1);
   const grouped = wanted.group === "bug";
   const { group, ...filtersWanted } = wanted;
-  const [projects, listing] = await Promise.all([
+  const [projects, features, listing] = await Promise.all([
     api.get("/projects"),
+    api.get("/features"),
     grouped
       ? api.get(`/reports/groups${query({ project_id: wanted.project_id, days: GROUP_DAYS, limit: 50 })}`)
       : api.get(`/reports${query({ ...filtersWanted, page, page_size: PAGE_SIZE })}`),
@@ -84,7 +85,8 @@ export async function reportListView(main, context) {
       "Assigned to me"), " · ",
     h("a", { href: `/reports${query({ project_id: wanted.project_id, group: grouped ? "" : "bug" })}`,
       "aria-current": grouped ? "page" : null }, grouped ? "One row per report" : "Group by bug"), " · ",
-    exportLink(filtersWanted, "csv", "Export CSV"), " · ", exportLink(filtersWanted, "ndjson", "Export NDJSON"));
+    exportControl(filtersWanted, "csv", "Export CSV", listing.total, features.export.syncLimit), " · ",
+    exportControl(filtersWanted, "ndjson", "Export NDJSON", listing.total, features.export.syncLimit));
   if (grouped) {
     // Reports of one signature: the largest groups of the last days first, each a link to its list.
     appendTo(main,
@@ -156,11 +158,31 @@ function bulkBar(selection, reload) {
   return { element, update };
 }
 
-// Every report the filters choose (not only this page), as a download the service streams.
-function exportLink(wanted, format, text) {
-  const filters = { ...wanted };
-  delete filters.sort;
-  return h("a", { href: `/api/v1/reports/export${query({ ...filters, format })}`, download: "" }, text);
+// Every report the filters choose (not only this page): a download the service streams, or,
+// for more than it sends in one answer, an export job followed to its file (docs/api.md §8.3.1).
+const EXPORT_POLL_MS = 2000;
+function exportControl(wanted, format, text, total, syncLimit) {
+  const filters = Object.fromEntries(Object.entries(wanted).filter(([name, value]) => value && name !== "sort"));
+  if (total === undefined || total <= syncLimit) {
+    return h("a", { href: `/api/v1/reports/export${query({ ...filters, format })}`, download: "" }, text);
+  }
+  if (!filters.project_id) {
+    return h("span", { class: "hint" }, `${text}: choose a project (more than ${syncLimit.toLocaleString()} reports)`);
+  }
+  const said = h("span", { class: "hint", role: "status" });
+  const { project_id: projectId, ...chosen } = filters;
+  const button = actionButton(text, async () => {
+    let job = await api.post(`/projects/${projectId}/exports`, { ...chosen, format });
+    while (job.status === "queued" || job.status === "running") {
+      said.textContent = job.total === null ? " Queued…" : ` ${job.written.toLocaleString()} of ${job.total.toLocaleString()}…`;
+      await new Promise((done) => setTimeout(done, EXPORT_POLL_MS));
+      job = await api.get(`/exports/${job.id}`);
+    }
+    if (job.status !== "done") throw new Error(`The export failed: ${job.error}`);
+    said.replaceChildren(" ", h("a", { href: job.downloadUrl, download: "" }, "Download"),
+      ` (${plural(job.written, "report")}, gzipped)`);
+  }, { class: "link" });
+  return h("span", {}, button, said);
 }
 
 function filterSelect(text, name, options, wanted) {
