@@ -9,7 +9,7 @@ from sqlalchemy import delete, select, update
 
 from harness.client import create_project
 from svc.extensions import db
-from svc.models import ReportSignature
+from svc.models import InstanceMarker, ReportSignature
 from svc.models.base import utcnow
 from svc.services.grouping import signatures
 from tests.helpers import file_report
@@ -105,6 +105,15 @@ def test_the_fan_out_signs_reports_and_the_list_groups_them(app, user_client):
         db.session.commit()
         assert signatures.backfill(limit=2) == 3
         assert signatures.backfill() == 0
+        # Once none is left, the job never searches every report again (a marker says so):
+        # later reports are the fan-out's to sign.
+        assert db.session.get(InstanceMarker, signatures.ALL_SIGNED) is not None
+        db.session.execute(delete(ReportSignature))
+        db.session.commit()
+        assert signatures.backfill() == 0
+        db.session.execute(delete(InstanceMarker))
+        db.session.commit()
+        assert signatures.backfill() == 3
     again = user_client.get("/api/v1/reports", query_string={"signature": signature})
     assert again.get_json()["total"] == 2
 

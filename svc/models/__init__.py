@@ -44,7 +44,7 @@ from svc.models.reports import (
     tracking_id_of,
 )
 from svc.models.reproductions import Reproduction
-from svc.models.scheduler import SchedulerLease
+from svc.models.scheduler import InstanceMarker, SchedulerLease
 from svc.models.stats import ReportDay, ReportTally
 from svc.models.users import (
     AuthSession,

@@ -20,3 +20,13 @@ class SchedulerLease(db.Model):
     since: Mapped[datetime | None] = mapped_column(UTCDateTime)
     renewed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class InstanceMarker(db.Model):
+    """That a one-time piece of work of the scheduler's is done, and when: its jobs look here
+    rather than over every report again (svc.services.grouping.signatures.backfill)."""
+
+    __tablename__ = "instance_markers"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime)
