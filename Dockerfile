@@ -5,6 +5,7 @@
 ARG BASE=docker.io/library/python:3.11-slim-bookworm
 # REPRO=on: the variant that runs reports' steps on a staging origin (docs/repro-kit.md): Node.js,
 # Playwright's test runner and Debian's chromium-headless-shell in the image (docs/deployment.md).
+# Playwright needs Node.js 20: a Debian 13 base (BASE=docker.io/library/python:3.13-slim-trixie).
 ARG REPRO=off
 
 # --- build: Python packages from pyproject.toml, rrweb from package-lock.json, the catalogs ----
@@ -51,7 +52,9 @@ RUN if [ "$REPRO" = on ]; then \
       apt-get update \
       && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
            nodejs chromium-headless-shell fonts-liberation \
-      && rm -rf /var/lib/apt/lists/*; \
+      && rm -rf /var/lib/apt/lists/* \
+      && { node -e 'process.exit(+process.versions.node.split(".")[0] < 20)' \
+           || { echo "REPRO=on needs Node.js 20 or newer: build on a Debian 13 base" >&2; exit 1; }; }; \
     fi
 RUN useradd --system --uid 10001 --user-group --home-dir /data --no-create-home svc \
     && mkdir /data && chown svc:svc /data

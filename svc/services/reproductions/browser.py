@@ -11,6 +11,7 @@ and comments: never a shell, never an argument, never the environment.
 """
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -43,6 +44,18 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# Playwright's runner refuses an older Node.js (Debian 12's is 18).
+NODE_MAJOR = 20
+
+
+@functools.cache
+def _node_major(node: str) -> int:
+    """The major version of the Node.js at `node` (asked once a process)."""
+    try:
+        said = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=10)
+        return int(said.stdout.strip().lstrip("v").split(".")[0])
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return 0
 
 
 @dataclass
@@ -72,8 +85,11 @@ def unavailable(config) -> str | None:
         return "SVC_REPRO_BROWSER is off"
     if browser_path(config["SVC_REPRO_BROWSER"]) is None:
         return "no Chromium found (install chromium-headless-shell, or set SVC_REPRO_BROWSER)"
-    if shutil.which("node") is None:
+    node = shutil.which("node")
+    if node is None:
         return "Node.js is not installed"
+    if _node_major(node) < NODE_MAJOR:
+        return f"Playwright needs Node.js {NODE_MAJOR} or newer ({node} is older)"
     runner = node_modules_folder(config["SVC_NODE_MODULES"]).joinpath(*RUNNER)
     if not runner.is_file():
         return f"Playwright's test runner is not installed ({runner} missing): run make run"
