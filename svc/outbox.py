@@ -1,7 +1,8 @@
 """The one claim and record of an outbox's due rows: webhook deliveries (svc.webhooks.delivery),
 mails (svc.mail.outbox) and calls to trackers (svc.services.trackers.tracker_calls). Each
 writes its rows, chooses which due ones to read and makes the attempt; these two functions take
-a row and record what came of it, with the same guards for all three.
+a row and record what came of it, with the same guards for all three. Jobs run once and never
+retried (a reproduction, an export job) are claimed by `claim_queued`.
 
 - A claim is a conditional UPDATE of one row: still pending, still at the attempt count that
   was read, still due now. Two scheduler processes (or a scheduler that took over a lease) can
@@ -19,10 +20,11 @@ Every function takes `now`, so that tests set the clock rather than wait.
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
-from sqlalchemy import Select, update
+from sqlalchemy import Select, select, update
 
 from svc import database
 from svc.extensions import db
+from svc.models.base import QUEUED, RUNNING
 from svc.models.webhooks import FAILED, PENDING, SUCCEEDED
 from svc.retry import next_attempt
 
@@ -106,3 +108,27 @@ def record_outcome(model, row_id, attempt_number: int, values: dict) -> bool:
     ).rowcount
     db.session.commit()
     return bool(written)
+
+
+# --- jobs: rows run once, never retried (reproductions, export jobs) ----------------------------
+
+
+def claim_queued(model, *, now: datetime, lease: timedelta):
+    """The oldest queued row of a job table (svc.models.Reproduction, ExportJob: `status`,
+    `created_at`, `started_at`, `lease_until`), taken by this process with a conditional
+    UPDATE, so that of two schedulers one takes it: its id, or None when none waits."""
+    candidates = db.session.scalars(
+        select(model.id).where(model.status == QUEUED).order_by(model.created_at).limit(5)
+    ).all()
+    db.session.commit()
+    for row_id in candidates:
+        taken = db.session.execute(
+            update(model)
+            .where(model.id == row_id, model.status == QUEUED)
+            .values(status=RUNNING, started_at=now, lease_until=now + lease)
+            .execution_options(synchronize_session=False)
+        ).rowcount
+        db.session.commit()
+        if taken:
+            return row_id
+    return None

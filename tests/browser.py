@@ -25,3 +25,13 @@ def save_screenshot(page: Page, name: str) -> None:
     if os.environ.get("SVC_SCREENSHOTS") == "1":
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         (SCREENSHOTS / f"{name}.png").write_bytes(picture)
+
+
+def signed_in_context(browser, client, live_server: str, **options):
+    """A browser context with the test client's session: its cookies on the live server."""
+    context = browser.new_context(**options)
+    context.add_cookies([
+        {"name": name, "value": client.get_cookie(name).value, "url": live_server}
+        for name in ("svc_access_token", "svc_csrf_token")
+    ])  # fmt: skip
+    return context

@@ -212,17 +212,15 @@ def test_an_export_too_large_for_one_answer_is_a_job_with_the_same_rows(make_app
 def test_the_dashboard_follows_an_export_job_to_its_download(browser, app, live_server):
     from playwright.sync_api import expect
 
+    from tests.browser import signed_in_context
+
     app.config["SVC_EXPORT_SYNC_LIMIT"] = 2
     client = app.test_client()
     register(client)
     project = create_project(client, "Web Shop")
     for number in range(3):
         file_report(client, project["apiKey"], title=f"report {number}")
-    context = browser.new_context(accept_downloads=True)
-    context.add_cookies([
-        {"name": name, "value": client.get_cookie(name).value, "url": live_server}
-        for name in ("svc_access_token", "svc_csrf_token")
-    ])  # fmt: skip
+    context = signed_in_context(browser, client, live_server, accept_downloads=True)
     page = context.new_page()
     page.goto(f"{live_server}/reports")
     expect(page.get_by_text("Export CSV: choose a project (more than 2 reports)")).to_be_visible()

@@ -20,7 +20,7 @@ from svc.extensions import db
 from svc.models import Reproduction
 from svc.services.reproductions import browser as repro_browser
 from svc.services.reproductions import runs
-from tests.browser import OPEN_SHADOW_ROOTS
+from tests.browser import OPEN_SHADOW_ROOTS, signed_in_context
 from tests.helpers import fan_out, team_with_project
 from tests.host_site.checkout import CheckoutSite
 
@@ -64,6 +64,23 @@ def file_checkout_report(owner, page_url: str, **more) -> dict:
     response = owner.post("/api/v1/reports", json=body, headers={"X-API-Key": owner.key})
     assert response.status_code == 201, response.get_json()
     return response.get_json()
+
+
+def page_with_widget(context, url: str):
+    """A reporter's page at `url`, the widget loaded (its shadow root open to the test)."""
+    page = context.new_page()
+    page.add_init_script(OPEN_SHADOW_ROOTS)
+    page.goto(url)
+    page.wait_for_selector("[data-svc-widget]", state="attached")
+    return page
+
+
+def file_with_widget(page, title: str, tracking_id: str) -> None:
+    page.get_by_role("button", name="Report a bug").click()
+    form = page.get_by_role("dialog", name="Report a bug")
+    form.get_by_label("Title").fill(title)
+    form.get_by_role("button", name="Send report").click()
+    expect(form.get_by_role("status")).to_contain_text(f"Thanks — {tracking_id}")
 
 
 def run_queued(app) -> list:
@@ -259,19 +276,12 @@ def test_a_report_filed_through_the_widget_is_reproduced(browser, app, live_serv
     owner = team_with_project(app)
     with CheckoutSite(svc_url=live_server) as site:
         context = browser.new_context()
-        page = context.new_page()
-        page.add_init_script(OPEN_SHADOW_ROOTS)
+        page = page_with_widget(context, f"{site.url}/checkout?project={owner.key}")
         errors = []
         page.on("pageerror", lambda error: errors.append(error.message))
-        page.goto(f"{site.url}/checkout?project={owner.key}")
-        page.wait_for_selector("[data-svc-widget]", state="attached")
         with page.expect_event("pageerror"):
             page.get_by_role("button", name="Pay now").click()
-        page.get_by_role("button", name="Report a bug").click()
-        form = page.get_by_role("dialog", name="Report a bug")
-        form.get_by_label("Title").fill("Pay does nothing")
-        form.get_by_role("button", name="Send report").click()
-        expect(form.get_by_role("status")).to_contain_text("Thanks — WS-1")
+        file_with_widget(page, "Pay does nothing", "WS-1")
         context.close()
         assert errors and "reading 'id'" in errors[0]
         assert set_repro(owner, origin=site.url).status_code == 200
@@ -288,11 +298,7 @@ def test_the_dashboard_sets_the_origin_runs_and_shows_the_verdict(browser, app, 
     owner = team_with_project(app)
     with CheckoutSite() as site:
         file_checkout_report(owner, f"{site.url}/checkout")
-        context = browser.new_context()
-        context.add_cookies([
-            {"name": name, "value": owner.get_cookie(name).value, "url": live_server}
-            for name in ("svc_access_token", "svc_csrf_token")
-        ])  # fmt: skip
+        context = signed_in_context(browser, owner, live_server)
         page = context.new_page()
         page.goto(f"{live_server}/projects/{owner.project['id']}")
         settings = page.get_by_role("form", name="On staging")
@@ -328,10 +334,7 @@ def test_every_recorded_click_of_the_corpus_replays(browser, app, live_server):
                 headers=csrf(owner))  # fmt: skip
     with CheckoutSite(svc_url=live_server) as site:
         context = browser.new_context()
-        page = context.new_page()
-        page.add_init_script(OPEN_SHADOW_ROOTS)
-        page.goto(f"{site.url}/account?project={owner.key}")
-        page.wait_for_selector("[data-svc-widget]", state="attached")
+        page = page_with_widget(context, f"{site.url}/account?project={owner.key}")
         page.get_by_role("heading", name="Account").click()
         page.get_by_label("Nickname").fill("Ada")
         page.get_by_role("button", name="Save profile").click()
@@ -341,11 +344,7 @@ def test_every_recorded_click_of_the_corpus_replays(browser, app, live_server):
         page.get_by_text("Text in a div").click()
         page.locator("[data-qa=buy]").click()
         page.get_by_role("button", name="Inside the shadow").click()
-        page.get_by_role("button", name="Report a bug").click()
-        form = page.get_by_role("dialog", name="Report a bug")
-        form.get_by_label("Title").fill("Clicks")
-        form.get_by_role("button", name="Send report").click()
-        expect(form.get_by_role("status")).to_contain_text("Thanks — WS-1")
+        file_with_widget(page, "Clicks", "WS-1")
         context.close()
         clicked, site.seen = list(site.seen), []
         assert len(clicked) == 8, json.dumps(clicked)

@@ -37,3 +37,10 @@ class UTCDateTime(TypeDecorator):
 
     def process_result_value(self, value, dialect):
         return None if value is None else value.replace(tzinfo=UTC)
+
+
+# The states of a job run once by the scheduler (a reproduction, an export job; svc.outbox
+# claim_queued): waiting, taken, finished.
+QUEUED = "queued"
+RUNNING = "running"
+DONE = "done"

@@ -5,12 +5,9 @@ from sqlalchemy import JSON, ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from svc.extensions import db
-from svc.models.base import UTCDateTime, new_id, utcnow
+from svc.models.base import DONE, QUEUED, RUNNING, UTCDateTime, new_id, utcnow  # noqa: F401
 
-# An export job's states (docs/api.md §8.3.1).
-QUEUED = "queued"
-RUNNING = "running"
-DONE = "done"
+# An export job's states (docs/api.md §8.3.1): QUEUED, RUNNING, DONE (svc.models.base), or:
 FAILED = "failed"
 
 

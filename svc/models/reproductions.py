@@ -5,13 +5,11 @@ from sqlalchemy import JSON, ForeignKey, Index, String, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from svc.extensions import db
-from svc.models.base import UTCDateTime, new_id, utcnow
+from svc.models.base import DONE, QUEUED, RUNNING, UTCDateTime, new_id, utcnow  # noqa: F401
 from svc.models.users import User
 
-# A run's states and verdicts (docs/api.md §20, contract v6 §25).
-QUEUED = "queued"
-RUNNING = "running"
-DONE = "done"
+# A run's states are a job's (svc.models.base: QUEUED, RUNNING, DONE); its verdicts
+# (docs/api.md §20, contract v6 §25):
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not_reproduced"
 INCONCLUSIVE = "inconclusive"

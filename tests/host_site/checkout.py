@@ -10,13 +10,17 @@ import threading
 import time
 
 from flask import Flask, Response, jsonify, redirect, render_template_string, request
+from markupsafe import Markup
 from werkzeug.serving import make_server
+
+# The widget's one tag, where the site is given svc's address.
+WIDGET = """{% if svc_url %}<script src="{{ svc_url }}/widget.js"
+  data-project-key="{{ key }}" async></script>{% endif %}"""
 
 PAGE = """<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><title>Checkout</title>
-{% if svc_url %}<script src="{{ svc_url }}/widget.js" data-project-key="{{ key }}" async></script>
-{% endif %}</head>
+{{ widget }}</head>
 <body>
   <h1>Checkout</h1>
   <p>Two items in your cart.</p>
@@ -41,8 +45,7 @@ PAGE = """<!doctype html>
 CORPUS = """<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><title>Account</title>
-{% if svc_url %}<script src="{{ svc_url }}/widget.js" data-project-key="{{ key }}" async></script>
-{% endif %}</head>
+{{ widget }}</head>
 <body>
   <h1>Account</h1>
   <form id="profile"><label>Nickname <input name="nickname"></label>
@@ -73,6 +76,7 @@ class CheckoutSite:
     requests by path; `elsewhere` another origin its page asks, `redirect_to` where /away goes."""
 
     def __init__(self, svc_url: str | None = None, elsewhere: str = "", redirect_to: str = ""):
+        self.svc_url = svc_url
         self.broken = True
         self.hits: dict[str, int] = {}
         self.seen: list[str] = []  # what the corpus page saw clicked, in order
@@ -85,16 +89,12 @@ class CheckoutSite:
         @app.get("/")
         @app.get("/checkout")
         def page():
-            html = render_template_string(
-                PAGE, svc_url=svc_url, key=request.args.get("project", ""), elsewhere=elsewhere
-            )
+            html = render_template_string(PAGE, widget=self.widget(), elsewhere=elsewhere)
             return Response(html)
 
         @app.get("/account")
         def corpus():
-            html = render_template_string(
-                CORPUS, svc_url=svc_url, key=request.args.get("project", "")
-            )
+            html = render_template_string(CORPUS, widget=self.widget())
             return Response(html)
 
         @app.post("/seen")
@@ -120,6 +120,12 @@ class CheckoutSite:
         self.server = make_server("127.0.0.1", 0, app, threaded=True)
         self.url = f"http://127.0.0.1:{self.server.port}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def widget(self):
+        """The widget's tag for the project whose key the page's address holds."""
+        return Markup(render_template_string(
+            WIDGET, svc_url=self.svc_url, key=request.args.get("project", "")
+        ))  # fmt: skip
 
     def __enter__(self) -> "CheckoutSite":
         self.thread.start()

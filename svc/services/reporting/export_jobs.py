@@ -19,7 +19,7 @@ from pathlib import Path
 from flask import current_app
 from sqlalchemy import delete, insert, select, update
 
-from svc import database, storage
+from svc import database, outbox, storage
 from svc.errors import Conflict, not_found
 from svc.extensions import db
 from svc.models import VIEWER, ExportJob, ObjectDeletion, User
@@ -84,26 +84,10 @@ def filename(job: ExportJob) -> str:
 def run_next() -> uuid.UUID | None:
     """Write the oldest queued export; its id (None when none waits)."""
     fail_abandoned()
-    now = utcnow()
-    candidates = db.session.scalars(
-        select(ExportJob.id)
-        .where(ExportJob.status == QUEUED)
-        .order_by(ExportJob.created_at)
-        .limit(5)
-    ).all()
-    db.session.commit()
-    for job_id in candidates:
-        taken = db.session.execute(
-            update(ExportJob)
-            .where(ExportJob.id == job_id, ExportJob.status == QUEUED)
-            .values(status=RUNNING, started_at=now, lease_until=now + LEASE)
-            .execution_options(synchronize_session=False)
-        ).rowcount
-        db.session.commit()
-        if taken:
-            _write(job_id)
-            return job_id
-    return None
+    job_id = outbox.claim_queued(ExportJob, now=utcnow(), lease=LEASE)
+    if job_id is not None:
+        _write(job_id)
+    return job_id
 
 
 def _write(job_id: uuid.UUID) -> None:

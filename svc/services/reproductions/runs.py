@@ -20,9 +20,9 @@ from datetime import timedelta
 from pathlib import Path
 
 from flask import current_app
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 
-from svc import storage
+from svc import outbox, storage
 from svc.errors import Conflict
 from svc.extensions import db
 from svc.models import Project, Report, ReportDetail, Reproduction, Screenshot, User
@@ -204,28 +204,6 @@ def fail_abandoned(now=None) -> int:
     return len(abandoned)
 
 
-def _claim(now) -> uuid.UUID | None:
-    """The oldest queued run, taken by this process (a conditional UPDATE: one taker)."""
-    candidates = db.session.scalars(
-        select(Reproduction.id)
-        .where(Reproduction.status == QUEUED)
-        .order_by(Reproduction.created_at)
-        .limit(5)
-    ).all()
-    db.session.commit()
-    for run_id in candidates:
-        taken = db.session.execute(
-            update(Reproduction)
-            .where(Reproduction.id == run_id, Reproduction.status == QUEUED)
-            .values(status=RUNNING, started_at=now, lease_until=now + LEASE)
-            .execution_options(synchronize_session=False)
-        ).rowcount
-        db.session.commit()
-        if taken:
-            return run_id
-    return None
-
-
 def run_next() -> uuid.UUID | None:
     """The scheduler's: run the oldest queued run if this host has a free slot; its id."""
     fail_abandoned()
@@ -234,7 +212,7 @@ def run_next() -> uuid.UUID | None:
     with host_slot() as slot:
         if slot is None:
             return None
-        run_id = _claim(utcnow())
+        run_id = outbox.claim_queued(Reproduction, now=utcnow(), lease=LEASE)
         if run_id is not None:
             _run(run_id)
         return run_id
