@@ -47,7 +47,7 @@ def furnish(owner, project: dict) -> dict:
     """Give a project something of each kind the access tests reach for: a webhook, a report
     with a screenshot and the report's delivery, a comment, a pending invitation, an
     integration (with a tracker that cannot be reached) and a call to it that failed for good,
-    the report's status page, an
+    the report's status page, an export job, an
     authenticator app the owner began to enrol (unconfirmed: signing in stays as it was). The
     path values naming them."""
     owner.patch(
@@ -79,7 +79,11 @@ def furnish(owner, project: dict) -> dict:
     ).get_json()
     call_id = failed_call(owner.application, integration["id"], report["id"])
     factor = owner.post("/api/v1/auth/factors/totp", headers=csrf(owner)).get_json()
+    export_job = owner.post(
+        f"/api/v1/projects/{project['id']}/exports", json={}, headers=csrf(owner)
+    ).get_json()
     return {
+        "job_id": export_job["id"],
         "factor_id": factor["id"],
         "token": status_link["url"].rsplit("/", 1)[1],
         "integration_id": integration["id"],
@@ -304,6 +308,7 @@ VALID_BODIES = {
     ("/api/v1/auth/recovery-codes", "POST"): {"current_password": PASSWORD},
     ("/api/v1/admin/users/<uuid:user_id>", "PATCH"): {"active": False},
     ("/api/v1/projects", "POST"): {"name": "Another"},
+    ("/api/v1/projects/<uuid:project_id>/exports", "POST"): {"format": "ndjson"},
     ("/api/v1/projects/<uuid:project_id>/reporter-data/erase", "POST"): {
         "reporter_identifier": "jo@example.com"
     },
