@@ -30,6 +30,7 @@ Writes bench/results/scale.json and bench/results/scale.png (p50 against report 
 
 import argparse
 import json
+import multiprocessing
 import random
 import string
 import tempfile
@@ -107,45 +108,25 @@ def fill(engine, project_ids: list[uuid.UUID], start: int, stop: int, corpus: Co
     """Reports start..stop-1: report i belongs to project i % 10 with number i // 10 + 1. By the
     databases' bulk paths, the secondary indexes dropped meanwhile and built after: COPY on
     PostgreSQL, one statement compiled once for all rows (executemany) on SQLite, a
-    transaction a step (a multi-row INSERT compiled anew for every batch was half the time)."""
-    began = datetime.now(UTC) - SPAN
-    step = SPAN / SIZES[-1]
-    rng = corpus.rng
+    transaction a step (a multi-row INSERT compiled anew for every batch was half the time).
+    The rows are made by a second process while this one loads the previous batch: making
+    them (the text, each report's stems) cost as much as loading them."""
     postgresql = engine.dialect.name == "postgresql"
-    with indexes_built_after(engine, ("reports", "report_signatures")):
+    batches = [(b, min(stop, b + BATCH), project_ids) for b in range(start, stop, BATCH)]
+    context = multiprocessing.get_context("spawn")  # nothing of this process's connections
+    with (
+        indexes_built_after(engine, ("reports", "report_signatures")),
+        context.Pool(1, initializer=_make_corpus, initargs=(corpus.words,)) as maker,
+    ):
         raw = engine.raw_connection() if postgresql else None
         with nullcontext() if postgresql else engine.begin() as connection:
-            for batch_start in range(start, stop, BATCH):
-                rows = []
-                for i in range(batch_start, min(stop, batch_start + BATCH)):
-                    severity = rng.choices(SEVERITIES, SEVERITY_WEIGHTS)[0]
-                    created = began + step * i
-                    status = rng.choices(STATUSES, STATUS_WEIGHTS)[0]
-                    rows.append(
-                        {
-                            "id": uuid.uuid4(),
-                            "project_id": project_ids[i % PROJECTS],
-                            "number": i // PROJECTS + 1,
-                            "title": corpus.text(60),
-                            "description": corpus.text(500),
-                            "severity": severity,
-                            "severity_rank": SEVERITY_RANK[severity],
-                            "category": rng.choice(CATEGORIES),
-                            "status": status,
-                            "metadata": {},
-                            "created_at": created,
-                            "updated_at": created,
-                            "resolved_at": created + timedelta(hours=rng.uniform(0.5, 240))
-                            if status in ("resolved", "closed")
-                            else None,
-                        }
-                    )
+            for rows, signature_rows in maker.imap(_made_batch, batches):
                 if postgresql:
                     copy_rows(raw, Report.__table__, rows)
-                    copy_rows(raw, ReportSignature.__table__, signed(rows, rng))
+                    copy_rows(raw, ReportSignature.__table__, signature_rows)
                 else:
                     connection.execute(Report.__table__.insert(), rows)
-                    connection.execute(ReportSignature.__table__.insert(), signed(rows, rng))
+                    connection.execute(ReportSignature.__table__.insert(), signature_rows)
                     # Indexed for search as the fan-out indexes what the service files.
                     search_index.index_new(connection, [row["id"] for row in rows])
         if postgresql:
@@ -163,6 +144,49 @@ def fill(engine, project_ids: list[uuid.UUID], start: int, stop: int, corpus: Co
             )
         )
         stats.recount_all(connection)
+
+
+_MAKER: Corpus | None = None
+
+
+def _make_corpus(words: list[str]) -> None:
+    global _MAKER
+    _MAKER = Corpus.__new__(Corpus)
+    _MAKER.words = words
+
+
+def _made_batch(batch: tuple) -> tuple[list[dict], list[dict]]:
+    """Reports first..stop-1 and their signature rows, the same for the same numbers (the
+    batch's own generator, seeded by its first number)."""
+    first, stop, project_ids = batch
+    corpus, began = _MAKER, datetime.now(UTC) - SPAN
+    corpus.rng = rng = random.Random(first)
+    step = SPAN / SIZES[-1]
+    rows = []
+    for i in range(first, stop):
+        severity = rng.choices(SEVERITIES, SEVERITY_WEIGHTS)[0]
+        created = began + step * i
+        status = rng.choices(STATUSES, STATUS_WEIGHTS)[0]
+        rows.append(
+            {
+                "id": uuid.uuid4(),
+                "project_id": project_ids[i % PROJECTS],
+                "number": i // PROJECTS + 1,
+                "title": corpus.text(60),
+                "description": corpus.text(500),
+                "severity": severity,
+                "severity_rank": SEVERITY_RANK[severity],
+                "category": rng.choice(CATEGORIES),
+                "status": status,
+                "metadata": {},
+                "created_at": created,
+                "updated_at": created,
+                "resolved_at": created + timedelta(hours=rng.uniform(0.5, 240))
+                if status in ("resolved", "closed")
+                else None,
+            }
+        )
+    return rows, signed(rows, rng)
 
 
 def copy_rows(raw, table, rows: list[dict]) -> None:
