@@ -115,9 +115,11 @@ def run_at_once(at_once: int, *benchmarks) -> None:
         finished = list(pool.map(one, benchmarks))
     for output, _ in finished:
         print(output, flush=True)
+    # What a failed one said last, beside its name: the whole output is long, and a caller
+    # that keeps its end (tests/test_bench.py) would lose the cause.
     failed = [
-        _exited(module, arguments, status)
-        for (module, arguments), (_, status) in zip(benchmarks, finished, strict=True)
+        f"{_exited(module, arguments, status)}:\n{output[-1500:]}"
+        for (module, arguments), (output, status) in zip(benchmarks, finished, strict=True)
         if status
     ]
     if failed:

@@ -13,11 +13,11 @@ import zipfile
 
 import pytest
 from playwright.sync_api import expect
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from harness.client import PASSWORD, csrf, register
 from svc.extensions import db
-from svc.models import Reproduction
+from svc.models import Reproduction, Screenshot
 from svc.services.reproductions import browser as repro_browser
 from svc.services.reproductions import runs
 from tests.browser import OPEN_SHADOW_ROOTS, signed_in_context
@@ -360,3 +360,25 @@ def test_every_recorded_click_of_the_corpus_replays(browser, app, live_server):
     assert run["failedStep"] is None, (run, spec)
     assert run["verdict"] == "inconclusive", run
     assert replayed == clicked, spec
+
+
+def test_a_report_deleted_while_its_run_is_under_way_leaves_nothing(app, monkeypatch):
+    """The member deletes the report while the browser runs: the run's row went with it, and
+    nothing of the run (its trace, its screenshot) is kept for a report that is gone."""
+    owner = team_with_project(app)
+    with CheckoutSite() as site:
+        file_checkout_report(owner, "https://shop.example/checkout")
+        set_repro(owner, origin=site.url)
+        reproduce(owner, "WS-1")
+        real_run = repro_browser.run
+
+        def run_then_delete(*arguments):
+            outcome = real_run(*arguments)
+            assert owner.delete("/api/v1/reports/WS-1", headers=csrf(owner)).status_code == 204
+            return outcome
+
+        monkeypatch.setattr(repro_browser, "run", run_then_delete)
+        assert len(run_queued(app)) == 1
+    with app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(Reproduction)) == 0
+        assert db.session.scalar(select(func.count()).select_from(Screenshot)) == 0

@@ -124,7 +124,8 @@ def _write(job_id: uuid.UUID) -> None:
         key = storage.new_key(f"{kind}.gz")
         with path.open("rb") as stream:
             store.put_stream(key, stream, "application/gzip")
-        _finish(job_id, DONE, written=written, key=key, size=path.stat().st_size)
+        if not _finish(job_id, DONE, written=written, key=key, size=path.stat().st_size):
+            store.delete([key])  # the job went meanwhile (its project was deleted)
     except Exception as problem:  # the job fails; the scheduler goes on
         db.session.rollback()
         log.exception("export %s failed", job_id)
@@ -133,14 +134,18 @@ def _write(job_id: uuid.UUID) -> None:
         storage.remove_file(path)
 
 
-def _progress(job_id: uuid.UUID, **values) -> None:
-    """On a connection of its own: the job's read transaction stays open meanwhile."""
+def _progress(job_id: uuid.UUID, **values) -> bool:
+    """On a connection of its own: the job's read transaction stays open meanwhile. Whether the
+    job is still there."""
     with db.engine.begin() as connection:
-        connection.execute(update(ExportJob).where(ExportJob.id == job_id).values(**values))
+        changed = connection.execute(
+            update(ExportJob).where(ExportJob.id == job_id).values(**values)
+        )
+    return changed.rowcount == 1
 
 
-def _finish(job_id: uuid.UUID, status: str, **values) -> None:
-    _progress(job_id, status=status, finished_at=utcnow(), lease_until=None, **values)
+def _finish(job_id: uuid.UUID, status: str, **values) -> bool:
+    return _progress(job_id, status=status, finished_at=utcnow(), lease_until=None, **values)
 
 
 def fail_abandoned(now=None) -> int:

@@ -239,8 +239,11 @@ def _run(run_id: uuid.UUID) -> None:
         verdict, seen, failed_step, steps_run = judge(outcome, expected, origins, limit)
         if verdict == FAILED and not outcome.records:
             log.warning("reproduction %s: the runner said: %s", run_id, outcome.output[-500:])
-        run = db.session.get(Reproduction, run_id)
-        if run.status != RUNNING:  # failed as abandoned meanwhile
+        # Read again (the session keeps what it read): its report may be deleted since, which
+        # took the run with it, or the run failed as abandoned.
+        run = db.session.get(Reproduction, run_id, populate_existing=True)
+        if run is None or run.status != RUNNING:
+            db.session.rollback()
             return
         run.steps_run = steps_run
         run.requests_blocked = sum(1 for record in outcome.records if "blocked" in record)
