@@ -275,7 +275,8 @@ def test_the_playwright_test_opens_only_http_addresses_of_the_allowed_origins(
         assert f"    await page.goto({json.dumps(opened)});" in spec.splitlines()
     # An allowed origin on the developer's own machine or network is never opened for a
     # reporter: only a staging origin the owner names is (contract v6 §25).
-    for private in ("http://localhost:8080/", "http://10.0.0.8/", "http://[::1]:8080/"):
+    for private in ("http://localhost:8080/", "http://10.0.0.8/", "http://[::1]:8080/",
+                    "http://100.64.0.1/"):  # fmt: skip
         allow(capturing_owner, "https://shop.test", private.rstrip("/"))
         spec = spec_of(capturing_owner, file(capturing_owner, metadata={"url": private}))
         assert "page.goto(" not in spec.replace(

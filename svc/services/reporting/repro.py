@@ -6,7 +6,6 @@ widget redacted is never written into either as if it were real.
 """
 
 import functools
-import ipaddress
 import json
 import math
 import re
@@ -19,7 +18,9 @@ import ada_url
 from svc.auth.api_keys import normalize_origin
 from svc.models import Report, failed_request
 from svc.models.projects import WIDGET_DEFAULTS
+from svc.services import widget
 from svc.services.grouping import evidence, signatures
+from svc.webhooks import sender
 
 # Placeholder values for typed fields, by the field's input type: what was typed is never captured.
 PLACEHOLDERS = {
@@ -306,16 +307,15 @@ def staging_origin(report: Report) -> str | None:
 
 
 def _is_private(host: str) -> bool:
-    """A loopback, private or link-local host named by its address (or `localhost`): the
-    developer's own machine, their network, the cloud's metadata service."""
+    """A host named by an address no webhook may reach either (svc.webhooks.sender's rule:
+    loopback, private, link-local, the cloud's metadata service...), or `localhost`."""
     host = host.strip("[]").lower()
     if host == "localhost" or host.endswith(".localhost"):
         return True
     try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
+        return not sender.is_public(host)
+    except ValueError:  # a name, not an address
         return False
-    return address.is_private or address.is_loopback or address.is_link_local
 
 
 def _on_staging(origin: str, address: str) -> str:
@@ -463,8 +463,8 @@ def _step_title(number: int, action: dict) -> str:
     """What a step does, in a line: its number first (a run's failed step is named by it)."""
     kind = action.get("type")
     what = {"click": "click", "input": "fill", "navigation": "reach"}.get(kind, kind)
-    target = action.get("target") if kind != "navigation" else action.get("target") or "a page"
-    text = escape_controls(_LINE_BREAKS.sub(" ", _encodable(str(target or ""))).strip())
+    target = action.get("target") or ("a page" if kind == "navigation" else "")
+    text = escape_controls(_LINE_BREAKS.sub(" ", _encodable(str(target))).strip())
     return f"{number}. {what} {text[:80]}"
 
 
@@ -542,9 +542,8 @@ def playwright_spec(report: Report, sandbox: str | None = None) -> str:
         f"import {{ test, expect }} from {source};",
         "",
     ]
-    default = WIDGET_DEFAULTS["test_id_attribute"]
-    attribute = report.project.widget_settings.get("test_id_attribute", default)
-    if attribute != default:  # the project's own (docs/repro-kit.md)
+    attribute = widget.settings_in_force(report.project)["test_id_attribute"]
+    if attribute != WIDGET_DEFAULTS["test_id_attribute"]:  # the project's own (repro-kit.md)
         lines += [f"test.use({{ testIdAttribute: {_string(attribute)} }});", ""]
     viewport = (report.meta or {}).get("viewport")
     if isinstance(viewport, dict) and all(
