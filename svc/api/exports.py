@@ -6,7 +6,6 @@ import uuid
 from flask import Blueprint, redirect, send_file
 
 from svc.api.decorators import body, response
-from svc.api.downloads import download
 from svc.auth.guard import current_user, login_required
 from svc.schemas.reports import ExportJobIn, ExportJobOut
 from svc.services.reporting import export_jobs
@@ -37,14 +36,17 @@ def get_export(job_id: uuid.UUID):
 @login_required
 def export_file(job_id: uuid.UUID):
     """The export's file, gzipped (application/gzip), until it expires."""
-    job, store = export_jobs.download_for(current_user(), job_id)
-    name = export_jobs.filename(job)
-    if url := store.download_url(job.key, "application/gzip"):
-        return redirect(url, 302)
-    if path := store.local_path(job.key):
-        answer = send_file(
-            path, mimetype="application/gzip", download_name=name, as_attachment=True
-        )
-        answer.cache_control.private = True
-        return answer
-    return download(store.open(job.key), "application/gzip", name)
+    job, found = export_jobs.download_for(current_user(), job_id)
+    if found.url:
+        return redirect(found.url, 302)
+    answer = send_file(
+        found.path or found.stream,
+        mimetype=found.content_type,
+        download_name=export_jobs.filename(job),
+        as_attachment=True,
+        conditional=found.path is not None,
+    )
+    if found.stream is not None and found.size is not None:
+        answer.content_length = found.size
+    answer.cache_control.private = True
+    return answer

@@ -111,6 +111,31 @@ class ObjectStore(Protocol):
         """Raise StorageUnavailable unless the store can be reached and written."""
 
 
+@dataclass(frozen=True)
+class Download:
+    """How to answer for a stored object: a file on this host, bytes streamed from the store, or
+    a presigned URL to send the client to."""
+
+    content_type: str
+    size: int | None
+    path: Path | None = None
+    stream: BinaryIO | None = None
+    url: str | None = None
+
+
+def download(store: "ObjectStore", key: str, content_type: str, size: int | None):
+    """What the store offers for `key`, the store's own way first; None when it holds nothing.
+    The caller checks who may have it before."""
+    found = {"content_type": content_type, "size": size}
+    if url := store.download_url(key, content_type):
+        return Download(**found, url=url)
+    if path := store.local_path(key):
+        return Download(**found, path=path)
+    if stream := store.open(key):
+        return Download(**found, stream=stream)
+    return None
+
+
 def current_store() -> ObjectStore:
     """The store of the app in context (made once, in create_app)."""
     return current_app.extensions["svc.store"]

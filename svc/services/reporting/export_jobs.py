@@ -67,11 +67,16 @@ def get_for(user: User, job_id: uuid.UUID) -> ExportJob:
     return job
 
 
-def download_for(user: User, job_id: uuid.UUID) -> tuple[ExportJob, storage.ObjectStore]:
+def download_for(user: User, job_id: uuid.UUID) -> tuple[ExportJob, storage.Download]:
+    """One of the user's own exports, done, and how to answer with its file; else 404, or 409
+    while it is not done."""
     job = get_for(user, job_id)
     if job.status != DONE:
         raise Conflict(f"The export is {job.status}, not done")
-    return job, storage.current_store()
+    found = storage.download(storage.current_store(), job.key, "application/gzip", job.size)
+    if found is None:
+        raise not_found("Export not found")
+    return job, found
 
 
 def filename(job: ExportJob) -> str:

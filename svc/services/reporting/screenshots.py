@@ -1,9 +1,7 @@
 """Screenshots (docs/api.md §9): upload tied to a project, serving to its team, clean-up."""
 
 import logging
-from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
 from typing import BinaryIO
 
 from sqlalchemy import delete, insert, select
@@ -60,31 +58,14 @@ def find_for(user: User, key: str) -> Screenshot:
     return screenshot
 
 
-@dataclass(frozen=True)
-class Download:
-    """How to answer for a screenshot: a file on this host, bytes streamed from the store, or a
-    presigned URL to send the client to."""
-
-    content_type: str
-    size: int
-    path: Path | None = None
-    stream: BinaryIO | None = None
-    url: str | None = None
-
-
-def download_for(user: User, key: str) -> Download:
+def download_for(user: User, key: str) -> storage.Download:
     """A screenshot of one of the user's projects (the access check first, whatever the store
     answers with); else 404."""
     screenshot = find_for(user, key)
-    store = storage.current_store()
-    found = {"content_type": screenshot.content_type, "size": screenshot.size}
-    if url := store.download_url(key, screenshot.content_type):
-        return Download(**found, url=url)
-    if path := store.local_path(key):
-        return Download(**found, path=path)
-    if stream := store.open(key):
-        return Download(**found, stream=stream)
-    raise not_found("Screenshot not found")
+    found = storage.download(storage.current_store(), key, screenshot.content_type, screenshot.size)
+    if found is None:
+        raise not_found("Screenshot not found")
+    return found
 
 
 def keys_of_reports(report_ids) -> list[str]:
