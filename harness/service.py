@@ -94,8 +94,8 @@ def _start_service_on(env: dict, port: int) -> tuple[str, Service]:
 
 
 def descendants(pid: int) -> list[int]:
-    """Every process below `pid`. honcho starts each Procfile entry in a session of its own, so
-    killing honcho's process group alone would leave gunicorn and the scheduler running."""
+    """Every process below `pid`. svc.supervise starts each Procfile entry in a process group
+    of its own, so killing make's group alone would leave gunicorn and the scheduler running."""
     children = subprocess.run(
         ["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True
     ).stdout.split()
@@ -106,7 +106,7 @@ def descendants(pid: int) -> list[int]:
 
 
 def kill_service(service: Service) -> None:
-    """SIGKILL to every process of the service at once: make, honcho, gunicorn and its
+    """SIGKILL to every process of the service at once: make, svc.supervise, gunicorn and its
     workers, the scheduler."""
     process = service.process
     if process.poll() is None:

@@ -1,8 +1,8 @@
 """`python -m svc.serve`: what `make run` runs, and the container's entry point (docs/deployment.md
 "With Docker or Podman"): wait for a server database to answer, apply the migrations (unless
-the database is at their head already), then run the Procfile's processes for SVC_ROLE under
-honcho, and stay in front of it: SIGTERM, SIGINT or SIGHUP to this process (or its parent's
-death) stops them all.
+the database is at their head already), then run the Procfile's processes for SVC_ROLE
+(svc.supervise) and stay in front of them: SIGTERM, SIGINT or SIGHUP to this process (or its
+parent's death) stops them all.
 
 `python -m svc.serve --ready` asks the running service's /readyz (the image's HEALTHCHECK),
 at the port SVC_BIND names.
@@ -75,12 +75,12 @@ def wait_for_database(url: str | None, seconds: float = DATABASE_WAIT_SECONDS) -
 
 
 def serve(settings: dict) -> int:
-    """Migrate, then run honcho (every process of the Procfile) until it ends, and its exit
-    code. This process stays in front of it, so that whoever stops svc reaches it all: SIGTERM,
-    SIGINT and SIGHUP (a closed terminal) are passed to honcho as SIGTERM, which stops every
-    process cleanly; and where this process's parent dies (make killed by a supervisor), it
-    gets SIGTERM too. Until honcho runs, SIGTERM ends it at once: as a container's first
-    process it would otherwise be ignored."""
+    """Migrate, then become the supervisor (svc.supervise, by exec: same process, none of the
+    app's modules kept) of the Procfile's processes for SVC_ROLE. Whoever stops svc reaches
+    it: SIGTERM, SIGINT and SIGHUP (a closed terminal) stop every process; where this process's
+    parent dies (make killed by a supervisor), it gets SIGTERM too (kept across the exec).
+    Until then SIGTERM ends it at once: as a container's first process it would otherwise be
+    ignored."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     _stop_with_parent()
     # What svc creates (the instance folder, the SQLite files, uploads, backups) is its user's
@@ -91,29 +91,10 @@ def serve(settings: dict) -> int:
     if not at_head(settings):
         subprocess.run([sys.executable, "-m", "flask", "--app", "svc", "db", "upgrade"],
                        check=True)  # fmt: skip
-    honcho = Path(sys.executable).with_name("honcho")
-    command = [str(honcho), "--no-colour", "--env", "/dev/null", "--procfile", "Procfile",
-               "start", *PROCESSES[settings["SVC_ROLE"]]]  # fmt: skip
-    # A process group of its own and SIGHUP ignored (inherited): a terminal's signals reach this
-    # process alone, which passes one SIGTERM on (honcho ended by a SIGHUP would leave the
-    # others running). A signal that comes while honcho starts is passed on once it runs.
-    stopping, started = [], []
-
-    def stop(signum, _frame) -> None:
-        stopping.append(signum)
-        if started and len(stopping) == 1:
-            started[0].send_signal(signal.SIGTERM)
-
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, stop)
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    started.append(subprocess.Popen(command, process_group=0))
-    signal.signal(signal.SIGHUP, stop)
-    if stopping:
-        started[0].send_signal(signal.SIGTERM)
-    code = started[0].wait()
-    # Stopped as asked: a clean end (honcho says 143 for its own SIGTERM), not an error.
-    return 0 if stopping and code in (0, 143, -signal.SIGTERM) else code
+    sys.stdout.flush()
+    sys.stderr.flush()
+    command = [sys.executable, "-m", "svc.supervise", *PROCESSES[settings["SVC_ROLE"]]]
+    os.execv(sys.executable, command)
 
 
 def _stop_with_parent() -> None:

@@ -124,7 +124,7 @@ def test_sigkill_of_every_process_mid_burst_loses_nothing_acknowledged(app, serv
     browser, project = set_up_project(base_url, webhook_url=None)
     burst = Burst(base_url, project["apiKey"]).start()
     wait_until(lambda: len(burst.acknowledged) >= 40, message="40 acknowledged reports")
-    kill_service(service)  # SIGKILL to make, honcho, gunicorn, its workers, the scheduler at once
+    kill_service(service)  # SIGKILL to make, the supervisor, gunicorn, its workers, the scheduler at once
     burst.stop()
     assert burst.refused == []
 

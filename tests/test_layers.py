@@ -85,6 +85,7 @@ MAY_IMPORT = {
     "svc.openapi": {"svc.schemas"},
     "svc.security": set(),
     "svc.serve": {"svc.config"},
+    "svc.supervise": set(),  # what stays in front of the service imports nothing of it
     "svc.gunicorn_conf": {"svc.config", "svc.extensions", "svc.replay"},
     "svc.gunicorn_worker": set(),
     "svc.extensions": set(),

@@ -210,11 +210,11 @@ HOW_SENT = [(signal.SIGTERM, os.kill), (signal.SIGKILL, os.kill), (signal.SIGINT
 @pytest.mark.any_database
 @pytest.mark.parametrize("signum, send", HOW_SENT, ids=lambda value: getattr(value, "name", ""))
 def test_make_run_stops_every_process_however_it_is_stopped(service_env, services, signum, send):
-    """SIGTERM to make left honcho, gunicorn and the scheduler running, the port bound. Now
-    every process of the service ends within 10 s, however make is stopped."""
+    """SIGTERM to make left gunicorn and the scheduler running, the port bound. Now every
+    process of the service ends within 10 s, however make is stopped."""
     base_url, service = services({**service_env, "SVC_WORKERS": "1"})
     started = [service.process.pid, *descendants(service.process.pid)]
-    assert len(started) >= 5  # make, svc.serve, honcho, gunicorn and its worker, the scheduler
+    assert len(started) >= 5  # make, svc.serve (the supervisor), gunicorn and its worker, the scheduler
     send(service.process.pid, signum)
 
     def gone() -> bool:
