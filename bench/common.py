@@ -62,6 +62,12 @@ def running_service(database_url: str, workdir: Path, **env: str) -> Iterator[st
 _SERVICES = {}
 
 
+def service_pids(base_url: str) -> list[int]:
+    """Every process of the service at base_url now: make and all below it."""
+    root = _SERVICES[base_url].process.pid
+    return [root, *descendants(root)]
+
+
 class PrivateMemory:
     """The most private memory (RssAnon: what the process itself holds, not the file pages
     SQLite maps) each process of the service at base_url reached while the block ran, sampled

@@ -30,14 +30,13 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
-from flask_migrate import upgrade
 from werkzeug.test import EnvironBuilder
 
 from bench.common import DATABASES, fresh_database, print_table, write_result
 from bench.ingest import report_body
 from harness.client import create_project, csrf, register
 from svc import create_app
-from svc.extensions import db
+from svc.extensions import db, migrate
 
 
 class Filing:
@@ -60,7 +59,7 @@ class Filing:
             }
         )
         with self.app.app_context():
-            upgrade()
+            migrate.upgrade()
         stack.callback(self._dispose)
         self.client = self.app.test_client()
         register(self.client)

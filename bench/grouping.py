@@ -28,7 +28,6 @@ from collections import Counter, defaultdict
 from itertools import combinations
 from pathlib import Path
 
-from flask_migrate import upgrade
 from sqlalchemy import select
 
 from bench.common import (
@@ -42,7 +41,7 @@ from bench.common import (
 from bench.grouping_set import BUGS, NOISE, ONCE
 from harness.client import create_project, register
 from svc import create_app
-from svc.extensions import db
+from svc.extensions import db, migrate
 from svc.models import ReportSignature
 from svc.services.reporting import fanout
 
@@ -204,7 +203,7 @@ def run(database: str, background_count: int) -> dict:
                     "SVC_RATE_LIMIT_INGEST": "off", "SVC_RATE_LIMIT_AUTH": "off"}  # fmt: skip
         app = create_app(settings)
         with app.app_context():
-            upgrade()
+            migrate.upgrade()
         client = app.test_client()
         register(client)
         key = create_project(client)["apiKey"]

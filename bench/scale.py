@@ -14,6 +14,7 @@ each size times calls through the HTTP API of the service as `make run` starts i
     search_two     ?search=<word> <word>
     stats_all      GET /api/v1/stats                         (the overview, 30 days)
     stats_project  GET /api/v1/stats?project_id=&days=90
+    report_page    GET /api/v1/reports/{id}                   (a random report, whole)
     similar        GET /api/v1/reports/{id}/similar           (a random report's similar ones)
 
 then exports every report as NDJSON (GET /api/v1/reports/export; above its limit, export jobs, one
@@ -259,8 +260,9 @@ def signed(rows: list[dict], rng: random.Random) -> list[dict]:
     ]
 
 
-def time_similar(api, base_url: str, url: str) -> list[float]:
-    """GET /reports/{id}/similar for reports drawn at random."""
+def time_per_report(api, base_url: str, url: str, suffix: str = "") -> list[float]:
+    """GET /reports/{id} (a report's page) or, with suffix "/similar", its similar reports,
+    for reports drawn at random."""
     engine = create_engine(url)
     with engine.connect() as connection:
         ids = connection.execute(
@@ -271,7 +273,7 @@ def time_similar(api, base_url: str, url: str) -> list[float]:
     times = []
     for number, report_id in enumerate(reports):
         started = time.perf_counter()
-        answer = api.get(f"{base_url}/api/v1/reports/{report_id}/similar")
+        answer = api.get(f"{base_url}/api/v1/reports/{report_id}{suffix}")
         if number >= 3:  # the first three warm up
             times.append(time.perf_counter() - started)
         answer.raise_for_status()
@@ -462,9 +464,10 @@ def run(database: str, sizes: list[int], keep: Path | None = None) -> list[dict]
                         times = time_calls(api, f"{base_url}/api/v1/stats", make_params)
                         row[f"{name}_p50_ms"] = milliseconds(percentile(times, 0.50))
                         row[f"{name}_p95_ms"] = milliseconds(percentile(times, 0.95))
-                    times = time_similar(api, base_url, url)
-                    row["similar_p50_ms"] = milliseconds(percentile(times, 0.50))
-                    row["similar_p95_ms"] = milliseconds(percentile(times, 0.95))
+                    for name, suffix in (("report_page", ""), ("similar", "/similar")):
+                        times = time_per_report(api, base_url, url, suffix)
+                        row[f"{name}_p50_ms"] = milliseconds(percentile(times, 0.50))
+                        row[f"{name}_p95_ms"] = milliseconds(percentile(times, 0.95))
                     row.update(time_export(api, base_url, size, projects))
                 scan = like_scan(url, corpus)
                 row["like_scan_p50_ms"] = milliseconds(percentile(scan, 0.50))

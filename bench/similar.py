@@ -17,8 +17,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from flask_migrate import upgrade
-
 from bench.common import (
     DATABASES,
     fresh_database,
@@ -30,7 +28,7 @@ from bench.common import (
 from bench.similar_set import BUGS, ONCE
 from harness.client import create_project, register
 from svc import create_app
-from svc.extensions import db
+from svc.extensions import db, migrate
 from svc.services.reporting import fanout
 
 TOP1_GOAL, TOP3_GOAL = 0.8, 0.9
@@ -100,7 +98,7 @@ def run(database: str, noise_count: int) -> dict:
             }
         )
         with app.app_context():
-            upgrade()
+            migrate.upgrade()
         client = app.test_client()
         register(client)
         key = create_project(client)["apiKey"]

@@ -27,7 +27,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from flask import Flask
-from flask_migrate import upgrade
 from sqlalchemy import event
 
 from bench.common import milliseconds, percentile, print_table, write_result
@@ -35,7 +34,7 @@ from bench.ingest import report_body
 from harness.client import create_project, register, sqlite_app
 from svc import database
 from svc.database import configure_sqlite
-from svc.extensions import db
+from svc.extensions import db, migrate
 from svc.scheduler import CHECKPOINT_SECONDS
 
 VARIANTS = ("as built", "no search triggers", "no list indexes", "neither")
@@ -47,7 +46,7 @@ def captured_creation(workdir: Path) -> tuple[Flask, Path, list[tuple[str, tuple
     statements of the write transaction in which the service stored a report there."""
     app = sqlite_app(workdir)
     with app.app_context():
-        upgrade()
+        migrate.upgrade()
         engine = db.engine
     client = app.test_client()
     register(client)

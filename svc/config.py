@@ -129,9 +129,9 @@ def _delays(raw: str) -> tuple[float, ...]:
 
 
 def _fernet_keys(raw: str) -> tuple[str, ...]:
-    from cryptography.fernet import Fernet
-
     keys = tuple(key.strip() for key in raw.split(",") if key.strip())
+    if keys:  # cryptography (8 MB) loaded only where keys are set
+        from cryptography.fernet import Fernet
     for key in keys:
         Fernet(key)  # ValueError: not 32 url-safe base64-encoded bytes
     return keys

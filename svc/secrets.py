@@ -6,7 +6,6 @@ key (docs/integrations.md, "Tokens")."""
 import base64
 import hashlib
 
-from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from flask import current_app
 
 from svc.config import setting
@@ -16,7 +15,10 @@ class Undecryptable(Exception):
     """No key in SVC_ENCRYPTION_KEYS opens the value (the key it was written with is gone)."""
 
 
-def _keys() -> MultiFernet:
+def _keys():
+    # cryptography (8 MB) is loaded by the processes that use a secret, not by every one.
+    from cryptography.fernet import Fernet, MultiFernet
+
     keys = setting("SVC_ENCRYPTION_KEYS")
     if not keys:
         derived = hashlib.sha256(b"svc encryption|" + current_app.secret_key.encode()).digest()
@@ -29,6 +31,8 @@ def encrypt(text: str) -> str:
 
 
 def decrypt(value: str) -> str:
+    from cryptography.fernet import InvalidToken
+
     try:
         return _keys().decrypt(value.encode()).decode()
     except InvalidToken:

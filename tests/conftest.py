@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from argon2 import PasswordHasher
-from flask_migrate import upgrade
 from sqlalchemy import create_engine, make_url
 from werkzeug.serving import make_server
 
@@ -23,7 +22,7 @@ from harness.databases import postgresql_schema
 from harness.service import kill_service, start_service
 from svc import create_app, rate_limits
 from svc.auth import passwords
-from svc.extensions import db
+from svc.extensions import db, migrate
 
 BACKENDS = ["sqlite"] + (["postgresql"] if os.environ.get("SVC_TEST_DATABASE_URL") else [])
 
@@ -165,7 +164,7 @@ def postgresql_database(tmp_path_factory):
 def _migrate(url: str, instance_path) -> None:
     app = create_app({"SVC_DATABASE_URL": url, "SVC_INSTANCE_PATH": str(instance_path)})
     with app.app_context():
-        upgrade()
+        migrate.upgrade()
         db.engine.dispose()
 
 

@@ -7,7 +7,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-from flask_migrate import upgrade
 from sqlalchemy import create_engine, make_url, text
 from sqlalchemy.exc import OperationalError
 
@@ -21,7 +20,7 @@ from svc.database import (
     begin_read_only,
     checkpoint_sqlite_log,
 )
-from svc.extensions import db
+from svc.extensions import db, migrate
 from tests.helpers import REPORT, file_report, reports_in_file_alone
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -157,7 +156,7 @@ def test_requests_leave_sqlite_log_to_the_checkpoint_job(tmp_path):
     copies all of it."""
     app = sqlite_app(tmp_path)
     with app.app_context():
-        upgrade()
+        migrate.upgrade()
         db.engine.dispose()  # the last connection to close checkpoints: the tables are in the file
     client = app.test_client()
     register(client)

@@ -177,9 +177,8 @@ def test_idle_polls_do_not_wait_for_a_writer(tmp_path):
     report nor holds one up (docs/performance.md, "The scheduler's idle polls")."""
     import sqlite3
 
-    from flask_migrate import upgrade
-
     from harness.client import sqlite_app
+    from svc.extensions import migrate
     from svc.mail import outbox
     from svc.services.identity import password_resets
     from svc.services.instance import leadership
@@ -189,7 +188,7 @@ def test_idle_polls_do_not_wait_for_a_writer(tmp_path):
 
     app = sqlite_app(tmp_path)
     with app.app_context():
-        upgrade()
+        migrate.upgrade()
         db.engine.dispose()
     polls = {
         "webhooks": lambda: delivery.claim_due(8),

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 import requests
-from flask_migrate import upgrade
 
 from harness.client import create_project, register
 from harness.receiver import Receiver
@@ -23,7 +22,7 @@ from harness.service import (
     set_up_project,
     wait_until,
 )
-from svc.extensions import db
+from svc.extensions import db, migrate
 from tests.helpers import REPORT
 
 pytestmark = pytest.mark.server
@@ -124,7 +123,7 @@ def test_sigkill_of_every_process_mid_burst_loses_nothing_acknowledged(app, serv
     browser, project = set_up_project(base_url, webhook_url=None)
     burst = Burst(base_url, project["apiKey"]).start()
     wait_until(lambda: len(burst.acknowledged) >= 40, message="40 acknowledged reports")
-    kill_service(service)  # SIGKILL to make, the supervisor, gunicorn, its workers, the scheduler at once
+    kill_service(service)  # SIGKILL to every process of the service at once
     burst.stop()
     assert burst.refused == []
 
@@ -281,7 +280,7 @@ def test_a_read_only_database_disk_is_a_503_until_it_is_writable_again(make_app,
     disk = mount_tmpfs("4m")
     app = make_app(SVC_DATABASE_URL=f"sqlite:///{disk / 'svc.sqlite3'}")
     with app.app_context():
-        upgrade()
+        migrate.upgrade()
     client = app.test_client()
     register(client)
     api_key = create_project(client)["apiKey"]

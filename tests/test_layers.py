@@ -3,7 +3,10 @@ import that breaks the layering fails here, whoever adds it."""
 
 import ast
 import functools
+import os
 import re
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -430,3 +433,17 @@ def test_the_cycle_test_finds_a_cycle():
         [module for module in cycle if "status_page" in module or "report_changes" in module]
         for cycle in import_cycles(graph)
     ]
+
+
+def test_a_service_process_loads_no_migration_tool_nor_cryptography(tmp_path):
+    """Every worker and the scheduler create the app: Flask-Migrate (alembic, mako, pygments)
+    and cryptography are 18 MB in each, loaded only where migrations run or a secret is used
+    (docs/performance.md, "Memory")."""
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys; from svc import create_app; create_app(); "
+         "print(' '.join(sys.modules))"],
+        cwd=ROOT, env={**os.environ, "SVC_INSTANCE_PATH": str(tmp_path)},
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    for heavy in ("flask_migrate", "alembic", "mako", "pygments", "cryptography"):
+        assert heavy not in loaded, heavy

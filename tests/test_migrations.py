@@ -5,11 +5,10 @@ import uuid
 
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from flask_migrate import downgrade, upgrade
 
 from harness.client import create_project, register
 from svc import serve
-from svc.extensions import db
+from svc.extensions import db, migrate
 from svc.models import declared_by_models
 from tests.helpers import file_report
 
@@ -35,8 +34,8 @@ def test_reports_stored_before_the_search_migration_are_indexed_and_counted(app,
     for title in ("Checkout fails", "Login is slow", "Checkout button dead"):
         file_report(user_client, project["apiKey"], title=title)
     with app.app_context():
-        downgrade(revision="2623b13629f0")
-        upgrade()
+        migrate.downgrade(revision="2623b13629f0")
+        migrate.upgrade()
 
     page = user_client.get("/api/v1/reports", query_string={"search": "checkout"}).get_json()
     assert user_client.get("/api/v1/reports").get_json()["total"] == 3
@@ -55,8 +54,8 @@ def test_an_installation_from_before_admins_gets_its_first_user_as_admin(app):
     register(first)
     register(second, email="grace@example.com", name="Grace Hopper")
     with app.app_context():
-        downgrade(revision="cec1088549f4")  # before the admin columns
-        upgrade()
+        migrate.downgrade(revision="cec1088549f4")  # before the admin columns
+        migrate.upgrade()
     assert first.get("/api/v1/auth/me").get_json()["isAdmin"] is True
     assert second.get("/api/v1/auth/me").get_json()["isAdmin"] is False
 
@@ -84,8 +83,8 @@ def test_a_trackers_webhook_secret_is_encrypted_by_the_upgrade_and_still_checks(
     ).get_json()
     secret = integration["webhookSecret"]
     with app.app_context():
-        downgrade(revision="a4d9c2e7f1b3")  # the secret in clear
-        upgrade()
+        migrate.downgrade(revision="a4d9c2e7f1b3")  # the secret in clear
+        migrate.upgrade()
         stored = db.session.get(Integration, uuid.UUID(integration["id"]))
         assert secret not in stored.webhook_secret_encrypted
     body = json.dumps({"zen": "Keep it logically awesome."}).encode()
@@ -109,9 +108,9 @@ def test_serve_migrates_a_database_behind_the_head_and_skips_one_at_it(app, tmp_
     settings = {**app.config, "SVC_INSTANCE_PATH": str(tmp_path / "instance")}
     assert serve.at_head(settings)
     with app.app_context():
-        downgrade(revision="-1")
+        migrate.downgrade(revision="-1")
         assert not serve.at_head(settings)
-        upgrade()
+        migrate.upgrade()
     assert serve.at_head(settings)
 
     unset = {**settings, "SVC_DATABASE_URL": None}

@@ -80,14 +80,13 @@ def test_the_api_key_check_does_not_wait_for_a_writer(tmp_path):
     while another worker stores one (it used to queue behind it)."""
     import sqlite3
 
-    from flask_migrate import upgrade
-
     from harness.client import sqlite_app
     from svc.auth import api_keys
+    from svc.extensions import migrate
 
     app = sqlite_app(tmp_path)
     with app.app_context():
-        upgrade()
+        migrate.upgrade()
     client = app.test_client()
     register(client)
     api_key = create_project(client)["apiKey"]

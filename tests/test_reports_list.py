@@ -6,12 +6,11 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from flask_migrate import upgrade
 from sqlalchemy import event, func, insert, select, text, update
 
 from harness.client import add_to_project, create_pat, create_project, csrf, register, sqlite_app
 from svc import database
-from svc.extensions import db
+from svc.extensions import db, migrate
 from svc.models import SEVERITIES, SEVERITY_RANK, Project, Report, search_index
 from svc.services import projects
 from svc.services.identity import users
@@ -471,7 +470,7 @@ def test_reads_do_not_wait_for_a_writer(tmp_path):
     searches while a worker stores a report, and a long search holds up no report."""
     app = sqlite_app(tmp_path)
     with app.app_context():
-        upgrade()
+        migrate.upgrade()
     client = app.test_client()
     register(client)
     project = create_project(client)
@@ -522,7 +521,7 @@ def _fill_sqlite(tmp_path, title):
     and planner statistics; its user."""
     app = sqlite_app(tmp_path)
     with app.app_context():
-        upgrade()
+        migrate.upgrade()
     return app, _fill(app, title)
 
 
@@ -675,7 +674,7 @@ def test_every_sort_reads_its_first_page_in_steps_that_do_not_grow_with_the_repo
     (no index holds that order whole: its ties run newest first), which grows tenfold."""
     app = sqlite_app(tmp_path)
     with app.app_context():
-        upgrade()
+        migrate.upgrade()
         user = users.register("Ada", "ada@example.com", "correct horse battery")
         project_ids = [projects.create(user, name).project.id for name in ("Shop", "Blog")]
     sorts = ("-created_at", "created_at", "-updated_at", "updated_at", "-severity", "severity")

@@ -214,7 +214,7 @@ def test_make_run_stops_every_process_however_it_is_stopped(service_env, service
     process of the service ends within 10 s, however make is stopped."""
     base_url, service = services({**service_env, "SVC_WORKERS": "1"})
     started = [service.process.pid, *descendants(service.process.pid)]
-    assert len(started) >= 5  # make, svc.serve (the supervisor), gunicorn and its worker, the scheduler
+    assert len(started) >= 5  # make, the supervisor, gunicorn and its worker, the scheduler
     send(service.process.pid, signum)
 
     def gone() -> bool:

@@ -5,13 +5,12 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from flask_migrate import downgrade, upgrade
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import update
 
 from harness.client import create_project, csrf, register
-from svc.extensions import db
+from svc.extensions import db, migrate
 from svc.models import Report
 from svc.models.base import utcnow
 from svc.services.reporting import stats
@@ -199,13 +198,13 @@ def test_the_migration_counts_the_reports_stored_before_it(app, user_client):
     set_status(user_client, "WS-1", "closed")
     three_days_ago = datetime.now(UTC) - timedelta(days=3)
     with app.app_context():
-        downgrade(revision="e0f6ccd030c8")
+        migrate.downgrade(revision="e0f6ccd030c8")
         db.session.execute(
             db.text("UPDATE reports SET created_at = :moment WHERE number = 2"),
             {"moment": three_days_ago.replace(tzinfo=None)},
         )
         db.session.commit()
-        upgrade()
+        migrate.upgrade()
     answer = overview(user_client, days=5)
     assert [d["created"] for d in answer["perDay"]] == [0, 1, 0, 0, 2]
     assert [d["resolved"] for d in answer["perDay"]] == [0, 0, 0, 0, 1]

@@ -9,13 +9,11 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
 
-from alembic import command
-from alembic.script import ScriptDirectory
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from flask import current_app
 from sqlalchemy import Engine, Table, create_engine, delete, func, insert, inspect, select, text
 
-from svc import json_codec
+from svc import extensions, json_codec
 from svc.extensions import db
 from svc.models import JOBSTORE_TABLE, RateLimitCounter, Report, SchedulerLease, search_index
 
@@ -135,12 +133,16 @@ def revision_of(connection) -> str | None:
 
 
 def head_revision() -> str:
+    from alembic.script import ScriptDirectory  # only where migrations run (svc.extensions)
+
     return ScriptDirectory.from_config(_alembic_config()).get_current_head()
 
 
 def migrate(engine: Engine, revision: str = "head") -> None:
     """Run the migrations on a database other than the app's (migrations/env.py takes it from
     the config's attributes)."""
+    from alembic import command
+
     config = _alembic_config()
     config.attributes["engine"] = engine
     command.upgrade(config, revision)
@@ -181,7 +183,7 @@ def copy_database(snapshot: Path, target: Engine) -> dict[str, dict]:
 
 
 def _alembic_config():
-    return current_app.extensions["migrate"].migrate.get_config()
+    return extensions.migrate.bound(current_app).migrate.get_config()
 
 
 def refuse_unless_empty(engine: Engine, what: str) -> None:
