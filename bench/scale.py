@@ -35,6 +35,7 @@ import multiprocessing
 import random
 import string
 import tempfile
+import threading
 import time
 import uuid
 from contextlib import contextmanager, nullcontext
@@ -75,6 +76,9 @@ SIZES = (10_000, 100_000, 1_000_000)
 PROJECTS = 10
 REPEATS = 25
 BATCH = 2_000  # 12 columns x 2,000 rows stays under SQLite's 32,766 parameters
+# Batches made ahead of the load: unbounded, a maker faster than SQLite's search index held
+# 2.3 GB of rows waiting a few minutes into a 10,000,000 fill.
+READ_AHEAD = 4
 SPAN = timedelta(days=730)  # the reports arrived over two years
 STATUS_WEIGHTS = (40, 20, 25, 15)
 SEVERITY_WEIGHTS = (30, 40, 20, 10)
@@ -121,15 +125,27 @@ def fill(engine, project_ids: list[uuid.UUID], start: int, stop: int, corpus: Co
     ):
         raw = engine.raw_connection() if postgresql else None
         with nullcontext() if postgresql else engine.begin() as connection:
-            for rows, signature_rows in maker.imap(_made_batch, batches):
+            indexed = None if postgresql else search_index.last_rowid(connection)
+            ahead = threading.BoundedSemaphore(READ_AHEAD)
+
+            def throttled():
+                for batch in batches:
+                    ahead.acquire()
+                    yield batch
+
+            for rows, signature_rows in maker.imap(_made_batch, throttled()):
+                ahead.release()
                 if postgresql:
                     copy_rows(raw, Report.__table__, rows)
                     copy_rows(raw, ReportSignature.__table__, signature_rows)
                 else:
                     connection.execute(Report.__table__.insert(), rows)
                     connection.execute(ReportSignature.__table__.insert(), signature_rows)
-                    # Indexed for search as the fan-out indexes what the service files.
-                    search_index.index_new(connection, [row["id"] for row in rows])
+                    # Indexed for search as the fan-out indexes what the service files, the
+                    # words in one statement at the end (a quarter faster than a batch's each).
+                    search_index.index_new(connection, [row["id"] for row in rows], words=False)
+            if not postgresql:
+                search_index.index_words_after(connection, indexed)
         if postgresql:
             raw.commit()
             raw.close()
