@@ -79,6 +79,7 @@ BATCH = 2_000  # 12 columns x 2,000 rows stays under SQLite's 32,766 parameters
 # Batches made ahead of the load: unbounded, a maker faster than SQLite's search index held
 # 2.3 GB of rows waiting a few minutes into a 10,000,000 fill.
 READ_AHEAD = 4
+COMMIT_BATCHES = 250  # a transaction a 500,000 reports
 SPAN = timedelta(days=730)  # the reports arrived over two years
 STATUS_WEIGHTS = (40, 20, 25, 15)
 SEVERITY_WEIGHTS = (30, 40, 20, 10)
@@ -112,8 +113,8 @@ class Corpus:
 def fill(engine, project_ids: list[uuid.UUID], start: int, stop: int, corpus: Corpus) -> None:
     """Reports start..stop-1: report i belongs to project i % 10 with number i // 10 + 1. By the
     databases' bulk paths, the secondary indexes dropped meanwhile and built after: COPY on
-    PostgreSQL, one statement compiled once for all rows (executemany) on SQLite, a
-    transaction a step (a multi-row INSERT compiled anew for every batch was half the time).
+    PostgreSQL, one statement compiled once for all rows (executemany) on SQLite (a multi-row
+    INSERT compiled anew for every batch was half the time), a transaction a 500,000.
     The rows are made by a second process while this one loads the previous batch: making
     them (the text, each report's stems) cost as much as loading them."""
     postgresql = engine.dialect.name == "postgresql"
@@ -124,16 +125,31 @@ def fill(engine, project_ids: list[uuid.UUID], start: int, stop: int, corpus: Co
         context.Pool(1, initializer=_make_corpus, initargs=(corpus.words,)) as maker,
     ):
         raw = engine.raw_connection() if postgresql else None
-        with nullcontext() if postgresql else engine.begin() as connection:
-            indexed = None if postgresql else search_index.last_rowid(connection)
-            ahead = threading.BoundedSemaphore(READ_AHEAD)
+        connection = None if postgresql else engine.connect()
+        indexed = None if postgresql else search_index.last_rowid(connection)
+        ahead = threading.BoundedSemaphore(READ_AHEAD)
 
-            def throttled():
-                for batch in batches:
-                    ahead.acquire()
-                    yield batch
+        def throttled():
+            for batch in batches:
+                ahead.acquire()
+                yield batch
 
-            for rows, signature_rows in maker.imap(_made_batch, throttled()):
+        def commit() -> None:
+            if postgresql:
+                raw.commit()
+                return
+            # Indexed for search as the fan-out indexes what the service files, the words in
+            # one statement a transaction (a quarter faster than one a batch).
+            search_index.index_words_after(connection, indexed)
+            connection.commit()
+            # The log copied back and emptied: one log of a 10,000,000 fill would be as large
+            # as the database, twice its disk.
+            connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+
+        try:
+            for number, (rows, signature_rows) in enumerate(
+                maker.imap(_made_batch, throttled()), 1
+            ):
                 ahead.release()
                 if postgresql:
                     copy_rows(raw, Report.__table__, rows)
@@ -141,14 +157,13 @@ def fill(engine, project_ids: list[uuid.UUID], start: int, stop: int, corpus: Co
                 else:
                     connection.execute(Report.__table__.insert(), rows)
                     connection.execute(ReportSignature.__table__.insert(), signature_rows)
-                    # Indexed for search as the fan-out indexes what the service files, the
-                    # words in one statement at the end (a quarter faster than a batch's each).
                     search_index.index_new(connection, [row["id"] for row in rows], words=False)
-            if not postgresql:
-                search_index.index_words_after(connection, indexed)
-        if postgresql:
-            raw.commit()
-            raw.close()
+                if number % COMMIT_BATCHES == 0:
+                    commit()
+                    indexed = None if postgresql else search_index.last_rowid(connection)
+            commit()
+        finally:
+            (raw or connection).close()
     with engine.begin() as connection:
         # What the service keeps up on each create (svc.services.reporting.intake._NEXT_NUMBER).
         connection.execute(
