@@ -28,6 +28,7 @@ from bench import (
     ingest,
     load,
     mcp,
+    memory,
     operations,
     replay,
     retention,
@@ -43,6 +44,7 @@ from bench.common import DATABASES, print_table, read_result
 INGEST_GOAL_RATIO = 0.25
 INGEST_GOAL_P99_MS = 250
 CREATION_GOAL_CPU_MS = 2.0  # issue 53: a report's filing, in-process
+MEMORY_GOAL_MB = 300  # issue 73: make run idle, two workers, RSS summed
 
 
 def run_all(quick: bool, databases: list[str]) -> None:
@@ -63,6 +65,7 @@ def run_all(quick: bool, databases: list[str]) -> None:
         (similar, on_each),
         (grouping, on_each),
         (mcp, ["--calls", "50" if quick else "200"]),
+        (memory, ["--seconds", "60" if quick else "300", *on_each]),
     )
 
 
@@ -85,6 +88,7 @@ def run_smoke(databases: list[str]) -> None:
         (similar, ["--noise", "0", *on_each]),
         (grouping, ["--background", "0", *on_each]),
         (mcp, ["--calls", "5"]),
+        (memory, ["--seconds", "2", "--idle", "1", "--every", "0.5", *on_each]),
         (store, ["--reports", "50"]),
         # --against this very checkout: the turns with another one run too.
         (
@@ -253,6 +257,16 @@ def headline() -> list[dict]:
                 large["export_memory_growth_mb"] < 64,
             )
 
+    for row in read_result("memory") or []:
+        add(
+            f"memory {row['database']}",
+            "make run, 2 workers, summed over its processes",
+            f"idle RSS {row['idle_rss_mb']} MB (PSS {row['idle_pss_mb']}); under "
+            f"{row['load_seconds']} s of ingest RSS {row['load_peak_rss_mb']} MB at most, "
+            f"{row['load_growth_rss_mb']:+} MB from its second fifth to its last",
+            f"idle RSS < {MEMORY_GOAL_MB} MB",
+            row["idle_rss_mb"] < MEMORY_GOAL_MB,
+        )
     for row in read_result("similar") or []:
         add(
             f"similar {row['database']}",

@@ -47,9 +47,11 @@ def sample(base_url: str) -> dict[str, float]:
             pss = _field(Path(f"/proc/{pid}/smaps_rollup"), "Pss:")
             figures["rss_mb"] += rss
             figures["pss_mb"] += pss
-            figures["anon_mb"] += _field(Path(f"/proc/{pid}/status"), "RssAnon:")
+            anon = _field(Path(f"/proc/{pid}/status"), "RssAnon:")
+            figures["anon_mb"] += anon
             role = next((name for word, name in ROLES if word in command), "make")
             figures[f"{role}_rss_mb"] = figures.get(f"{role}_rss_mb", 0.0) + rss
+            figures[f"{role}_anon_mb"] = figures.get(f"{role}_anon_mb", 0.0) + anon
     return {name: round(value, 1) for name, value in figures.items()}
 
 
@@ -83,14 +85,19 @@ def measure(database: str, seconds: int, idle_seconds: int, every: float) -> dic
 
             wrk = threading.Thread(target=load)
             wrk.start()
-            while wrk.is_alive():
+            while True:  # one sample at least, however short the load
                 wrk.join(every)
                 samples.append(sample(base_url))
+                if not wrk.is_alive():
+                    break
             if "failed" in figures:
                 raise SystemExit(f"wrk failed: {figures['failed']}")
     fifth = max(len(samples) // 5, 1)
-    early = statistics.mean(s["rss_mb"] for s in samples[fifth : 2 * fifth] or samples[:1])
-    late = statistics.mean(s["rss_mb"] for s in samples[-fifth:])
+
+    def growth(name: str) -> float:
+        early = statistics.mean(s[name] for s in samples[fifth : 2 * fifth] or samples[:1])
+        return round(statistics.mean(s[name] for s in samples[-fifth:]) - early, 1)
+
     return {
         "database": database,
         **{f"idle_{name}": value for name, value in idle.items()},
@@ -99,7 +106,8 @@ def measure(database: str, seconds: int, idle_seconds: int, every: float) -> dic
         "load_peak_rss_mb": max(s["rss_mb"] for s in samples),
         "load_peak_pss_mb": max(s["pss_mb"] for s in samples),
         "load_peak_anon_mb": max(s["anon_mb"] for s in samples),
-        "load_growth_rss_mb": round(late - early, 1),
+        "load_growth_rss_mb": growth("rss_mb"),
+        "load_growth_anon_mb": growth("anon_mb"),
         **{f"load_end_{name}": value for name, value in samples[-1].items()},
     }
 
