@@ -15,6 +15,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import NoReturn
 
 from svc.config import MIGRATIONS_DIR, ConfigError, database_url, load_settings
 
@@ -74,7 +75,7 @@ def wait_for_database(url: str | None, seconds: float = DATABASE_WAIT_SECONDS) -
         )
 
 
-def serve(settings: dict) -> int:
+def serve(settings: dict) -> NoReturn:
     """Migrate, then become the supervisor (svc.supervise, by exec: same process, none of the
     app's modules kept) of the Procfile's processes for SVC_ROLE. Whoever stops svc reaches
     it: SIGTERM, SIGINT and SIGHUP (a closed terminal) stop every process; where this process's

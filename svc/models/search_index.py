@@ -28,18 +28,16 @@ _INDEX_FTS = text(
 )
 
 
-def index_new(executor, report_ids, words: bool = True) -> None:
+def index_new(executor, report_ids) -> None:
     """Index reports on SQLite (on PostgreSQL a report's search column is part of its row); a
     report indexed already, or deleted since, is left as it is. Two statements for any number
     of reports: FTS5 flushes its pending terms at every statement, so a report to a statement
-    cost it twice the work (docs/performance.md). `executor`: a session or a connection.
-    words=False adds the search rows alone, for a bulk load that indexes all their words in
-    one statement at its end (`index_words_after`)."""
+    cost it twice the work (docs/performance.md). `executor`: a session or a connection."""
     ids = list(report_ids)
     bind = executor if isinstance(executor, Connection) else executor.get_bind()
     if not ids or bind.dialect.name != "sqlite":
         return
-    last = last_rowid(executor)
+    last = executor.scalar(_LAST_ROWID)
     rows = SEARCH_ROWS.c
     executor.execute(
         insert(SEARCH_ROWS)
@@ -51,15 +49,5 @@ def index_new(executor, report_ids, words: bool = True) -> None:
         )
         .prefix_with("OR IGNORE")
     )
-    if words:
-        index_words_after(executor, last)
-
-
-def last_rowid(executor) -> int:
-    return executor.scalar(_LAST_ROWID)
-
-
-def index_words_after(executor, last: int) -> None:
-    """The words of the search rows added after rowid `last` into the FTS index: a new rowid is
-    always past the largest (no AUTOINCREMENT needed)."""
+    # The rows just added: a new rowid is always past the largest (no AUTOINCREMENT needed).
     executor.execute(_INDEX_FTS, {"last": last})
