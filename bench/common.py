@@ -83,10 +83,8 @@ class PrivateMemory:
     def _sample(self) -> dict[int, float]:
         found = {}
         for pid in self.pids:
-            with contextlib.suppress(OSError):
-                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                    if line.startswith("RssAnon:"):
-                        found[pid] = int(line.split()[1]) / 1024
+            with contextlib.suppress(OSError, KeyError):  # ended (a zombie has no sizes)
+                found[pid] = megabytes(Path(f"/proc/{pid}/status"))["RssAnon"]
         return found
 
     def _watch(self) -> None:
@@ -109,6 +107,16 @@ class PrivateMemory:
     @property
     def peak_mb(self) -> float:
         return max(self.peak.values())
+
+
+def megabytes(path: Path) -> dict[str, float]:
+    """The `Name:  N kB` lines of a /proc file (status, smaps_rollup), in MB by name."""
+    found = {}
+    for line in path.read_text().splitlines():
+        name, _, value = line.partition(":")
+        if value.endswith(" kB"):
+            found[name] = int(value.split()[0]) / 1024
+    return found
 
 
 def cpu_seconds(pid: int) -> float:

@@ -27,6 +27,7 @@ from pathlib import Path
 from bench.common import (
     DATABASES,
     fresh_database,
+    megabytes,
     print_table,
     running_service,
     service_pids,
@@ -41,25 +42,17 @@ def sample(base_url: str) -> dict[str, float]:
     """RSS and PSS in MB summed over every process of the service, and RSS by role."""
     figures = {"rss_mb": 0.0, "pss_mb": 0.0, "anon_mb": 0.0}
     for pid in service_pids(base_url):
-        with contextlib.suppress(OSError):  # a process that ended in between
+        with contextlib.suppress(OSError, KeyError):  # ended in between (a zombie has no sizes)
             command = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-            rss = _field(Path(f"/proc/{pid}/status"), "VmRSS:")
-            pss = _field(Path(f"/proc/{pid}/smaps_rollup"), "Pss:")
+            status = megabytes(Path(f"/proc/{pid}/status"))
+            rss, anon = status["VmRSS"], status["RssAnon"]
             figures["rss_mb"] += rss
-            figures["pss_mb"] += pss
-            anon = _field(Path(f"/proc/{pid}/status"), "RssAnon:")
+            figures["pss_mb"] += megabytes(Path(f"/proc/{pid}/smaps_rollup"))["Pss"]
             figures["anon_mb"] += anon
             role = next((name for word, name in ROLES if word in command), "make")
             figures[f"{role}_rss_mb"] = figures.get(f"{role}_rss_mb", 0.0) + rss
             figures[f"{role}_anon_mb"] = figures.get(f"{role}_anon_mb", 0.0) + anon
     return {name: round(value, 1) for name, value in figures.items()}
-
-
-def _field(path: Path, name: str) -> float:
-    for line in path.read_text().splitlines():
-        if line.startswith(name):
-            return int(line.split()[1]) / 1024
-    raise OSError(f"no {name} in {path}")
 
 
 def measure(database: str, seconds: int, idle_seconds: int, every: float) -> dict:

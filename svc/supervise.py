@@ -6,8 +6,7 @@ Each process runs in a process group of its own, its output straight to ours (no
 one exits, or this process gets SIGTERM, SIGINT or SIGHUP, every group gets SIGTERM, and
 SIGKILL what is left STOP_SECONDS later. honcho did this job until it was seen, on a loaded
 host, sitting at its own interpreter's exit without ever signalling the processes it ran
-(docs/performance-journal.md, 28 November 2026): a stop here always ends, at the latest at the
-deadline.
+(docs/performance.md, "Memory"): a stop here always ends, at the latest at the deadline.
 """
 
 import argparse
@@ -23,9 +22,8 @@ from pathlib import Path
 STOP_SECONDS = 25.0
 WATCHED = {signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
 # glibc gives each thread that allocates an arena of its own, up to eight a core, and keeps
-# what was freed in each: the scheduler's threads grew it from 87 to 293 MB in five minutes of
-# ingest; with two arenas, 149 MB after two (bench.memory, docs/performance.md). An operator's
-# own value stands.
+# what was freed in each: the scheduler's many threads grew with them (docs/performance.md,
+# "Memory"). An operator's own value stands.
 ENVIRONMENT = {"MALLOC_ARENA_MAX": "2"}
 
 

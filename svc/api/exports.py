@@ -3,9 +3,10 @@ scheduler; its status and progress, then its file."""
 
 import uuid
 
-from flask import Blueprint, redirect, send_file
+from flask import Blueprint
 
 from svc.api.decorators import body, response
+from svc.api.downloads import stored
 from svc.auth.guard import current_user, login_required
 from svc.schemas.reports import ExportJobIn, ExportJobOut
 from svc.services.reporting import export_jobs
@@ -37,16 +38,4 @@ def get_export(job_id: uuid.UUID):
 def export_file(job_id: uuid.UUID):
     """The export's file, gzipped (application/gzip), until it expires."""
     job, found = export_jobs.download_for(current_user(), job_id)
-    if found.url:
-        return redirect(found.url, 302)
-    answer = send_file(
-        found.path or found.stream,
-        mimetype=found.content_type,
-        download_name=export_jobs.filename(job),
-        as_attachment=True,
-        conditional=found.path is not None,
-    )
-    if found.stream is not None and found.size is not None:
-        answer.content_length = found.size
-    answer.cache_control.private = True
-    return answer
+    return stored(found, filename=export_jobs.filename(job))

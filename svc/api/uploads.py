@@ -1,10 +1,11 @@
 """Screenshot and replay upload (the widget) and serving (the team): docs/api.md §9 and §18."""
 
-from flask import Blueprint, Response, current_app, redirect, request, send_file
+from flask import Blueprint, Response, current_app, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from svc.api.cors import widget_cors
 from svc.api.decorators import api_key_and_address, described, rate_limited, response
+from svc.api.downloads import stored
 from svc.auth.guard import api_key_required, current_project, current_user, login_required
 from svc.errors import APIError, TooLarge, field_error, size_in_words
 from svc.schemas.reports import ScreenshotOut
@@ -64,20 +65,8 @@ def upload_screenshot():
 def get_screenshot(key: str):
     """A screenshot of one of the caller's projects, with its real content type (or a 302 to
     a presigned URL, with SVC_S3_PRESIGNED_DOWNLOADS)."""
-    download = screenshots.download_for(current_user(), key)
-    if download.url:
-        return redirect(download.url, 302)
-    answer = send_file(
-        download.path or download.stream,
-        mimetype=download.content_type,
-        conditional=download.path is not None,
-        etag=download.path is not None,
-        max_age=SCREENSHOT_CACHE_SECONDS,
-    )
-    if download.stream is not None:
-        answer.content_length = download.size
-    answer.cache_control.private = True
-    answer.cache_control.public = False
+    found = screenshots.download_for(current_user(), key)
+    answer = stored(found, max_age=SCREENSHOT_CACHE_SECONDS)
     answer.headers["Content-Security-Policy"] = "default-src 'none'; sandbox"
     return answer
 
