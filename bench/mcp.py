@@ -113,7 +113,9 @@ def main() -> int:
                 rest.append(time.perf_counter() - started)
 
             async def over_http():
-                http = httpx2.AsyncClient(headers=bearer)
+                # Not httpx's 5 s: a worker's first MCP request imports the SDK, which took
+                # longer on a loaded CI machine (the smoke pass runs three benchmarks at once).
+                http = httpx2.AsyncClient(headers=bearer, timeout=120)
                 async with (
                     http,
                     Client(streamable_http_client(f"{base_url}/mcp", http_client=http)) as client,

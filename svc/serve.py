@@ -55,13 +55,15 @@ def wait_for_database(url: str | None, seconds: float = DATABASE_WAIT_SECONDS) -
             connection = driver.connect(*arguments, **keywords)
             break
         except driver.OperationalError as error:
+            # Said before the deadline is looked at: a first attempt slower than the whole
+            # wait (a loaded host) still tells the operator what it waited for.
+            if not said:
+                print(f"serve: waiting for the database at {url.host}", flush=True)
+                said = True
             if time.monotonic() > deadline:
                 raise DatabaseAbsent(
                     f"the database at {url.host} did not answer in {seconds:.0f} s: {error}"
                 ) from None
-            if not said:
-                print(f"serve: waiting for the database at {url.host}", flush=True)
-                said = True
             time.sleep(1)
     try:
         encoding = connection.info.parameter_status("server_encoding")

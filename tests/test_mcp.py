@@ -29,7 +29,11 @@ def call(url: str, token: str, steps, headers: dict | None = None):
     """Run `steps(client)` with the SDK's client connected to `url` with `token`."""
 
     async def run():
-        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}", **(headers or {})})
+        # httpx's 5 s default is shorter than a worker's first MCP request (it imports the SDK)
+        # on a loaded machine; svc's bridge waits 120 s the same way.
+        http = httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {token}", **(headers or {})}, timeout=120
+        )
         transport = streamable_http_client(f"{url}/mcp", http_client=http)
         async with http, Client(transport) as client:
             return await steps(client)
