@@ -110,18 +110,27 @@ class Corpus:
         return " ".join(words)[:length].strip().capitalize()
 
 
-def fill(engine, project_ids: list[uuid.UUID], start: int, stop: int, corpus: Corpus) -> None:
+def fill(
+    engine,
+    project_ids: list[uuid.UUID],
+    start: int,
+    stop: int,
+    corpus: Corpus,
+    spread: int = SIZES[-1],
+) -> None:
     """Reports start..stop-1: report i belongs to project i % 10 with number i // 10 + 1. By the
     databases' bulk paths, the secondary indexes dropped meanwhile and built after: COPY on
     PostgreSQL, one statement compiled once for all rows (executemany) on SQLite (a multi-row
     INSERT compiled anew for every batch was half the time), a transaction a 500,000.
     The rows are made by a second process while this one loads the previous batch: making
-    them (the text, each report's stems) cost as much as loading them."""
+    them (the text, each report's stems) cost as much as loading them. `spread` reports fill
+    SPAN: the largest size of a run, so that none is dated in the future."""
     postgresql = engine.dialect.name == "postgresql"
-    batches = [(b, min(stop, b + BATCH), project_ids) for b in range(start, stop, BATCH)]
+    batches = [(b, min(stop, b + BATCH), project_ids, spread) for b in range(start, stop, BATCH)]
     context = multiprocessing.get_context("spawn")  # nothing of this process's connections
     with (
         indexes_built_after(engine, ("reports", "report_signatures")),
+        search_merges_deferred(engine),
         context.Pool(1, initializer=_make_corpus, initargs=(corpus.words,)) as maker,
     ):
         raw = engine.raw_connection() if postgresql else None
@@ -188,10 +197,10 @@ def _make_corpus(words: list[str]) -> None:
 def _made_batch(batch: tuple) -> tuple[list[dict], list[dict]]:
     """Reports first..stop-1 and their signature rows, the same for the same numbers (the
     batch's own generator, seeded by its first number)."""
-    first, stop, project_ids = batch
+    first, stop, project_ids, spread = batch
     corpus, began = _MAKER, datetime.now(UTC) - SPAN
     corpus.rng = rng = random.Random(first)
-    step = SPAN / SIZES[-1]
+    step = SPAN / spread
     rows = []
     for i in range(first, stop):
         severity = rng.choices(SEVERITIES, SEVERITY_WEIGHTS)[0]
@@ -263,6 +272,27 @@ def indexes_built_after(engine, tables: tuple[str, ...]):
         with engine.begin() as connection:
             for _, definition in found:
                 connection.execute(text(definition))
+
+
+@contextmanager
+def search_merges_deferred(engine):
+    """SQLite: FTS5's automerge off while the fill loads (segments merge only sixteen at a
+    time, FTS5's crisis merge), FTS5's default (4) again after. A 400,000 fill: 120.7 s with,
+    89.8 s without (docs/performance.md). Nothing on PostgreSQL, whose index is built after."""
+    if engine.dialect.name != "sqlite":
+        yield
+        return
+    with engine.begin() as connection:
+        connection.exec_driver_sql(
+            "INSERT INTO reports_fts (reports_fts, rank) VALUES ('automerge', 0)"
+        )
+    try:
+        yield
+    finally:
+        with engine.begin() as connection:
+            connection.exec_driver_sql(
+                "INSERT INTO reports_fts (reports_fts, rank) VALUES ('automerge', 4)"
+            )
 
 
 def signed(rows: list[dict], rng: random.Random) -> list[dict]:
@@ -479,7 +509,14 @@ def run(database: str, sizes: list[int], keep: Path | None = None) -> list[dict]
             stored = 0
             for size in sizes:
                 started = time.perf_counter()
-                fill(engine, [uuid.UUID(p) for p in projects], stored, size, corpus)
+                fill(
+                    engine,
+                    [uuid.UUID(p) for p in projects],
+                    stored,
+                    size,
+                    corpus,
+                    spread=max(*sizes, SIZES[-1]),
+                )
                 fill_seconds = time.perf_counter() - started
                 stored = size
                 refresh_statistics(engine, url, workdir)

@@ -215,11 +215,15 @@ def _report(row) -> dict:
     }
 
 
+# One encoder for every line: json.dumps with options makes a new one each call.
+_line = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def ndjson(items: Iterator[dict]) -> Iterator[str]:
     """One JSON object per line, as the list writes each item."""
     lines = []
     for item in items:
-        lines.append(json.dumps(item, ensure_ascii=False, separators=(",", ":")) + "\n")
+        lines.append(_line(item) + "\n")
         if len(lines) == BATCH:
             yield "".join(lines)
             lines = []

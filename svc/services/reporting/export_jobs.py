@@ -13,6 +13,7 @@ import logging
 import os
 import tempfile
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -121,9 +122,7 @@ def _write(job_id: uuid.UUID) -> None:
 
         items = counted(export.rows(user, query))
         chunks = export.csv_text(items) if kind == "csv" else export.ndjson(items)
-        with gzip.open(path, "wt", encoding="utf-8", compresslevel=6) as out:
-            for chunk in chunks:
-                out.write(chunk)
+        _compressed(chunks, path)
         db.session.commit()
         store = storage.current_store()
         key = storage.new_key(f"{kind}.gz")
@@ -137,6 +136,21 @@ def _write(job_id: uuid.UUID) -> None:
         _finish(job_id, FAILED, error=str(problem)[:500] or type(problem).__name__)
     finally:
         storage.remove_file(path)
+
+
+def _compressed(chunks, path: Path) -> None:
+    """The chunks gzipped into `path`, compressed in a thread of its own while the next chunk
+    is made (zlib lets go of the GIL); at most one chunk waits. Level 1: a tenth larger than
+    level 6 and the job a seventh faster (docs/performance.md)."""
+    with gzip.open(path, "wb", compresslevel=1) as out, ThreadPoolExecutor(1) as compressor:
+        pending = None
+        for chunk in chunks:
+            data = chunk.encode()
+            if pending is not None:
+                pending.result()
+            pending = compressor.submit(out.write, data)
+        if pending is not None:
+            pending.result()
 
 
 def _progress(job_id: uuid.UUID, **values) -> bool:
