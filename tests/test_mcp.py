@@ -176,7 +176,7 @@ def test_another_projects_report_and_a_revoked_token_are_refused(
     answer = requests.post(
         f"{live_server}/mcp",
         json=hello,
-        timeout=5,
+        timeout=60,
         headers={
             "Authorization": f"Bearer {shop['read']}",
             "Accept": "application/json, text/event-stream",
@@ -186,7 +186,7 @@ def test_another_projects_report_and_a_revoked_token_are_refused(
 
 
 def test_get_on_mcp_is_refused_and_svc_mcp_off_removes_it(make_app, live_server):
-    answer = requests.get(f"{live_server}/mcp", timeout=5)
+    answer = requests.get(f"{live_server}/mcp", timeout=60)
     assert answer.status_code == 405 and answer.json()["detail"]
     off = make_app(SVC_MCP="off").test_client()
     assert off.post("/mcp", json={}).status_code == 404
@@ -266,7 +266,7 @@ def test_both_transports_through_make_run(services, service_env):
         assert "- Tracking id: WS-1" in text_of(call(base_url, token, read))
     assert "Pay fails" in text_of(bridged(base_url, token, read))
     bearer = {"Authorization": f"Bearer {token}"}
-    assert requests.get(f"{base_url}/api/v1/reports/WS-1", headers=bearer, timeout=5).ok
+    assert requests.get(f"{base_url}/api/v1/reports/WS-1", headers=bearer, timeout=60).ok
 
 
 def test_a_group_the_resources_and_the_prompt(live_server, shop, user_client):
@@ -309,7 +309,7 @@ def test_an_expired_token_is_refused(app, live_server, shop):
         db.session.execute(update(PersonalAccessToken).values(expires_at=utcnow() - timedelta(1)))
         db.session.commit()
     hello = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
-    answer = requests.post(f"{live_server}/mcp", json=hello, timeout=5, headers={
+    answer = requests.post(f"{live_server}/mcp", json=hello, timeout=60, headers={
         "Authorization": f"Bearer {shop['write']}",
         "Accept": "application/json, text/event-stream"})  # fmt: skip
     assert answer.status_code == 401
