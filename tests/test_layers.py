@@ -437,7 +437,8 @@ def test_the_cycle_test_finds_a_cycle():
 
 def test_a_service_process_loads_no_migration_tool_nor_cryptography(tmp_path):
     """Every worker and the scheduler create the app: Flask-Migrate (alembic, mako, pygments)
-    and cryptography are 18 MB in each, loaded only where migrations run or a secret is used
+    and cryptography are 18 MB in each, loaded only where migrations run or a secret is used;
+    the stemmer, the QR codes, ada and APScheduler 7 MB more, loaded where they are used
     (docs/performance.md, "Memory")."""
     loaded = subprocess.run(
         [sys.executable, "-c", "import sys; from svc import create_app; create_app(); "
@@ -445,5 +446,6 @@ def test_a_service_process_loads_no_migration_tool_nor_cryptography(tmp_path):
         cwd=ROOT, env={**os.environ, "SVC_INSTANCE_PATH": str(tmp_path)},
         capture_output=True, text=True, check=True,
     ).stdout.split()  # fmt: skip
-    for heavy in ("flask_migrate", "alembic", "mako", "pygments", "cryptography"):
+    heavy_ones = ("flask_migrate", "alembic", "mako", "pygments", "cryptography")
+    for heavy in (*heavy_ones, "snowballstemmer", "segno", "ada_url", "apscheduler"):
         assert heavy not in loaded, heavy

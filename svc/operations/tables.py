@@ -9,7 +9,6 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
 
-from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from flask import current_app
 from sqlalchemy import Engine, Table, create_engine, delete, func, insert, inspect, select, text
 
@@ -61,7 +60,10 @@ def tables_to_move(connection) -> list[Table]:
 
 
 def _jobstore_table() -> Table:
-    # APScheduler's own definition, so that the copy writes the types it reads back.
+    # APScheduler's own definition, so that the copy writes the types it reads back; imported
+    # here: a web process loads this module and never the scheduler (1.2 MB).
+    from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+
     return SQLAlchemyJobStore(url="sqlite://", tablename=JOBSTORE_TABLE).jobs_t
 
 

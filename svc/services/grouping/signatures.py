@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from urllib.parse import urlsplit
 
-import snowballstemmer
 from babel.core import Locale, UnknownLocaleError
 from sqlalchemy import String, cast, delete, desc, func, select, tuple_
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
@@ -191,6 +190,10 @@ def _stem(word: str, language: str | None) -> str:
         return word
     stemmer = getattr(_STEMMERS, language, None)
     if stemmer is None:
+        # Imported on first use: its 39 modules are 3 MB in every process that loads svc, and
+        # a web worker needs it only for a report's similar ones (docs/performance.md, memory).
+        import snowballstemmer
+
         stemmer = snowballstemmer.stemmer(language)
         setattr(_STEMMERS, language, stemmer)
     return stemmer.stemWord(word)

@@ -13,7 +13,6 @@ from secrets import token_bytes
 from urllib.parse import urlsplit
 
 import pyotp
-import segno
 from sqlalchemy import delete, func, or_, select, update
 
 from svc import audit, secrets
@@ -102,6 +101,8 @@ def _issuer() -> str:
 
 
 def _totp_setup(user: User, secret: str) -> dict:
+    import segno  # on first use: 1.1 MB in every process otherwise, for a QR code now and then
+
     uri = pyotp.TOTP(secret).provisioning_uri(name=user.email, issuer_name=_issuer())
     return {"secret": secret, "otpauth_uri": uri, "qr_code": segno.make(uri).svg_data_uri(scale=5)}
 

@@ -13,8 +13,6 @@ from datetime import UTC, datetime
 from http import HTTPStatus
 from urllib.parse import parse_qsl, urlsplit
 
-import ada_url
-
 from svc.auth.api_keys import normalize_origin
 from svc.models import Report, failed_request
 from svc.models.projects import WIDGET_DEFAULTS
@@ -279,6 +277,14 @@ def _comment(text: str, limit: int = 200) -> str:
 _AMBIGUOUS = re.compile(r"[\\\x00-\x20\x7f]")
 
 
+def _whatwg_url(address: str):
+    """ada's parse of an address (a ValueError where it has none). Imported on first use: 2 MB
+    in every process that loads svc, for a repro kit or a run now and then."""
+    import ada_url
+
+    return ada_url.URL(address)
+
+
 def conformant_url(url: str) -> str | None:
     """`url` as a browser would open it (the WHATWG URL standard, through ada), when that parse
     and the service's (urlsplit) agree on it: http(s), the same host and port, no user name or
@@ -287,7 +293,7 @@ def conformant_url(url: str) -> str | None:
     if not isinstance(url, str) or _AMBIGUOUS.search(url):
         return None
     try:
-        parsed, split = ada_url.URL(url), urlsplit(url)
+        parsed, split = _whatwg_url(url), urlsplit(url)
         split_port = split.port
     except ValueError:
         return None
@@ -320,7 +326,7 @@ def _is_private(host: str) -> bool:
 
 def _on_staging(origin: str, address: str) -> str:
     """`address` (conformant) with its origin replaced by the staging origin."""
-    parsed = ada_url.URL(address)
+    parsed = _whatwg_url(address)
     return origin + parsed.pathname + parsed.search + parsed.hash
 
 
@@ -337,7 +343,7 @@ def _openable(report: Report, url: str) -> str | None:
     if origin := staging_origin(report):
         return _on_staging(origin, address)
     allowed = report.project.allowed_origins
-    parsed = ada_url.URL(address)
+    parsed = _whatwg_url(address)
     if not allowed or _is_private(parsed.hostname):
         return None
     return address if normalize_origin(parsed.origin) in allowed else None
