@@ -12,6 +12,7 @@ Writes bench/results/mcp.json.
 
 import argparse
 import asyncio
+import contextlib
 import os
 import sys
 import tempfile
@@ -25,6 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from bench.common import (
     _SERVICES,  # the running services, to read their workers' memory
+    megabytes,
     milliseconds,
     percentile,
     print_table,
@@ -36,15 +38,11 @@ from harness.service import descendants, set_up_project
 
 
 def resident_mb(pids) -> float:
-    total = 0
+    total = 0.0
     for pid in pids:
-        try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        except OSError:
-            pass
-    return round(total / 1024, 1)
+        with contextlib.suppress(OSError, KeyError):  # ended in between (a zombie has no sizes)
+            total += megabytes(Path(f"/proc/{pid}/status"))["VmRSS"]
+    return round(total, 1)
 
 
 def workers(base_url: str) -> list[int]:
