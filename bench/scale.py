@@ -277,22 +277,23 @@ def indexes_built_after(engine, tables: tuple[str, ...]):
 @contextmanager
 def search_merges_deferred(engine):
     """SQLite: FTS5's automerge off while the fill loads (segments merge only sixteen at a
-    time, FTS5's crisis merge), FTS5's default (4) again after. A 400,000 fill: 120.7 s with,
-    89.8 s without (docs/performance.md). Nothing on PostgreSQL, whose index is built after."""
+    time, FTS5's crisis merge), FTS5's default (4) again after: merging as it went was most of
+    the fill's time (docs/performance.md). Nothing on PostgreSQL, whose index is built after."""
     if engine.dialect.name != "sqlite":
         yield
         return
-    with engine.begin() as connection:
-        connection.exec_driver_sql(
-            "INSERT INTO reports_fts (reports_fts, rank) VALUES ('automerge', 0)"
-        )
+
+    def automerge(segments: int) -> None:
+        with engine.begin() as connection:
+            connection.exec_driver_sql(
+                "INSERT INTO reports_fts (reports_fts, rank) VALUES ('automerge', ?)", (segments,)
+            )
+
+    automerge(0)
     try:
         yield
     finally:
-        with engine.begin() as connection:
-            connection.exec_driver_sql(
-                "INSERT INTO reports_fts (reports_fts, rank) VALUES ('automerge', 4)"
-            )
+        automerge(4)
 
 
 def signed(rows: list[dict], rng: random.Random) -> list[dict]:

@@ -61,7 +61,7 @@ def tables_to_move(connection) -> list[Table]:
 
 def _jobstore_table() -> Table:
     # APScheduler's own definition, so that the copy writes the types it reads back; imported
-    # here: a web process loads this module and never the scheduler (1.2 MB).
+    # here: a web process loads this module and never runs the scheduler.
     from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 
     return SQLAlchemyJobStore(url="sqlite://", tablename=JOBSTORE_TABLE).jobs_t

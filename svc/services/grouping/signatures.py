@@ -190,8 +190,8 @@ def _stem(word: str, language: str | None) -> str:
         return word
     stemmer = getattr(_STEMMERS, language, None)
     if stemmer is None:
-        # Imported on first use: its 39 modules are 3 MB in every process that loads svc, and
-        # a web worker needs it only for a report's similar ones (docs/performance.md, memory).
+        # Imported on first use, not by every process that loads svc: a web worker needs it
+        # only for a report's similar ones (docs/performance.md, "Memory").
         import snowballstemmer
 
         stemmer = snowballstemmer.stemmer(language)

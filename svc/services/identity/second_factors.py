@@ -101,7 +101,7 @@ def _issuer() -> str:
 
 
 def _totp_setup(user: User, secret: str) -> dict:
-    import segno  # on first use: 1.1 MB in every process otherwise, for a QR code now and then
+    import segno  # on first use, not in every process, for a QR code now and then
 
     uri = pyotp.TOTP(secret).provisioning_uri(name=user.email, issuer_name=_issuer())
     return {"secret": secret, "otpauth_uri": uri, "qr_code": segno.make(uri).svg_data_uri(scale=5)}

@@ -140,8 +140,8 @@ def _write(job_id: uuid.UUID) -> None:
 
 def _compressed(chunks, path: Path) -> None:
     """The chunks gzipped into `path`, compressed in a thread of its own while the next chunk
-    is made (zlib lets go of the GIL); at most one chunk waits. Level 1: a tenth larger than
-    level 6 and the job a seventh faster (docs/performance.md)."""
+    is made (zlib lets go of the GIL); at most one chunk waits. Level 1: the job's time, not
+    the file's size, is what grows with an install (docs/performance.md)."""
     with gzip.open(path, "wb", compresslevel=1) as out, ThreadPoolExecutor(1) as compressor:
         pending = None
         for chunk in chunks:

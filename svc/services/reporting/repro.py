@@ -278,8 +278,8 @@ _AMBIGUOUS = re.compile(r"[\\\x00-\x20\x7f]")
 
 
 def _whatwg_url(address: str):
-    """ada's parse of an address (a ValueError where it has none). Imported on first use: 2 MB
-    in every process that loads svc, for a repro kit or a run now and then."""
+    """ada's parse of an address (a ValueError where it has none). Imported on first use, not
+    by every process that loads svc, for a repro kit or a run now and then."""
     import ada_url
 
     return ada_url.URL(address)
