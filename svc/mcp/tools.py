@@ -16,7 +16,7 @@ from svc.mcp.untrusted import NOTICE, Framer
 from svc.models import Membership, Project, Report, ReportSignature, User, failed_request
 from svc.schemas.comments import CommentIn
 from svc.schemas.reports import ReportListQuery, ReportUpdateIn
-from svc.services import listing
+from svc.services import listing, projects
 from svc.services.grouping import similar
 from svc.services.reporting import comments, reports, repro, screenshots
 
@@ -286,7 +286,7 @@ def similar_reports(user: User, report: str, limit=5) -> str:
 def get_group(user: User, signature: str, limit=20) -> str:
     """A signature's reports (docs/api.md §8.9) in the user's projects: counts, first and last
     seen, the newest reports."""
-    mine = listing.projects_of(user, None)
+    mine = projects.ids_of(user, None)
     count, first, last, label = db.session.execute(
         select(
             func.count(),

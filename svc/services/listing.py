@@ -1,7 +1,6 @@
 """The report list (docs/api.md §8.2): filters, search, sorts and pages, and which reports a
 user may see."""
 
-import uuid
 from dataclasses import dataclass
 
 from sqlalchemy import and_, exists, func, not_, or_, select, union_all
@@ -11,7 +10,6 @@ from svc.extensions import db
 from svc.models import (
     SEVERITY_RANK,
     ExternalIssue,
-    Membership,
     Project,
     Report,
     ReportDuplicate,
@@ -21,7 +19,8 @@ from svc.models import (
     tracking_id_of,
 )
 from svc.models.reproductions import NOT_REPRODUCED, REPRODUCED
-from svc.services.reporting import search
+from svc.services import projects
+from svc.services.reporting import search, stats
 
 # What a report's answer shows beside its own row (its signature, its group: docs/api.md §8.9,
 # §8.11), loaded with it wherever an answer shows reports.
@@ -81,58 +80,56 @@ def with_tracking_ids(rows: list) -> list[Shown]:
 
 def visible_to(user: User):
     """The condition that a report is in one of the user's projects."""
-    return Report.project_id.in_(projects_of(user, None))
+    return Report.project_id.in_(projects.ids_of(user, None))
 
 
-def filter_conditions(user: User, query: dict) -> list:
+def filter_conditions(user: User, query: dict) -> dict[str, object]:
     """The conditions of the list's filters but project and search (docs/api.md §8.2): those
-    the projects' report counts cannot answer."""
-    conditions = []
+    the projects' report counts cannot answer, by the name of the filter each comes from."""
+    conditions = {}
     for name, column in (("status", Report.status), ("category", Report.category)):
         if name in query:
-            conditions.append(_one_of(column, query[name]))
+            conditions[name] = _one_of(column, query[name])
     if "severity" in query:
         ranks = [SEVERITY_RANK[severity] for severity in query["severity"]]
-        conditions.append(_one_of(Report.severity_rank, ranks))
+        conditions["severity"] = _one_of(Report.severity_rank, ranks)
     assignee = query.get("assignee")
     if assignee == "me":
-        conditions.append(Report.assignee_id == user.id)
+        conditions["assignee"] = Report.assignee_id == user.id
     elif assignee == "none":
-        conditions.append(Report.assignee_id.is_(None))
+        conditions["assignee"] = Report.assignee_id.is_(None)
     elif assignee is not None:
-        conditions.append(Report.assignee_id == assignee)
+        conditions["assignee"] = Report.assignee_id == assignee
     if "created_after" in query:
-        conditions.append(Report.created_at >= query["created_after"])
+        conditions["created_after"] = Report.created_at >= query["created_after"]
     if "created_before" in query:
-        conditions.append(Report.created_at < query["created_before"])
+        conditions["created_before"] = Report.created_at < query["created_before"]
     if "reporter" in query:
-        conditions.append(
-            func.lower(Report.reporter_identifier).contains(
-                query["reporter"].lower(), autoescape=True
-            )
+        conditions["reporter"] = func.lower(Report.reporter_identifier).contains(
+            query["reporter"].lower(), autoescape=True
         )
     if "has_screenshot" in query:
         pictured = or_(
             Report.screenshot_key.is_not(None), Report.annotated_screenshot_key.is_not(None)
         )
-        conditions.append(pictured if query["has_screenshot"] else not_(pictured))
+        conditions["has_screenshot"] = pictured if query["has_screenshot"] else not_(pictured)
     if "linked" in query:
         linked = exists().where(ExternalIssue.report_id == Report.id)
-        conditions.append(linked if query["linked"] else not_(linked))
+        conditions["linked"] = linked if query["linked"] else not_(linked)
     if query.get("duplicates", "include") != "include":
         merged = Report.id.in_(select(ReportDuplicate.report_id))
-        conditions.append(merged if query["duplicates"] == "only" else not_(merged))
+        conditions["duplicates"] = merged if query["duplicates"] == "only" else not_(merged)
     if "signature" in query:
         signed = select(ReportSignature.report_id).where(
             ReportSignature.signature == query["signature"]
         )
-        conditions.append(Report.id.in_(signed))
+        conditions["signature"] = Report.id.in_(signed)
     if "reproduced" in query:
         verdict = REPRODUCED if query["reproduced"] else NOT_REPRODUCED
         last_runs = select(Reproduction.report_id).where(
             Reproduction.is_last, Reproduction.verdict == verdict
         )
-        conditions.append(Report.id.in_(last_runs))
+        conditions["reproduced"] = Report.id.in_(last_runs)
     return conditions
 
 
@@ -153,14 +150,16 @@ def list_for(user: User, query: dict) -> Page:
         search.steer_planner(db.session, searched, dialect)
         matching.append(search.condition(searched, dialect))
 
-    filters = conditions + report_conditions
-    projects = projects_of(user, query.get("project_id"))
+    filters = conditions + list(report_conditions.values())
+    chosen_projects = projects.ids_of(user, query.get("project_id"))
     if not (report_conditions or matching):
-        total = _report_count(projects)
+        total = _report_count(chosen_projects)
+    elif not matching and report_conditions.keys() <= stats.TALLIED:
+        total = db.session.scalar(stats.tallied(chosen_projects, query))
     else:
         counted = None
         if not report_conditions:
-            counted = search.count_in_projects(searched, dialect, projects)
+            counted = search.count_in_projects(searched, dialect, chosen_projects)
         if counted is None:
             counted = select(func.count()).select_from(Report).where(*filters, *matching)
         total = db.session.scalar(counted)
@@ -217,14 +216,6 @@ def _walks_sort_index(dialect: str, matches: int, page_end: int) -> bool:
     matches; PostgreSQL guesses), and the service has just counted them."""
     reports = db.session.scalar(select(func.coalesce(func.sum(Project.report_count), 0)))
     return search.walk_sort_index(dialect, matches, page_end, reports)
-
-
-def projects_of(user: User, project_id: uuid.UUID | None):
-    """The ids of the user's projects, or of the one given if it is one of them."""
-    projects = select(Membership.project_id).where(Membership.user_id == user.id)
-    if project_id is not None:
-        projects = projects.where(Membership.project_id == project_id)
-    return projects
 
 
 def _report_count(projects) -> int:

@@ -98,6 +98,14 @@ def _prefix_conflict(prefix: str) -> Conflict:
 # --- access --------------------------------------------------------------------------------------
 
 
+def ids_of(user: User, project_id: uuid.UUID | None = None):
+    """A SELECT of the ids of the user's projects, or of the one given if it is one of them."""
+    chosen = select(Membership.project_id).where(Membership.user_id == user.id)
+    if project_id is not None:
+        chosen = chosen.where(Membership.project_id == project_id)
+    return chosen
+
+
 def access(user: User, project_id: uuid.UUID, *, at_least: str = VIEWER) -> ProjectAccess:
     """The project if the user has a role in it: 404 for anyone else (existence is not leaked),
     403 for a role below `at_least` (docs/api.md §7)."""

@@ -44,7 +44,7 @@ from svc import database
 from svc.extensions import db
 from svc.models import InstanceMarker, Project, Report, ReportDetail, ReportSignature, User
 from svc.models.base import utcnow
-from svc.services import listing
+from svc.services import projects
 from svc.services.grouping import evidence
 
 # The rules rows are made by: 1, the first error or request whatever its origin; 2, the app's
@@ -507,7 +507,7 @@ def groups_for(user: User, query: dict) -> list[dict]:
         )
         .join(Report, Report.id == ReportSignature.report_id)
         .where(
-            ReportSignature.project_id.in_(listing.projects_of(user, query.get("project_id"))),
+            ReportSignature.project_id.in_(projects.ids_of(user, query.get("project_id"))),
             ReportSignature.created_at >= since,
         )
         .group_by(ReportSignature.signature, ReportSignature.project_id)

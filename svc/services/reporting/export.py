@@ -110,7 +110,7 @@ def _as_text(value):
 
 
 def _conditions(user: User, query: dict) -> list:
-    conditions = [listing.visible_to(user), *listing.filter_conditions(user, query)]
+    conditions = [listing.visible_to(user), *listing.filter_conditions(user, query).values()]
     if "project_id" in query:
         conditions.append(Report.project_id == query["project_id"])
     searched = query.get("search", "").strip()
@@ -164,7 +164,7 @@ def _groups(user: User, project_id) -> _Groups:
             ReportDuplicate.reporter_key,
         )
         .join(primary, primary.id == ReportDuplicate.primary_id)
-        .where(primary.project_id.in_(listing.projects_of(user, project_id)))
+        .where(primary.project_id.in_(projects.ids_of(user, project_id)))
     ):
         groups.merged_into[report_id] = (primary_id, number)
         groups.reporters.setdefault(primary_id, []).append(key)

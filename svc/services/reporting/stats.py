@@ -25,10 +25,11 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.functions import FunctionElement
 
 from svc.extensions import db
-from svc.models import CATEGORIES, SEVERITIES, Report, ReportDay, ReportTally, User
+from svc.models import CATEGORIES, SEVERITIES, Report, ReportDay, ReportEvent, ReportTally, User
 from svc.models.base import utcnow
+from svc.models.events import REPORT_CREATED
 from svc.models.reports import OPEN_STATUSES
-from svc.services import listing, projects
+from svc.services import projects
 
 
 @dataclass(frozen=True)
@@ -157,11 +158,37 @@ def recount_all(connection) -> None:
 
 # --- reading them --------------------------------------------------------------------------------
 
+# The list's filters that the counters count by: a list filtered by these alone (and its
+# projects) has its total read from them (docs/performance.md, "Totals from the counters").
+TALLIED = frozenset({"status", "severity", "category"})
+
+
+def tallied(chosen, query: dict):
+    """A SELECT of how many reports of the `chosen` projects (a SELECT of ids) the query's
+    TALLIED filters take: the counters, plus the new reports the fan-out has not counted yet
+    (their created events wait). One statement, so one snapshot: the fan-out counts a report
+    and deletes its event in one transaction, and a count never sees one without the other."""
+    counters = select(func.coalesce(func.sum(ReportTally.count), 0)).where(
+        ReportTally.project_id.in_(chosen)
+    )
+    waiting = (
+        select(func.count())
+        .select_from(ReportEvent)
+        .where(ReportEvent.kind == REPORT_CREATED, ReportEvent.project_id.in_(chosen))
+    )
+    for name in TALLIED & query.keys():
+        counters = counters.where(getattr(ReportTally, name).in_(query[name]))
+        if name != "status":
+            waiting = waiting.where(getattr(ReportEvent, name).in_(query[name]))
+    if "new" not in query.get("status", ("new",)):
+        return counters  # the fan-out counts every new report as new
+    return select(counters.scalar_subquery() + waiting.scalar_subquery())
+
 
 def overview(user: User, project_id: uuid.UUID | None, days: int) -> dict:
     if project_id is not None:
         projects.access(user, project_id)  # 404 for a project the user is not in
-    chosen = listing.projects_of(user, project_id)
+    chosen = projects.ids_of(user, project_id)
     first_day = utcnow().date() - timedelta(days=days - 1)
     return {
         "open": _open(chosen),
