@@ -470,6 +470,13 @@ SETTINGS: tuple[Setting, ...] = (
         "(docs/api.md §8.3.1)",
     ),
     Setting(
+        "SVC_SEARCH_COUNT_LIMIT",
+        "10000",
+        _positive_int,
+        "a search's total counts its matches up to this many (or to the page asked for); more: "
+        "the total is a lower bound and the list says `totalExact: false` (docs/api.md §8.2)",
+    ),
+    Setting(
         "SVC_REPRO_BROWSER",
         "auto",
         str.strip,

@@ -51,8 +51,10 @@ def service(database_url, tmp_path_factory, certificate_authority):
             "SVC_RATE_LIMIT_AUTH": "off",  # every test signs up from this address
             "SVC_WEBHOOK_ALLOW_PRIVATE": "true",
             "SVC_WEBHOOK_CA_BUNDLE": certificate_authority[1],
-            # Three reports are more than one answer holds: `reports export` takes a job's way.
+            # Three reports are more than one answer holds: `reports export` takes a job's way;
+            # and more than a search counts.
             "SVC_EXPORT_SYNC_LIMIT": "2",
+            "SVC_SEARCH_COUNT_LIMIT": "2",
         }
     )
     yield base_url
@@ -214,6 +216,23 @@ def test_reports_list_show_update(served):
     assert svc(served, "reports", "update", "WS-1", "--status", "done")[0] == 2
     code, _, err = svc(served, "reports", "update", "WS-1", "--title", "")
     assert code == 1 and "title" in err
+
+
+def test_a_search_past_its_count_limit_is_said_and_read_past(served):
+    """The CLI reads 100 reports a page: past SVC_SEARCH_COUNT_LIMIT (2 here) and that page,
+    the list's total is a lower bound (docs/api.md §8.2)."""
+    for number in range(101):
+        filed = served["browser"].post(
+            f"{served['url']}/api/v1/reports",
+            json={**REPORT, "title": f"Zebra {number}"},
+            headers={"X-API-Key": served["project"]["apiKey"]},
+        )
+        assert filed.status_code == 201
+    signed_in(served)
+    code, out, _ = svc(served, "reports", "list", "--search", "zebra", "--limit", "1")
+    assert code == 0 and out.splitlines()[-1].startswith("1 of more than 100 "), out
+    code, out, _ = svc(served, "reports", "list", "--search", "zebra", "--all", "--json")
+    assert len(json.loads(out)) == 101
 
 
 def test_reports_export(served, tmp_path):

@@ -750,6 +750,35 @@ def test_assigned_to_me_and_the_new_filters_live_in_the_url(page, base_url):
     expect(rows(page)).to_have_count(3)
 
 
+DASHBOARD_PAGE_SIZE = 20  # PAGE_SIZE of views/reports.js
+
+
+def test_a_search_past_its_count_limit_says_more_than_and_pages_on(page, base_url):
+    _SERVED["app"].config["SVC_SEARCH_COUNT_LIMIT"] = 2
+    try:
+        sign_up(page)
+        api_key = create_project(page)
+        for number in range(DASHBOARD_PAGE_SIZE + 5):
+            file_report(base_url, api_key, title=f"Checkout {number}", severity="low")
+        page.goto("/reports?search=checkout")
+        # The first page's count stops at its end (the limit is lower): more than a page.
+        expect(page.get_by_role("status").filter(has_text="reports")).to_have_text(
+            f"More than {DASHBOARD_PAGE_SIZE} reports"
+        )
+        pages = page.get_by_role("navigation", name="Pages")
+        expect(pages).to_contain_text("Page 1 of more than 1")
+        pages.get_by_role("link", name="Next").click()
+        # The last page is counted to its end: exact again, and no Next.
+        expect(pages).to_contain_text("Page 2 of 2")
+        expect(rows(page)).to_have_count(5)
+        expect(page.get_by_role("status").filter(has_text="reports")).to_have_text(
+            f"{DASHBOARD_PAGE_SIZE + 5} reports"
+        )
+        expect(pages.get_by_role("link", name="Next")).to_have_count(0)
+    finally:
+        _SERVED["app"].config["SVC_SEARCH_COUNT_LIMIT"] = 10_000
+
+
 def test_the_filtered_reports_are_exported_as_csv(page, base_url):
     sign_up(page)
     api_key = create_project(page)

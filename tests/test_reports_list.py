@@ -536,7 +536,7 @@ def _fill(app, title):
     return user
 
 
-def _page_and_plan(app, user, read="LIMIT", **query):
+def _page_and_plan(app, user, read="ORDER BY", **query):
     """A page of listing.list_for and the database's plan for the query that read it (or, with
     read="count(", the query that counted its total), in the transaction that ran it."""
     with app.app_context():
@@ -711,3 +711,42 @@ def test_a_search_walks_the_sort_index_only_when_that_reads_less():
     assert not search.walk_sort_index(
         "postgresql", matches=14_000, page_end=1_000, reports=1_000_000
     )
+
+
+def test_a_search_counts_its_matches_up_to_its_limit(make_app):
+    """Past SVC_SEARCH_COUNT_LIMIT a search's total is a lower bound and says so; a page past
+    it is counted to its end, and a page past the last has the exact total (docs/api.md §8.2).
+    Indexed matches and those whose created event waits (not indexed yet) alike."""
+    app = make_app(SVC_SEARCH_COUNT_LIMIT=4)
+    client = app.test_client()
+    register(client)
+    project = create_project(client, "Web Shop")
+    for number in range(9):
+        file_report(client, project["apiKey"], title=f"checkout {number}")
+    for number in range(9, 11):  # not indexed yet: their events wait for the fan-out
+        made = client.post(
+            "/api/v1/reports",
+            json={**REPORT, "title": f"checkout {number}"},
+            headers={"X-API-Key": project["apiKey"]},
+        )
+        assert made.status_code == 201
+    file_report(client, project["apiKey"], title="basket")
+
+    def page(**params):
+        answer = client.get("/api/v1/reports", query_string={"search": "checkout", **params})
+        assert answer.status_code == 200
+        return answer.get_json()
+
+    first = page(page_size=2)
+    assert (first["total"], first["totalExact"], len(first["items"])) == (4, False, 2)
+    third = page(page_size=2, page=3)
+    assert (third["total"], third["totalExact"], len(third["items"])) == (6, False, 2)
+    last = page(page_size=3, page=4)
+    assert (last["total"], len(last["items"])) == (11, 2) and "totalExact" not in last
+    past = page(page_size=5, page=7)
+    assert (past["total"], past["items"]) == (11, []) and "totalExact" not in past
+    # Under the limit, and a list with no search, exact as ever: nothing more is said.
+    narrow = page(search="checkout 1")
+    assert narrow["total"] == 2 and "totalExact" not in narrow  # "checkout 1", "checkout 10"
+    everything = client.get("/api/v1/reports").get_json()
+    assert everything["total"] == 12 and "totalExact" not in everything

@@ -214,20 +214,25 @@ def list_reports(sort, limit, every, as_json, **filters):
     """Reports of your projects, newest first by default."""
     client = api()
     params = {**filter_params(client, filters), "sort": sort}
-    found, total, page = [], None, 1
-    while total is None or (len(found) < total and (every or len(found) < limit)):
+    found, total, exact, page = [], None, True, 1
+    # A search's total may be a lower bound (totalExact false): then read on to an empty page.
+    while total is None or ((len(found) < total or not exact) and (every or len(found) < limit)):
         answer = client.get("/reports", **params, page=page, page_size=100)
-        total = answer["total"]
+        total, exact = answer["total"], answer.get("totalExact", True)
         found += answer["items"]
         if not answer["items"]:
+            total, exact = len(found), True  # every one read
             break
         page += 1
     shown = found if every else found[:limit]
-    emit(as_json, shown, lambda: table(shown, REPORT_COLUMNS) + _more(len(shown), total))
+    emit(as_json, shown, lambda: table(shown, REPORT_COLUMNS) + _more(len(shown), total, exact))
 
 
-def _more(shown: int, total: int) -> str:
-    return f"\n{shown} of {total} (--limit, or --all for every one)" if total > shown else ""
+def _more(shown: int, total: int, exact: bool) -> str:
+    if exact and total <= shown:
+        return ""
+    counted = total if exact else f"more than {total}"
+    return f"\n{shown} of {counted} (--limit, or --all for every one)"
 
 
 @reports.command("show")

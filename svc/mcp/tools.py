@@ -71,10 +71,10 @@ def list_reports(
     page = listing.list_for(user, params)
     framer = Framer()
     lines = [
-        f"{page.total} report(s); page {params['page']}."
+        f"{'' if page.total_exact else 'more than '}{page.total} report(s); page {params['page']}."
         + (
             f" Next page: cursor={params['page'] + 1}."
-            if params["page"] * params["page_size"] < page.total
+            if params["page"] * params["page_size"] < page.total or not page.total_exact
             else ""
         ),
         NOTICE,

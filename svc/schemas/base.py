@@ -10,6 +10,7 @@ from marshmallow import (
     Schema,
     ValidationError,
     fields,
+    post_dump,
     post_load,
     pre_load,
     validate,
@@ -178,15 +179,24 @@ class PageQuery(InSchema):
         return data
 
 
-def page_of(item_schema: type[Schema], name: str) -> type[OutSchema]:
+def page_of(item_schema: type[Schema], name: str, bounded: bool = False) -> type[OutSchema]:
     """The envelope of every paged list, `{items, total, page, pageSize}`, around the items'
-    schema; `name` is the schema's name in the OpenAPI description."""
-    return OutSchema.from_dict(
-        {
-            "items": fields.List(fields.Nested(item_schema), required=True),
-            "total": fields.Integer(required=True),
-            "page": fields.Integer(required=True),
-            "page_size": fields.Integer(required=True),
-        },
-        name=name,
-    )
+    schema; `name` is the schema's name in the OpenAPI description. A `bounded` list's total
+    may be a lower bound: then, and only then, the envelope says `totalExact: false`."""
+    envelope = {
+        "items": fields.List(fields.Nested(item_schema), required=True),
+        "total": fields.Integer(required=True),
+        "page": fields.Integer(required=True),
+        "page_size": fields.Integer(required=True),
+    }
+    if bounded:
+        envelope["total_exact"] = fields.Boolean()
+    return (_BoundedPage if bounded else OutSchema).from_dict(envelope, name=name)
+
+
+class _BoundedPage(OutSchema):
+    @post_dump
+    def _exact_goes_without_saying(self, data: dict, **kwargs) -> dict:
+        if data.get("totalExact"):
+            del data["totalExact"]
+        return data

@@ -353,7 +353,7 @@ class ReportOut(ReportSummaryOut):
     receipt = fields.Boolean()
 
 
-ReportPageOut = page_of(ReportSummaryOut, "ReportPageOut")
+ReportPageOut = page_of(ReportSummaryOut, "ReportPageOut", bounded=True)
 
 
 class GroupsQuery(InSchema):

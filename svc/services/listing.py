@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from sqlalchemy import and_, exists, func, not_, or_, select, union_all
 from sqlalchemy.orm import selectinload
 
+from svc.config import setting
 from svc.extensions import db
 from svc.models import (
     SEVERITY_RANK,
@@ -47,6 +48,7 @@ class Page:
     total: int
     page: int
     page_size: int
+    total_exact: bool = True  # False: there are more than `total` (a search's, past its limit)
 
 
 class Shown:
@@ -152,6 +154,11 @@ def list_for(user: User, query: dict) -> Page:
 
     filters = conditions + list(report_conditions.values())
     chosen_projects = projects.ids_of(user, query.get("project_id"))
+    page_end = query["page"] * query["page_size"]
+    # A search counts its matches up to a limit, or to the end of the page asked for (so a
+    # page past the last has its exact total): counting every match of a common word grew
+    # with the table (docs/api.md §8.2).
+    up_to = max(setting("SVC_SEARCH_COUNT_LIMIT"), page_end) + 1 if matching else None
     if not (report_conditions or matching):
         total = _report_count(chosen_projects)
     elif not matching and report_conditions.keys() <= stats.TALLIED:
@@ -159,12 +166,15 @@ def list_for(user: User, query: dict) -> Page:
     else:
         counted = None
         if not report_conditions:
-            counted = search.count_in_projects(searched, dialect, chosen_projects)
+            counted = search.count_in_projects(searched, dialect, chosen_projects, up_to)
         if counted is None:
-            counted = select(func.count()).select_from(Report).where(*filters, *matching)
+            chosen = select(Report.id).where(*filters, *matching).limit(up_to)
+            counted = select(func.count()).select_from(chosen.subquery())
         total = db.session.scalar(counted)
+    total_exact = up_to is None or total < up_to
+    if not total_exact:
+        total = up_to - 1
     sort = query["sort"]
-    page_end = query["page"] * query["page_size"]
     if searched and sort in _INDEXED_SORTS:
         walk = _walks_sort_index(dialect, total, page_end)
         search.steer_page(db.session, dialect, walk)
@@ -191,7 +201,13 @@ def list_for(user: User, query: dict) -> Page:
         .limit(query["page_size"])
         .offset(page_end - query["page_size"])
     ).all()
-    return Page(items=list(items), total=total, page=query["page"], page_size=query["page_size"])
+    return Page(
+        items=list(items),
+        total=total,
+        page=query["page"],
+        page_size=query["page_size"],
+        total_exact=total_exact,
+    )
 
 
 def _least_severe_first(filters: list, ties: list, page_end: int):

@@ -100,7 +100,9 @@ export async function reportListView(main, context) {
   }
   appendTo(main,
     h("div", { class: "page-heading" }, h("h1", {}, "Reports"),
-      h("p", { class: "count", role: "status" }, `${listing.total} report${listing.total === 1 ? "" : "s"}`),
+      h("p", { class: "count", role: "status" }, listing.totalExact === false
+        ? `More than ${listing.total.toLocaleString()} reports`
+        : `${listing.total} report${listing.total === 1 ? "" : "s"}`),
       views),
     filters,
     wanted.signature ? h("p", { class: "filter-note" }, "The reports of one bug (one signature). ",
@@ -263,10 +265,12 @@ function emptyState(projects, filtered, total) {
 
 function pager(listing, page, wanted) {
   const pages = Math.max(1, Math.ceil(listing.total / listing.pageSize));
-  if (pages === 1 && page === 1) return null;
+  // A search's total past its count limit is a lower bound: there is always a next page.
+  const more = listing.totalExact === false;
+  if (pages === 1 && page === 1 && !more) return null;
   const link = (to, text) => h("a", { href: `/reports${query({ ...wanted, page: to })}`, rel: text === "Next" ? "next" : "prev" }, text);
   return h("nav", { class: "pager", "aria-label": "Pages" },
     page > 1 ? link(Math.min(page - 1, pages), "Previous") : null,
-    h("span", {}, `Page ${page} of ${pages}`),
-    page < pages ? link(page + 1, "Next") : null);
+    h("span", {}, more ? `Page ${page} of more than ${pages}` : `Page ${page} of ${pages}`),
+    page < pages || more ? link(page + 1, "Next") : null);
 }
