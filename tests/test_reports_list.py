@@ -641,7 +641,21 @@ def test_a_search_reads_its_page_as_its_count_says(app):
         page, plan = _page_and_plan(app, user, search="1999 checkout")
         assert [item.title for item in page.items] == ["Report 1999 checkout"]
         assert read_from_matches in plan and walked not in plan, plan
+
+        # 7 matches: read from them; past a count limit, how many is not known: walked.
+        narrow = {"search": "199 checkout", "page_size": 5}
+        page, plan = _page_and_plan(app, user, **narrow)
+        assert (page.total, page.total_exact) == (7, True)
+        assert read_from_matches in plan and walked not in plan, plan
+        app.config["SVC_SEARCH_COUNT_LIMIT"] = 3
+        page, plan = _page_and_plan(app, user, **narrow)
+        assert (page.total, page.total_exact) == (5, False)  # counted to the page's end
+        assert [item.title for item in page.items] == [
+            f"Report {n} checkout" for n in (1999, 1997, 1995, 1993, 1991)
+        ]
+        assert walked in plan and read_from_matches not in plan, plan
     finally:
+        app.config["SVC_SEARCH_COUNT_LIMIT"] = 10_000
         _search_text_statistics(app, -1)
 
 

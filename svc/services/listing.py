@@ -176,7 +176,8 @@ def list_for(user: User, query: dict) -> Page:
         total = up_to - 1
     sort = query["sort"]
     if searched and sort in _INDEXED_SORTS:
-        walk = _walks_sort_index(dialect, total, page_end)
+        # Past its count limit a search matches more than the count says: walk.
+        walk = not total_exact or _walks_sort_index(dialect, total, page_end)
         search.steer_page(db.session, dialect, walk)
         if walk:
             matching = [search.condition(searched, dialect, lead=False)]
