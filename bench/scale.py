@@ -496,7 +496,9 @@ def time_export(api, base_url: str, size: int, projects: list[str]) -> dict:
     }
 
 
-def run(database: str, sizes: list[int], keep: Path | None = None) -> list[dict]:
+def run(
+    database: str, sizes: list[int], keep: Path | None = None, export: bool = True
+) -> list[dict]:
     """The bulk loads run while the service is stopped; it starts again for the timed calls,
     with connections that see the new statistics (as a running install's do within the hour,
     when its pool recycles them)."""
@@ -525,7 +527,7 @@ def run(database: str, sizes: list[int], keep: Path | None = None) -> list[dict]
                 stored = size
                 refresh_statistics(engine, url, workdir)
                 row = {"database": database, "reports": size, "fill_s": round(fill_seconds, 1)}
-                rows.append(measure(row, url, workdir, engine, projects, token, corpus))
+                rows.append(measure(row, url, workdir, engine, projects, token, corpus, export))
             engine.dispose()
     return rows
 
@@ -544,8 +546,9 @@ def reuse(workdir: Path) -> dict:
     return row
 
 
-def measure(row: dict, url, workdir, engine, projects, token, corpus) -> dict:
-    """`row` with the times of every call of the module's list, and the database's size."""
+def measure(row: dict, url, workdir, engine, projects, token, corpus, export=True) -> dict:
+    """`row` with the times of every call of the module's list (the export's unless `export`
+    is false), and the database's size."""
     api = requests.Session()
     api.headers["Authorization"] = f"Bearer {token}"
     size = row["reports"]
@@ -562,7 +565,8 @@ def measure(row: dict, url, workdir, engine, projects, token, corpus) -> dict:
             times = time_per_report(api, base_url, url, suffix)
             row[f"{name}_p50_ms"] = milliseconds(percentile(times, 0.50))
             row[f"{name}_p95_ms"] = milliseconds(percentile(times, 0.95))
-        row.update(time_export(api, base_url, size, projects))
+        if export:
+            row.update(time_export(api, base_url, size, projects))
     # Past a million reports the scan reads more than memory holds: once is enough.
     scan = like_scan(url, corpus, repeats=5 if size <= SIZES[-1] else 1)
     row["like_scan_p50_ms"] = milliseconds(percentile(scan, 0.50))
@@ -624,6 +628,9 @@ def main() -> int:
     parser.add_argument(
         "--reuse", type=Path, metavar="DIR", help="time the calls on the database --keep kept"
     )
+    parser.add_argument(
+        "--no-export", dest="export", action="store_false", help="leave the export untimed"
+    )
     options = parser.parse_args()
     if options.reuse:
         rows = [reuse(options.reuse / "sqlite")]
@@ -632,7 +639,7 @@ def main() -> int:
     rows = []
     for database in options.database or DATABASES:
         keep = options.keep / database if options.keep and database == "sqlite" else None
-        rows += run(database, sorted(options.sizes), keep)
+        rows += run(database, sorted(options.sizes), keep, options.export)
     write_result("scale", rows)
     plot(rows, result_path("scale.png"))
     print_table(rows)
