@@ -154,7 +154,7 @@ TALLIED_FILTERS = [
 
 
 @settings(
-    max_examples=15,
+    max_examples=8,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
