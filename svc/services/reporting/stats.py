@@ -159,7 +159,8 @@ def recount_all(connection) -> None:
 # --- reading them --------------------------------------------------------------------------------
 
 # The list's filters that the counters count by: a list filtered by these alone (and its
-# projects) has its total read from them (docs/performance.md, "Totals from the counters").
+# projects) has its total read from them (docs/api.md §8.2; docs/performance.md, "Totals, the
+# median and a search's count").
 TALLIED = frozenset({"status", "severity", "category"})
 
 
