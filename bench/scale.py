@@ -553,16 +553,14 @@ def measure(row: dict, url, workdir, engine, projects, token, corpus, export=Tru
     api.headers["Authorization"] = f"Bearer {token}"
     size = row["reports"]
     with running_service(url, workdir) as base_url:
-        for name, make_params in timed_calls(projects, corpus).items():
-            times = time_calls(api, f"{base_url}/api/v1/reports", make_params)
-            row[f"{name}_p50_ms"] = milliseconds(percentile(times, 0.50))
-            row[f"{name}_p95_ms"] = milliseconds(percentile(times, 0.95))
-        for name, make_params in stats_calls(projects, corpus).items():
-            times = time_calls(api, f"{base_url}/api/v1/stats", make_params)
-            row[f"{name}_p50_ms"] = milliseconds(percentile(times, 0.50))
-            row[f"{name}_p95_ms"] = milliseconds(percentile(times, 0.95))
+        timed = {
+            name: time_calls(api, f"{base_url}/api/v1/{path}", make_params)
+            for path, calls in (("reports", timed_calls), ("stats", stats_calls))
+            for name, make_params in calls(projects, corpus).items()
+        }
         for name, suffix in (("report_page", ""), ("similar", "/similar")):
-            times = time_per_report(api, base_url, url, suffix)
+            timed[name] = time_per_report(api, base_url, url, suffix)
+        for name, times in timed.items():
             row[f"{name}_p50_ms"] = milliseconds(percentile(times, 0.50))
             row[f"{name}_p95_ms"] = milliseconds(percentile(times, 0.95))
         if export:
