@@ -67,6 +67,15 @@ def dumps(value) -> str:
         return json.dumps(value)
 
 
+def dumps_readable(value) -> str:
+    """Compact JSON with non-ASCII as it is, as the API's answers write values (an export's
+    lines and cells): orjson, the standard library where orjson refuses the value."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def dumps_bytes(value) -> bytes | None:
     """UTF-8 JSON of `value`; None when it holds an unpaired surrogate (or anything else that
     orjson refuses)."""

@@ -111,6 +111,17 @@ def test_csv_has_a_header_and_the_lists_values(user_client, two_projects):
                 assert row[name] == str(value), name
 
 
+def test_a_number_is_spelled_as_the_list_spells_it(user_client):
+    project = create_project(user_client, "Numbers")
+    metadata = {"big": 1e16, "small": 1.5e-7, "ratio": 0.1, "name": "Zoë"}
+    file_report(user_client, project["apiKey"], metadata=metadata)
+    listed = user_client.get("/api/v1/reports").get_data(as_text=True)
+    line = export(user_client, format="ndjson").get_data(as_text=True)
+    (row,) = csv.DictReader(io.StringIO(export(user_client, format="csv").get_data(as_text=True)))
+    for spelled in ('"big":1e+16', '"small":1.5e-7', '"ratio":0.1', '"name":"Zoë"'):
+        assert spelled in listed and spelled in line and spelled in row["metadata"], spelled
+
+
 def test_csv_is_the_default(user_client, two_projects):
     assert export(user_client).mimetype == "text/csv"
 

@@ -9,7 +9,6 @@ arrays), the same names and values, newest first.
 
 import csv
 import io
-import json
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ from flask import current_app
 from sqlalchemy import func, select
 from sqlalchemy.orm import aliased
 
-from svc import audit, database
+from svc import audit, database, json_codec
 from svc.errors import Conflict
 from svc.extensions import db
 from svc.models import VIEWER, Project, Report, ReportDuplicate, ReportSignature, User
@@ -215,15 +214,11 @@ def _report(row) -> dict:
     }
 
 
-# One encoder for every line: json.dumps with options makes a new one each call.
-_line = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-
-
 def ndjson(items: Iterator[dict]) -> Iterator[str]:
     """One JSON object per line, as the list writes each item."""
     lines = []
     for item in items:
-        lines.append(_line(item) + "\n")
+        lines.append(json_codec.dumps_readable(item) + "\n")
         if len(lines) == BATCH:
             yield "".join(lines)
             lines = []
@@ -251,6 +246,6 @@ def _cell(name: str, value) -> str:
     if name == "duplicateOf":
         return value["trackingId"]
     if name == "metadata":
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return json_codec.dumps_readable(value)
     text = str(value)
     return "'" + text if text.startswith(_FORMULA_START) else text
