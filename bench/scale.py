@@ -36,6 +36,7 @@ import json
 import multiprocessing
 import random
 import string
+import sys
 import tempfile
 import threading
 import time
@@ -128,7 +129,7 @@ def fill(
     The rows are made by a second process while this one loads the previous batch: making
     them (the text, each report's stems) cost as much as loading them. `spread` reports fill
     SPAN: the largest size of a run, so that none is dated in the future."""
-    postgresql = engine.dialect.name == "postgresql"
+    postgresql, began = engine.dialect.name == "postgresql", time.perf_counter()
     batches = [(b, min(stop, b + BATCH), project_ids, spread) for b in range(start, stop, BATCH)]
     context = multiprocessing.get_context("spawn")  # nothing of this process's connections
     with (
@@ -171,6 +172,8 @@ def fill(
                     search_index.index_new(connection, [row["id"] for row in rows])
                 if number % COMMIT_BATCHES == 0:
                     commit()
+                    took = time.perf_counter() - began
+                    print(f"{batches[number - 1][1]:,} reports in, {took:.0f} s", file=sys.stderr)
             commit()
         finally:
             (raw or connection).close()
