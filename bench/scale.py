@@ -130,53 +130,52 @@ def fill(
     them (the text, each report's stems) cost as much as loading them. `spread` reports fill
     SPAN: the largest size of a run, so that none is dated in the future."""
     postgresql, began = engine.dialect.name == "postgresql", time.perf_counter()
+    # SQLite's words from empty go in after every row, in one statement: adding them a batch at
+    # a time costs three times as much once the index is large (docs/performance.md).
+    words_after = not postgresql and start == 0
     batches = [(b, min(stop, b + BATCH), project_ids, spread) for b in range(start, stop, BATCH)]
     context = multiprocessing.get_context("spawn")  # nothing of this process's connections
-    with (
-        indexes_built_after(engine, ("reports", "report_signatures")),
-        search_merges_deferred(engine),
-        context.Pool(1, initializer=_make_corpus, initargs=(corpus.words,)) as maker,
-    ):
-        raw = engine.raw_connection() if postgresql else None
-        connection = None if postgresql else engine.connect()
-        ahead = threading.BoundedSemaphore(READ_AHEAD)
+    with rollback_journal(engine), search_merges_deferred(engine):
+        with (
+            indexes_built_after(engine, ("reports", "report_signatures")),
+            context.Pool(1, initializer=_make_corpus, initargs=(corpus.words,)) as maker,
+        ):
+            raw = engine.raw_connection() if postgresql else None
+            connection = None if postgresql else engine.connect()
+            ahead = threading.BoundedSemaphore(READ_AHEAD)
 
-        def throttled():
-            for batch in batches:
-                ahead.acquire()
-                yield batch
+            def throttled():
+                for batch in batches:
+                    ahead.acquire()
+                    yield batch
 
-        def commit() -> None:
-            if postgresql:
-                raw.commit()
-                return
-            connection.commit()
-            # The log copied back and emptied: one log of a 10,000,000 fill would be as large
-            # as the database, twice its disk.
-            connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-
-        try:
-            for number, (rows, signature_rows) in enumerate(
-                maker.imap(_made_batch, throttled()), 1
-            ):
-                ahead.release()
-                if postgresql:
-                    copy_rows(raw, Report.__table__, rows)
-                    copy_rows(raw, ReportSignature.__table__, signature_rows)
-                else:
-                    connection.execute(Report.__table__.insert(), rows)
-                    connection.execute(ReportSignature.__table__.insert(), signature_rows)
-                    # Indexed for search as the fan-out indexes what the service files: a
-                    # batch's words in one statement. All of a transaction's in one (500,000
-                    # reports) was a quarter faster at 100,000, far slower at 1,000,000.
-                    search_index.index_new(connection, [row["id"] for row in rows])
-                if number % COMMIT_BATCHES == 0:
-                    commit()
-                    took = time.perf_counter() - began
-                    print(f"{batches[number - 1][1]:,} reports in, {took:.0f} s", file=sys.stderr)
-            commit()
-        finally:
-            (raw or connection).close()
+            try:
+                for number, (rows, signature_rows) in enumerate(
+                    maker.imap(_made_batch, throttled()), 1
+                ):
+                    ahead.release()
+                    if postgresql:
+                        copy_rows(raw, Report.__table__, rows)
+                        copy_rows(raw, ReportSignature.__table__, signature_rows)
+                    else:
+                        connection.execute(Report.__table__.insert(), rows)
+                        connection.execute(ReportSignature.__table__.insert(), signature_rows)
+                        if not words_after:  # as the fan-out indexes what the service files
+                            search_index.index_new(connection, [row["id"] for row in rows])
+                    if number % COMMIT_BATCHES == 0:
+                        (raw or connection).commit()
+                        took = time.perf_counter() - began
+                        print(
+                            f"{batches[number - 1][1]:,} reports in, {took:.0f} s", file=sys.stderr
+                        )
+                (raw or connection).commit()
+            finally:
+                (raw or connection).close()
+        if words_after:  # after the list indexes: the words are read in created_at's order
+            with engine.begin() as connection:
+                search_index.index_all(connection)
+            took = time.perf_counter() - began
+            print(f"{stop:,} reports' words in, {took:.0f} s", file=sys.stderr)
     with engine.begin() as connection:
         # What the service keeps up on each create (svc.services.reporting.intake._NEXT_NUMBER).
         connection.execute(
@@ -278,6 +277,29 @@ def indexes_built_after(engine, tables: tuple[str, ...]):
         with engine.begin() as connection:
             for _, definition in found:
                 connection.execute(text(definition))
+
+
+@contextmanager
+def rollback_journal(engine):
+    """SQLite: the load in rollback-journal mode, the write-ahead log again after. A rollback
+    journal keeps only the pages a transaction changes that were there before it, so a bulk
+    load's new pages are written once; the log writes them twice (in, then back) and grows
+    to a transaction's size: 10,000,000 reports' words in one statement. Nothing on PostgreSQL."""
+    if engine.dialect.name != "sqlite":
+        yield
+        return
+
+    def journal(mode: str) -> None:
+        engine.dispose()  # SQLite changes out of WAL only on a database's only connection
+        with engine.connect() as connection:
+            now = connection.exec_driver_sql(f"PRAGMA journal_mode = {mode}").scalar()
+        assert now.upper() == mode, f"journal_mode {now}, not {mode}"
+
+    journal("DELETE")
+    try:
+        yield
+    finally:
+        journal("WAL")
 
 
 @contextmanager
