@@ -78,8 +78,8 @@ def copy_rows(source, target, tables: list[Table]) -> None:
         rows = source.execute(_streamed(table))
         for batch in rows.partitions():
             target.execute(insert(table).values([dict(row._mapping) for row in batch]))
-            if table.name == Report.__tablename__:  # into SQLite's search index, as filed
-                search_index.index_new(target, [row.id for row in batch])
+        if table.name == Report.__tablename__:  # into SQLite's search index, empty till now
+            search_index.index_all(target)
 
 
 def _streamed(table: Table):
