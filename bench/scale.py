@@ -557,7 +557,7 @@ def run(
     return rows
 
 
-def reuse(workdir: Path) -> dict:
+def reuse(workdir: Path, export: bool = True) -> dict:
     """The timed calls again on a database an earlier run kept (--keep), as the code is now:
     `make run` first applies the migrations written since."""
     kept = json.loads((workdir / KEPT).read_text())
@@ -566,7 +566,7 @@ def reuse(workdir: Path) -> dict:
     with engine.connect() as connection:
         size = connection.execute(text("SELECT count(*) FROM reports")).scalar()
     row = {"database": "sqlite", "reports": size, "fill_s": None}
-    row = measure(row, url, workdir, engine, kept["projects"], kept["token"], Corpus())
+    row = measure(row, url, workdir, engine, kept["projects"], kept["token"], Corpus(), export)
     engine.dispose()
     return row
 
@@ -656,7 +656,7 @@ def main() -> int:
     )
     options = parser.parse_args()
     if options.reuse:
-        rows = [reuse(options.reuse / "sqlite")]
+        rows = [reuse(options.reuse / "sqlite", options.export)]
         write_result("scale", rows)
         return 0
     rows = []
