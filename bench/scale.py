@@ -130,8 +130,9 @@ def fill(
     them (the text, each report's stems) cost as much as loading them. `spread` reports fill
     SPAN: the largest size of a run, so that none is dated in the future."""
     postgresql, began = engine.dialect.name == "postgresql", time.perf_counter()
-    # SQLite's words from empty go in after every row, in one statement: adding them a batch at
-    # a time costs three times as much once the index is large (docs/performance.md).
+    # SQLite's words from empty go in after every row, in one statement: added a batch at a
+    # time, each cost two to three times as much once the index held a million
+    # (docs/performance.md).
     words_after = not postgresql and start == 0
     batches = [(b, min(stop, b + BATCH), project_ids, spread) for b in range(start, stop, BATCH)]
     context = multiprocessing.get_context("spawn")  # nothing of this process's connections

@@ -40,8 +40,9 @@ def index_new(executor, report_ids) -> None:
 
 def index_all(executor) -> None:
     """Every report not indexed yet, in the same two statements: for bulk loads, after their
-    rows. FTS5 filled from empty in one statement costs a third of what adding the same reports
-    to a large index a batch at a time does (docs/performance.md, "SQLite at ten million")."""
+    rows. FTS5 filled from empty in one statement cost less than half of what adding the same
+    reports to a large index a batch at a time did, at 3,000,000 (docs/performance.md, "SQLite
+    at ten million")."""
     _index(executor, None)
 
 
