@@ -22,13 +22,13 @@ DATABASES = ("sqlite", "postgresql")
 
 
 @contextmanager
-def fresh_database(kind: str, workdir: Path) -> Iterator[str]:
+def fresh_database(kind: str, workdir: Path, keep: bool = False) -> Iterator[str]:
     """The URL of an empty database of that kind: a SQLite file in workdir, or a PostgreSQL
-    schema of its own, dropped afterwards."""
+    schema of its own, dropped afterwards unless `keep`."""
     if kind == "sqlite":
         yield f"sqlite:///{workdir / 'svc.sqlite3'}"
         return
-    with postgresql_schema(POSTGRES, "svc_bench") as url:
+    with postgresql_schema(POSTGRES, "svc_bench", drop=not keep) as url:
         yield url
 
 

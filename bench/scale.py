@@ -26,7 +26,11 @@ and, directly in SQL, a plain LIKE scan for one word (no index), to compare sear
     .venv/bin/python -m bench.scale                       # both databases, all three sizes
     .venv/bin/python -m bench.scale --database sqlite --sizes 10000 100000
     .venv/bin/python -m bench.scale --database sqlite --sizes 10000000 --keep DIR
-    .venv/bin/python -m bench.scale --reuse DIR           # the calls again, on DIR's database
+    .venv/bin/python -m bench.scale --reuse DIR           # the calls again, on DIR's databases
+
+--keep keeps each database it fills (SQLite's file in DIR/sqlite, PostgreSQL's schema in the
+bench's database, named in DIR/postgresql/bench.json) until you remove it (DROP SCHEMA ...
+CASCADE).
 
 Writes bench/results/scale.json and bench/results/scale.png (p50 against report count).
 """
@@ -532,11 +536,13 @@ def run(
     rows = []
     with nullcontext(keep) if keep else tempfile.TemporaryDirectory() as workdir:
         workdir = Path(workdir)
-        with fresh_database(database, workdir) as url:
+        workdir.mkdir(parents=True, exist_ok=True)
+        with fresh_database(database, workdir, keep=bool(keep)) as url:
             with running_service(url, workdir) as base_url:
                 projects, token = set_up(base_url)
             if keep:  # for --reuse
-                (workdir / KEPT).write_text(json.dumps({"projects": projects, "token": token}))
+                kept = {"projects": projects, "token": token, "url": url}
+                (workdir / KEPT).write_text(json.dumps(kept))
             engine = bulk_load_engine(url)
             stored = 0
             for size in sizes:
@@ -562,11 +568,11 @@ def reuse(workdir: Path, export: bool = True) -> dict:
     """The timed calls again on a database an earlier run kept (--keep), as the code is now:
     `make run` first applies the migrations written since."""
     kept = json.loads((workdir / KEPT).read_text())
-    url = f"sqlite:///{workdir / 'svc.sqlite3'}"
+    url = kept.get("url", f"sqlite:///{workdir / 'svc.sqlite3'}")
     engine = bulk_load_engine(url)
     with engine.connect() as connection:
         size = connection.execute(text("SELECT count(*) FROM reports")).scalar()
-    row = {"database": "sqlite", "reports": size, "fill_s": None}
+    row = {"database": engine.dialect.name, "reports": size, "fill_s": None}
     row = measure(row, url, workdir, engine, kept["projects"], kept["token"], Corpus(), export)
     engine.dispose()
     return row
@@ -647,7 +653,7 @@ def main() -> int:
     parser.add_argument("--database", choices=DATABASES, action="append")
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     parser.add_argument(
-        "--keep", type=Path, metavar="DIR", help="fill a SQLite database in DIR and keep it"
+        "--keep", type=Path, metavar="DIR", help="keep the databases filled, for --reuse DIR"
     )
     parser.add_argument(
         "--reuse", type=Path, metavar="DIR", help="time the calls on the database --keep kept"
@@ -657,12 +663,13 @@ def main() -> int:
     )
     options = parser.parse_args()
     if options.reuse:
-        rows = [reuse(options.reuse / "sqlite", options.export)]
+        kept = [options.reuse / name for name in options.database or DATABASES]
+        rows = [reuse(workdir, options.export) for workdir in kept if (workdir / KEPT).exists()]
         write_result("scale", rows)
         return 0
     rows = []
     for database in options.database or DATABASES:
-        keep = options.keep / database if options.keep and database == "sqlite" else None
+        keep = options.keep / database if options.keep else None
         rows += run(database, sorted(options.sizes), keep, options.export)
     write_result("scale", rows)
     plot(rows, result_path("scale.png"))

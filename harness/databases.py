@@ -12,9 +12,10 @@ _PREPARING = 0x5C7E57
 
 
 @contextmanager
-def postgresql_schema(base_url: str, prefix: str) -> Iterator[str]:
-    """A new schema in the PostgreSQL database at base_url, dropped afterwards; yields the URL
-    whose connections work in it.
+def postgresql_schema(base_url: str, prefix: str, drop: bool = True) -> Iterator[str]:
+    """A new schema in the PostgreSQL database at base_url, dropped afterwards unless `drop` is
+    false (a benchmark's database kept for another run); yields the URL whose connections work
+    in it.
 
     pg_trgm is installed once per database, in `public`: an extension lives in one schema, and
     dropping that schema with CASCADE would drop it, and the search indexes of every other
@@ -32,13 +33,14 @@ def postgresql_schema(base_url: str, prefix: str) -> Iterator[str]:
     try:
         yield f"{base_url}{separator}options={options}&application_name={schema}"
     finally:
-        with engine.begin() as connection:
-            connection.execute(
-                text(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                    " WHERE application_name = :schema AND pid <> pg_backend_pid()"
-                ),
-                {"schema": schema},
-            )
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        if drop:
+            with engine.begin() as connection:
+                connection.execute(
+                    text(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                        " WHERE application_name = :schema AND pid <> pg_backend_pid()"
+                    ),
+                    {"schema": schema},
+                )
+                connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
         engine.dispose()

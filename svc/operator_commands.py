@@ -1,7 +1,6 @@
 """Operator commands: `flask --app svc <command>`."""
 
 import contextlib
-import logging
 import os
 
 import click
@@ -106,13 +105,7 @@ def run_scheduler() -> None:
     """Run the background scheduler (one per installation; `make run` starts it)."""
     from svc import scheduler  # only this process needs APScheduler loaded
 
-    logging.basicConfig(level=logging.INFO, format="[%(asctime)s] [scheduler] %(message)s")
-    # APScheduler logs two lines per run of each job, several jobs a second: a job says what it
-    # did itself, and APScheduler still logs a job that failed or missed its time (WARNING+).
-    logging.getLogger("apscheduler.executors").setLevel(logging.WARNING)
-    # "Adding job tentatively" a line a job at every start: svc says "scheduler: active".
-    logging.getLogger("apscheduler.scheduler").setLevel(logging.WARNING)
-    scheduler.run(current_app._get_current_object())
+    scheduler.main(current_app._get_current_object())
 
 
 @click.command("backup")

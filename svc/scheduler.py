@@ -397,6 +397,18 @@ def _keep_lease(app: Flask, lease, scheduler, done: threading.Event) -> None:
             return
 
 
+def main(app: Flask) -> None:
+    """The scheduler process's logging, then `run`: `flask --app svc scheduler`, and the
+    Procfile's `python -m svc.run_scheduler`."""
+    logging.basicConfig(level=logging.INFO, format="[%(asctime)s] [scheduler] %(message)s")
+    # APScheduler logs two lines per run of each job, several jobs a second: a job says what it
+    # did itself, and APScheduler still logs a job that failed or missed its time (WARNING+).
+    logging.getLogger("apscheduler.executors").setLevel(logging.WARNING)
+    # "Adding job tentatively" a line a job at every start: svc says "scheduler: active".
+    logging.getLogger("apscheduler.scheduler").setLevel(logging.WARNING)
+    run(app)
+
+
 def run(app: Flask) -> None:
     """Run a scheduler in the foreground until SIGTERM or SIGINT: standing by until it holds
     the lease, then running the jobs while it keeps it."""

@@ -88,6 +88,8 @@ MAY_IMPORT = {
     "svc.openapi": {"svc.schemas"},
     "svc.security": set(),
     "svc.serve": {"svc.config"},
+    # The scheduler's process: the app, then the scheduler's loop.
+    "svc.run_scheduler": {"svc.app", "svc.scheduler"},
     "svc.supervise": set(),  # what stays in front of the service imports nothing of it
     "svc.gunicorn_conf": {"svc.config", "svc.extensions", "svc.replay"},
     "svc.gunicorn_worker": set(),
