@@ -155,43 +155,51 @@ def list_for(user: User, query: dict) -> Page:
     filters = conditions + list(report_conditions.values())
     chosen_projects = projects.ids_of(user, query.get("project_id"))
     page_end = query["page"] * query["page_size"]
-    # A search counts its matches up to a limit, or to the end of the page asked for (so a
-    # page past the last has its exact total): counting every match of a common word grew
-    # with the table (docs/api.md §8.2).
-    up_to = max(setting("SVC_SEARCH_COUNT_LIMIT"), page_end) + 1 if matching else None
-    if not (report_conditions or matching):
-        total = _report_count(chosen_projects)
-    elif not matching and report_conditions.keys() <= stats.TALLIED:
-        total = db.session.scalar(stats.tallied(chosen_projects, query))
-    else:
-        counted = None
-        if not report_conditions:
-            counted = search.count_in_projects(searched, dialect, chosen_projects, up_to)
-        if counted is None:
-            chosen = select(Report.id).where(*filters, *matching).limit(up_to)
-            counted = select(func.count()).select_from(chosen.subquery())
-        total = db.session.scalar(counted)
-    total_exact = up_to is None or total < up_to
-    if not total_exact:
-        total = up_to - 1
     sort = query["sort"]
-    if searched and sort in _INDEXED_SORTS:
-        # Past its count limit a search matches more than the count says: walk.
-        walk = not total_exact or _walks_sort_index(dialect, total, page_end)
-        search.steer_page(db.session, dialect, walk)
-        if walk:
-            matching = [search.condition(searched, dialect, lead=False)]
     column = _SORT_COLUMNS[sort.lstrip("-")]
     order = [column.desc() if sort.startswith("-") else column.asc()]
     # Ties: newest first, then id, so that pages are stable. No term twice: the ORDER BY must
     # be exactly the columns of an index (see Report) for the database to walk it.
     if column is not Report.created_at:
         order.append(Report.created_at.desc())
-    order.append(Report.id)
-    if sort == "severity" and not matching:
-        chosen = Report.id.in_(_least_severe_first(filters, order[1:], page_end))
+    order.append(Report.id.asc())
+    # A search counts its matches up to a limit, or to the end of the page asked for (so a
+    # page past the last has its exact total): counting every match of a common word grew
+    # with the table (docs/api.md §8.2).
+    up_to = max(setting("SVC_SEARCH_COUNT_LIMIT"), page_end) + 1 if matching else None
+    page_ids = None  # the page, where the count read it among the matches already
+    if not (report_conditions or matching):
+        total = _report_count(chosen_projects)
+    elif not matching and report_conditions.keys() <= stats.TALLIED:
+        total = db.session.scalar(stats.tallied(chosen_projects, query))
     else:
-        chosen = and_(*filters, *matching)
+        counted = total = None
+        if not report_conditions:
+            counted = search.count_in_projects(searched, dialect, chosen_projects, up_to)
+        if counted is None and matching:
+            total, page_ids = _matches(filters + matching, order, up_to, page_end, query)
+        if total is None:
+            if counted is None:
+                chosen = select(Report.id).where(*filters, *matching).limit(up_to)
+                counted = select(func.count()).select_from(chosen.subquery())
+            total = db.session.scalar(counted)
+    total_exact = up_to is None or total < up_to
+    if not total_exact:
+        total, page_ids = up_to - 1, None
+    skipped = page_end - query["page_size"]  # the reports before the page
+    if page_ids is not None:
+        chosen, skipped = Report.id.in_(page_ids), 0
+    else:
+        if searched and sort in _INDEXED_SORTS:
+            # Past its count limit a search matches more than the count says: walk.
+            walk = not total_exact or _walks_sort_index(dialect, total, page_end)
+            search.steer_page(db.session, dialect, walk)
+            if walk:
+                matching = [search.condition(searched, dialect, lead=False)]
+        if sort == "severity" and not matching:
+            chosen = Report.id.in_(_least_severe_first(filters, order[1:], page_end))
+        else:
+            chosen = and_(*filters, *matching)
     items = db.session.scalars(
         select(Report)
         # Projects in a second query: joined to each report, they led SQLite's planner to fetch
@@ -200,7 +208,7 @@ def list_for(user: User, query: dict) -> Page:
         .where(chosen)
         .order_by(*order)
         .limit(query["page_size"])
-        .offset(page_end - query["page_size"])
+        .offset(skipped)
     ).all()
     return Page(
         items=list(items),
@@ -209,6 +217,26 @@ def list_for(user: User, query: dict) -> Page:
         page_size=query["page_size"],
         total_exact=total_exact,
     )
+
+
+def _matches(conditions: list, order: list, up_to: int, page_end: int, query: dict):
+    """A search's matches read once, no further than `up_to`: how many, and the ids of the page
+    asked for among them, in the list's order. Counted first and paged after, a search built
+    the same index bitmap twice and read its matches twice (docs/performance.md). (None,
+    None) for a page past the last: the count is then a query of its own."""
+    sorted_by = [term.element for term in order]  # the columns, from their ASC/DESC
+    matches = select(Report.id, *sorted_by).where(*conditions).limit(up_to).subquery()
+    counted = select(matches, func.count().over().label("total")).subquery()
+    columns = {c.name: c for c in counted.c}
+    rows = db.session.execute(
+        select(counted.c.id, counted.c.total)
+        .order_by(*(term.modifier(columns[term.element.name]) for term in order))
+        .limit(query["page_size"])
+        .offset(page_end - query["page_size"])
+    ).all()
+    if not rows:
+        return None, None
+    return rows[0].total, [row.id for row in rows]
 
 
 def _least_severe_first(filters: list, ties: list, page_end: int):
