@@ -471,7 +471,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "SVC_SEARCH_COUNT_LIMIT",
-        "10000",
+        "1000",
         _positive_int,
         "a search's total counts its matches up to this many (or to the page asked for); more: "
         "the total is a lower bound and the list says `totalExact: false` (docs/api.md §8.2)",

@@ -640,6 +640,7 @@ def test_a_search_reads_its_page_as_its_count_says(app):
     # No sample on PostgreSQL: its planner then takes any search to match one report in 200,
     # as it does a word that its sample missed. (The schema outlives the test: set back after.)
     _search_text_statistics(app, 0)
+    limit = app.config["SVC_SEARCH_COUNT_LIMIT"]
     try:
         user = _fill(app, lambda n: f"Report {n} " + ("checkout" if n % 2 else "cart"))
         if dialect == "sqlite":
@@ -676,7 +677,7 @@ def test_a_search_reads_its_page_as_its_count_says(app):
         ]
         assert walked in plan and read_from_matches not in plan, plan
     finally:
-        app.config["SVC_SEARCH_COUNT_LIMIT"] = 10_000
+        app.config["SVC_SEARCH_COUNT_LIMIT"] = limit
         _search_text_statistics(app, -1)
 
 
