@@ -656,7 +656,7 @@ def main() -> int:
         "--keep", type=Path, metavar="DIR", help="keep the databases filled, for --reuse DIR"
     )
     parser.add_argument(
-        "--reuse", type=Path, metavar="DIR", help="time the calls on the database --keep kept"
+        "--reuse", type=Path, metavar="DIR", help="time the calls on the databases --keep kept"
     )
     parser.add_argument(
         "--no-export", dest="export", action="store_false", help="leave the export untimed"
