@@ -167,6 +167,7 @@ def list_for(user: User, query: dict) -> Page:
     # page past the last has its exact total): counting every match of a common word grew
     # with the table (docs/api.md §8.2).
     up_to = max(setting("SVC_SEARCH_COUNT_LIMIT"), page_end) + 1 if matching else None
+    skipped = page_end - query["page_size"]  # the reports before the page
     page_ids = None  # the page, where the count read it among the matches already
     if not (report_conditions or matching):
         total = _report_count(chosen_projects)
@@ -177,7 +178,9 @@ def list_for(user: User, query: dict) -> Page:
         if not report_conditions:
             counted = search.count_in_projects(searched, dialect, chosen_projects, up_to)
         if counted is None and matching:
-            total, page_ids = _matches(filters + matching, order, up_to, page_end, query)
+            total, page_ids = _matches(
+                filters + matching, order, up_to, skipped, query["page_size"]
+            )
         if total is None:
             if counted is None:
                 chosen = select(Report.id).where(*filters, *matching).limit(up_to)
@@ -186,7 +189,6 @@ def list_for(user: User, query: dict) -> Page:
     total_exact = up_to is None or total < up_to
     if not total_exact:
         total, page_ids = up_to - 1, None
-    skipped = page_end - query["page_size"]  # the reports before the page
     if page_ids is not None:
         chosen, skipped = Report.id.in_(page_ids), 0
     else:
@@ -219,7 +221,7 @@ def list_for(user: User, query: dict) -> Page:
     )
 
 
-def _matches(conditions: list, order: list, up_to: int, page_end: int, query: dict):
+def _matches(conditions: list, order: list, up_to: int, skipped: int, page_size: int):
     """A search's matches read once, no further than `up_to`: how many, and the ids of the page
     asked for among them, in the list's order. Counted first and paged after, a search built
     the same index bitmap twice and read its matches twice (docs/performance.md). (None,
@@ -231,8 +233,8 @@ def _matches(conditions: list, order: list, up_to: int, page_end: int, query: di
     rows = db.session.execute(
         select(counted.c.id, counted.c.total)
         .order_by(*(term.modifier(columns[term.element.name]) for term in order))
-        .limit(query["page_size"])
-        .offset(page_end - query["page_size"])
+        .limit(page_size)
+        .offset(skipped)
     ).all()
     if not rows:
         return None, None
