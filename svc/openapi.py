@@ -8,8 +8,6 @@ a path id -> 404, a rate limit -> 429.
 
 import re
 
-from apispec import APISpec
-from apispec.ext.marshmallow import MarshmallowPlugin
 from flask import Flask
 from werkzeug.routing import Rule
 
@@ -157,6 +155,11 @@ def is_api_rule(rule: Rule) -> bool:
 
 
 def build_description(app: Flask) -> dict:
+    # Imported here: built once, at the first request for it, and apispec would otherwise sit
+    # in every process (docs/performance.md, "Memory").
+    from apispec import APISpec
+    from apispec.ext.marshmallow import MarshmallowPlugin
+
     spec = APISpec(
         title=TITLE, version=VERSION, openapi_version="3.0.3", plugins=[MarshmallowPlugin()]
     )

@@ -9,7 +9,6 @@ from flask.cli import with_appcontext
 from marshmallow import ValidationError
 
 from svc.errors import APIError
-from svc.operations import backup, moving, objects
 from svc.operations.tables import OperationFailed
 from svc.schemas.users import PASSWORD as PASSWORD_RULE
 from svc.schemas.users import RegisterIn
@@ -114,6 +113,8 @@ def run_scheduler() -> None:
 def backup_command(destination: str) -> None:
     """Write a backup archive of this installation to DESTINATION (a file, or a folder to put
     svc-backup-<time>.tar.gz in), while the service runs."""
+    from svc.operations import backup
+
     made = _operation(backup.backup, destination)
     manifest = made.manifest
     click.echo(f"wrote {made.path}")
@@ -136,6 +137,8 @@ def restore_command(archive: str) -> None:
         # folder) was made, and its refusal would leave that folder behind.
         if not os.path.isfile(archive):
             raise OperationFailed(f"{archive}: no such file")
+        from svc.operations import backup
+
         restored = backup.restore(archive)
     except OperationFailed as exc:
         _take_back_new_paths()
@@ -155,6 +158,8 @@ def restore_command(archive: str) -> None:
 def copy_to_command(url: str) -> None:
     """Copy this SQLite installation, every table, into the empty PostgreSQL database at URL
     (postgresql+psycopg://user:password@host/database), then check every table."""
+    from svc.operations import moving
+
     copied = _operation(moving.copy_to, url)
     for name, table in copied.items():
         click.echo(f"  {name:<24} {table['rows']:>10} rows  checksum {table['checksum'][:12]}")
@@ -175,6 +180,8 @@ def storage_copy_to_command(url: str) -> None:
     """Copy every object the database references into the store at URL (s3://bucket[/prefix]
     or file:///path), checking each copy's size and SHA-256; run again, it copies what is
     missing. Nothing is deleted from the store in force."""
+    from svc.operations import objects
+
     copied = _operation(objects.copy_to, url)
     click.echo(f"  {copied.copied} copied, {copied.present} there already, all checked")
     for key in copied.missing:

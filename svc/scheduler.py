@@ -399,7 +399,7 @@ def _keep_lease(app: Flask, lease, scheduler, done: threading.Event) -> None:
 
 def main(app: Flask) -> None:
     """The scheduler process's logging, then `run`: `flask --app svc scheduler`, and the
-    Procfile's `python -m svc.run_scheduler`."""
+    Procfile's `python -OO -m svc.run_scheduler`."""
     logging.basicConfig(level=logging.INFO, format="[%(asctime)s] [scheduler] %(message)s")
     # APScheduler logs two lines per run of each job, several jobs a second: a job says what it
     # did itself, and APScheduler still logs a job that failed or missed its time (WARNING+).

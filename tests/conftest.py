@@ -133,7 +133,7 @@ def quick_password_hashing(request, monkeypatch):
     product's parameters (they check them); the services the tests start always do."""
     if request.node.get_closest_marker("owasp_hashing") is None:
         quick = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
-        monkeypatch.setattr(passwords, "_hasher", quick)
+        monkeypatch.setattr(passwords, "_hasher", lambda: quick)
 
 
 @pytest.fixture(scope="session")

@@ -449,5 +449,5 @@ def test_a_service_process_loads_no_migration_tool_nor_cryptography(tmp_path):
         capture_output=True, text=True, check=True,
     ).stdout.split()  # fmt: skip
     heavy_ones = ("flask_migrate", "alembic", "mako", "pygments", "cryptography")
-    for heavy in (*heavy_ones, "snowballstemmer", "segno", "ada_url", "apscheduler"):
+    for heavy in (*heavy_ones, "snowballstemmer", "segno", "ada_url", "apscheduler", "apispec"):
         assert heavy not in loaded, heavy

@@ -2,30 +2,36 @@
 
 from functools import lru_cache
 
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
 
-_hasher = PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
+@lru_cache(maxsize=1)
+def _hasher():
+    # Imported at the first password, not by every process that creates the app: gunicorn's
+    # master and the scheduler hash none (docs/performance.md, "Memory").
+    from argon2 import PasswordHasher
+
+    return PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
 
 
 def hash_password(password: str) -> str:
-    return _hasher.hash(password)
+    return _hasher().hash(password)
 
 
 def verify_password(password_hash: str, password: str) -> bool:
+    from argon2.exceptions import InvalidHashError, VerificationError
+
     try:
-        return _hasher.verify(password_hash, password)
+        return _hasher().verify(password_hash, password)
     except (VerificationError, InvalidHashError):
         return False
 
 
 def needs_rehash(password_hash: str) -> bool:
-    return _hasher.check_needs_rehash(password_hash)
+    return _hasher().check_needs_rehash(password_hash)
 
 
 @lru_cache(maxsize=1)
 def _dummy_hash() -> str:
-    return _hasher.hash("not a real password, only spends the same time")
+    return _hasher().hash("not a real password, only spends the same time")
 
 
 def spend_verify_time(password: str) -> None:
