@@ -670,12 +670,49 @@ def test_a_search_reads_its_page_as_its_count_says(app):
             "Report 199 checkout",
         ]
         app.config["SVC_SEARCH_COUNT_LIMIT"] = 3
-        page, plan = _page_and_plan(app, user, **narrow)
+        # PostgreSQL's walk is the query that reads which walked entries match (its page's
+        # reports are then read by id); SQLite's the page's own.
+        page, plan = _page_and_plan(app, user, read=_WALK[dialect], **narrow)
         assert (page.total, page.total_exact) == (5, False)  # counted to the page's end
         assert [item.title for item in page.items] == [
             f"Report {n} checkout" for n in (1999, 1997, 1995, 1993, 1991)
         ]
         assert walked in plan and read_from_matches not in plan, plan
+    finally:
+        app.config["SVC_SEARCH_COUNT_LIMIT"] = limit
+        _search_text_statistics(app, -1)
+
+
+# The query that walks a sort index for a search's page (see _page_and_plan's `read`).
+_WALK = {"sqlite": "ORDER BY", "postgresql": " AS hit"}
+
+
+def test_a_walk_past_the_count_limit_stops_at_its_budget_then_reads_the_matches(app):
+    """Past its count limit a search does not know how many match. PostgreSQL walks the sort
+    index for at most walk_budget entries, then reads and sorts every match: a search of 40
+    old reports among 2,000 walked the whole index for its page of 20 (docs/performance.md,
+    "A walk with a budget")."""
+    with app.app_context():
+        dialect = db.engine.dialect.name
+    limit = app.config["SVC_SEARCH_COUNT_LIMIT"]
+    app.config["SVC_SEARCH_COUNT_LIMIT"] = 10
+    _search_text_statistics(app, 0)
+    try:
+        user = _fill(app, lambda n: f"Report {n} " + ("oldest" if n < 40 else "later"))
+        page, plan = _page_and_plan(app, user, search="oldest")
+        assert (page.total, page.total_exact) == (20, False)
+        assert [item.title for item in page.items] == [
+            f"Report {n} oldest" for n in range(39, 19, -1)
+        ]
+        page, _ = _page_and_plan(app, user, search="oldest", page=2)
+        assert [item.title for item in page.items] == [
+            f"Report {n} oldest" for n in range(19, -1, -1)
+        ]
+        if dialect == "postgresql":
+            # The page read from the matches, after a walk that stopped at its budget.
+            assert "Bitmap Heap Scan" in plan and "ix_reports_created" not in plan, plan
+            _, walk = _page_and_plan(app, user, read=" AS hit", search="oldest")
+            assert walk.count("Limit") == 2, walk  # the page's, and the budget's
     finally:
         app.config["SVC_SEARCH_COUNT_LIMIT"] = limit
         _search_text_statistics(app, -1)
@@ -747,6 +784,10 @@ def test_a_search_walks_the_sort_index_only_when_that_reads_less():
     assert not search.walk_sort_index(
         "postgresql", matches=14_000, page_end=1_000, reports=1_000_000
     )
+    # Where the two meet: a walk of sqrt(cost x page_end x reports) entries, on PostgreSQL.
+    assert search.walk_budget("postgresql", page_end=20, reports=10_000_000) == 14_143
+    assert search.walk_budget("postgresql", page_end=1_000, reports=10_000_000) == 100_001
+    assert search.walk_budget("sqlite", page_end=20, reports=10_000_000) is None
 
 
 def test_a_search_counts_its_matches_up_to_its_limit(make_app):

@@ -189,19 +189,17 @@ def list_for(user: User, query: dict) -> Page:
     total_exact = up_to is None or total < up_to
     if not total_exact:
         total, page_ids = up_to - 1, None
+    if page_ids is None and searched and sort in _INDEXED_SORTS:
+        matching, page_ids = _search_page(
+            filters, searched, dialect, order, total if total_exact else None, skipped,
+            query["page_size"],
+        )  # fmt: skip
     if page_ids is not None:
         chosen, skipped = Report.id.in_(page_ids), 0
+    elif sort == "severity" and not matching:
+        chosen = Report.id.in_(_least_severe_first(filters, order[1:], page_end))
     else:
-        if searched and sort in _INDEXED_SORTS:
-            # Past its count limit a search matches more than the count says: walk.
-            walk = not total_exact or _walks_sort_index(dialect, total, page_end)
-            search.steer_page(db.session, dialect, walk)
-            if walk:
-                matching = [search.condition(searched, dialect, lead=False)]
-        if sort == "severity" and not matching:
-            chosen = Report.id.in_(_least_severe_first(filters, order[1:], page_end))
-        else:
-            chosen = and_(*filters, *matching)
+        chosen = and_(*filters, *matching)
     items = db.session.scalars(
         select(Report)
         # Projects in a second query: joined to each report, they led SQLite's planner to fetch
@@ -229,16 +227,64 @@ def _matches(conditions: list, order: list, up_to: int, skipped: int, page_size:
     sorted_by = [term.element for term in order]  # the columns, from their ASC/DESC
     matches = select(Report.id, *sorted_by).where(*conditions).limit(up_to).subquery()
     counted = select(matches, func.count().over().label("total")).subquery()
-    columns = {c.name: c for c in counted.c}
     rows = db.session.execute(
         select(counted.c.id, counted.c.total)
-        .order_by(*(term.modifier(columns[term.element.name]) for term in order))
+        .order_by(*_in_order_of(counted, order))
         .limit(page_size)
         .offset(skipped)
     ).all()
     if not rows:
         return None, None
     return rows[0].total, [row.id for row in rows]
+
+
+def _search_page(filters, searched, dialect, order, counted, skipped, page_size):
+    """How a search reads its page in a sort that an index holds: the search's condition for
+    the page's query, and the page's ids where a walk of bounded length found them (else None).
+    `counted`: how many match, or None past the count's limit.
+
+    Neither planner can tell how many reports a search matches (SQLite always starts from the
+    FTS matches; PostgreSQL guesses from a sample), and the service has just counted them: with
+    the count known, walk_sort_index decides between walking the sort index and reading every
+    match. Past the limit the count cannot tell, so the walk goes first, for at most
+    search.walk_budget entries, and where it has not filled the page by then, every match is
+    read and sorted: at worst about twice the cheaper of the two (docs/performance.md, "A walk
+    with a budget")."""
+    reports = db.session.scalar(select(func.coalesce(func.sum(Project.report_count), 0)))
+    page_end = skipped + page_size
+    walk = counted is None or search.walk_sort_index(dialect, counted, page_end, reports)
+    search.steer_page(db.session, dialect, walk)
+    if not walk:
+        return [search.condition(searched, dialect)], None
+    walking = [search.condition(searched, dialect, lead=False)]
+    budget = search.walk_budget(dialect, page_end, reports) if counted is None else None
+    if budget is None:
+        return walking, None
+    walked = (
+        select(Report.id, *(term.element for term in order), and_(*walking).label("hit"))
+        .where(*filters)
+        .order_by(*order)
+        .limit(budget)
+        .subquery()
+    )
+    page_ids = db.session.scalars(
+        select(walked.c.id)
+        .where(walked.c.hit)
+        .order_by(*_in_order_of(walked, order))
+        .limit(page_size)
+        .offset(skipped)
+    ).all()
+    if len(page_ids) == page_size:
+        return walking, page_ids
+    # More match than the page needs (past the limit), so the budget ran out first.
+    search.steer_page(db.session, dialect, walk=False)
+    return [search.condition(searched, dialect)], None
+
+
+def _in_order_of(subquery, order: list) -> list:
+    """The list's ORDER BY terms on a subquery's columns of the same names."""
+    columns = {c.name: c for c in subquery.c}
+    return [term.modifier(columns[term.element.name]) for term in order]
 
 
 def _least_severe_first(filters: list, ties: list, page_end: int):
@@ -255,14 +301,6 @@ def _least_severe_first(filters: list, ties: list, page_end: int):
         for rank in SEVERITY_RANK.values()
     ]
     return union_all(*(select(arm.c.id) for arm in arms))
-
-
-def _walks_sort_index(dialect: str, matches: int, page_end: int) -> bool:
-    """Whether the page of a search should be read by walking the index of its sort: neither
-    planner can tell how many reports a search matches (SQLite always starts from the FTS
-    matches; PostgreSQL guesses), and the service has just counted them."""
-    reports = db.session.scalar(select(func.coalesce(func.sum(Project.report_count), 0)))
-    return search.walk_sort_index(dialect, matches, page_end, reports)
 
 
 def _report_count(projects) -> int:

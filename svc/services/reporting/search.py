@@ -23,6 +23,8 @@ search does not read every report:
 The measurements behind each choice here: docs/performance.md, "What made it fast".
 """
 
+import math
+
 from sqlalchemy import (
     Integer,
     Text,
@@ -43,6 +45,8 @@ TRIGRAM = 3
 # What reading a candidate report and sorting it costs, in steps over one entry of a sort index:
 # on SQLite a step only looks the entry up among the FTS rows, on PostgreSQL it reads the report.
 CANDIDATE_TO_INDEX_ENTRY_COST = {"sqlite": 10, "postgresql": 1}
+# The databases whose walk of a sort index stops where a budget of entries ends (walk_budget).
+_BOUNDED_WALKS = frozenset({"postgresql"})
 _FTS_ROWIDS = "SELECT rowid FROM reports_fts WHERE reports_fts MATCH :fts_query"
 _FTS = table("reports_fts", column("rowid", Integer))
 # Not mapped: the ORM never reads it, and SQLite has no such column.
@@ -131,6 +135,18 @@ def walk_sort_index(dialect: str, matches: int, page_end: int, reports: int) -> 
     walk steps over about page_end * reports / matches entries before the page is full."""
     cost = CANDIDATE_TO_INDEX_ENTRY_COST.get(dialect, 1)
     return page_end * reports < cost * matches * matches
+
+
+def walk_budget(dialect: str, page_end: int, reports: int) -> int | None:
+    """How many entries of the sort index a search past its count limit walks, looking for its
+    page, before it reads every match instead (None: no bound). At sqrt(cost x page_end x
+    reports) the two meet: a search that has not filled its page by then matches fewer than
+    budget / cost reports, which cost no more than the walk to read. PostgreSQL only: SQLite
+    sorts what a bounded walk found, so its query would read the whole budget, and there a
+    step of the walk costs a tenth of a match read."""
+    if dialect not in _BOUNDED_WALKS:
+        return None
+    return math.isqrt(CANDIDATE_TO_INDEX_ENTRY_COST[dialect] * page_end * reports) + 1
 
 
 def steer_page(session, dialect: str, walk: bool) -> None:
