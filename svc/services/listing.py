@@ -263,16 +263,15 @@ def _search_page(filters, searched, dialect, order, counted, skipped, page_size)
     search.walk_budget entries, and where it has not filled the page by then, every match is
     read and sorted: at worst about twice the cheaper of the two (docs/performance.md, "A walk
     with a budget")."""
-    reports = db.session.scalar(select(func.coalesce(func.sum(Project.report_count), 0)))
     page_end = skipped + page_size
-    walk = counted is None or search.walk_sort_index(dialect, counted, page_end, reports)
+    walk = counted is None or search.walk_sort_index(dialect, counted, page_end, _report_count())
     search.steer_page(db.session, dialect, walk)
     if not walk:
         return [search.condition(searched, dialect)], None
     walking = [search.condition(searched, dialect, lead=False)]
-    budget = search.walk_budget(dialect, page_end, reports) if counted is None else None
-    if budget is None:
+    if counted is not None or not search.bounds_walks(dialect):
         return walking, None
+    budget = search.walk_budget(dialect, page_end, _report_count())
     walked = (
         select(Report.id, *(term.element for term in order), and_(*walking).label("hit"))
         .where(*filters)
@@ -316,9 +315,10 @@ def _least_severe_first(filters: list, ties: list, page_end: int):
     return union_all(*(select(arm.c.id) for arm in arms))
 
 
-def _report_count(projects) -> int:
-    """How many reports the given projects hold, from their counters rather than a count over
-    every report."""
-    return db.session.scalar(
-        select(func.coalesce(func.sum(Project.report_count), 0)).where(Project.id.in_(projects))
-    )
+def _report_count(projects=None) -> int:
+    """How many reports the given projects (by default every project) hold, from their counters
+    rather than a count over every report."""
+    summed = select(func.coalesce(func.sum(Project.report_count), 0))
+    if projects is not None:
+        summed = summed.where(Project.id.in_(projects))
+    return db.session.scalar(summed)

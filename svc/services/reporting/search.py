@@ -163,6 +163,11 @@ def walk_sort_index(dialect: str, matches: int, page_end: int, reports: int) -> 
     return page_end * reports < cost * matches * matches
 
 
+def bounds_walks(dialect: str) -> bool:
+    """Whether a search past its count limit walks the sort index within walk_budget."""
+    return dialect in _BOUNDED_WALKS
+
+
 def walk_budget(dialect: str, page_end: int, reports: int) -> int | None:
     """How many entries of the sort index a search past its count limit walks, looking for its
     page, before it reads every match instead (None: no bound). At sqrt(cost x page_end x
@@ -170,7 +175,7 @@ def walk_budget(dialect: str, page_end: int, reports: int) -> int | None:
     budget / cost reports, which cost no more than the walk to read. PostgreSQL only: SQLite
     sorts what a bounded walk found, so its query would read the whole budget, and there a
     step of the walk costs a tenth of a match read."""
-    if dialect not in _BOUNDED_WALKS:
+    if not bounds_walks(dialect):
         return None
     return math.isqrt(CANDIDATE_TO_INDEX_ENTRY_COST[dialect] * page_end * reports) + 1
 
