@@ -536,10 +536,10 @@ def _fill(app, title):
     return user
 
 
-def _page_and_plan(app, user, read="ORDER BY", into=None, **query):
+def _page_and_plan(app, user, read="ORDER BY", **query):
     """A page of listing.list_for and the database's plan for the query that read it (the last
     with `read`: with read="count(", the query that counted its total), in the transaction that
-    ran it; each statement it ran and its parameters appended to `into`, if given."""
+    ran it."""
     with app.app_context():
         statements = []
 
@@ -552,8 +552,6 @@ def _page_and_plan(app, user, read="ORDER BY", into=None, **query):
         finally:
             event.remove(db.engine, "before_cursor_execute", note)
         _, _, statement, parameters, _, _ = [s for s in statements if read in s[2]][-1]
-        if into is not None:
-            into.extend((s[2], s[3]) for s in statements)
         connection = db.session.connection()
         explain = "EXPLAIN QUERY PLAN " if connection.dialect.name == "sqlite" else "EXPLAIN "
         plan = connection.exec_driver_sql(explain + statement, parameters).all()
@@ -718,63 +716,6 @@ def test_a_walk_past_the_count_limit_stops_at_its_budget_then_reads_the_matches(
     finally:
         app.config["SVC_SEARCH_COUNT_LIMIT"] = limit
         _search_text_statistics(app, -1)
-
-
-def test_a_common_word_is_counted_past_the_limit_by_its_words(app):
-    """On PostgreSQL a search of words (ASCII letters and digits) first counts the reports that
-    hold each as a whole word, in the word index: where as many as the count's limit do, the
-    search matches more, and its trigram index's count (a bitmap of every report holding each
-    trigram) is not taken. Reports holding a term inside a longer word are found as ever, and
-    counted by the trigram index where whole words fall short of the limit."""
-    with app.app_context():
-        dialect = db.engine.dialect.name
-    limit = app.config["SVC_SEARCH_COUNT_LIMIT"]
-    kinds = ("checkout", "checkouts", "check-out cart")
-    try:
-        user = _fill(app, lambda n: f"Report {n} {kinds[n % 3]}")
-        newest = [f"Report {n} {kinds[n % 3]}" for n in (1999, 1998, 1996)]
-
-        def searched(terms):
-            """The page, the plan of the search's last count (as the search steered the
-            planner for it) and the counts' statements."""
-            statements = []
-            page, _ = _page_and_plan(app, user, search=terms, page_size=3, into=statements)
-            counts = [(sql, parameters) for sql, parameters in statements if "count(" in sql]
-            plan = ""
-            if dialect == "postgresql":
-                with app.app_context():
-                    search.steer_planner(db.session, terms, dialect)
-                    explain = db.session.connection().exec_driver_sql(
-                        "EXPLAIN " + counts[-1][0], counts[-1][1]
-                    )
-                    plan = " / ".join(row[0] for row in explain)
-                    db.session.rollback()
-            return page, plan, [sql for sql, _ in counts]
-
-        # 667 reports hold "checkout" as a word (and 667 "checkouts"): past a limit of 600.
-        app.config["SVC_SEARCH_COUNT_LIMIT"] = 600
-        page, plan, counts = searched("checkout")
-        assert (page.total, page.total_exact) == (600, False)
-        assert [item.title for item in page.items] == newest
-        if dialect == "postgresql":
-            assert "ix_reports_search_words" in plan, plan
-            assert len(counts) == 1 and "LIKE" not in counts[0], counts
-        # Not past 700 by its words: counted by the trigram index, 1,334 of them.
-        app.config["SVC_SEARCH_COUNT_LIMIT"] = 700
-        page, plan, counts = searched("checkout")
-        assert (page.total, page.total_exact) == (700, False)
-        assert [item.title for item in page.items] == newest
-        if dialect == "postgresql":
-            assert "to_tsvector" in counts[0] and "LIKE" in counts[-1], counts
-        # Under the limit the total is exact, the trigram index's count.
-        app.config["SVC_SEARCH_COUNT_LIMIT"] = 2_000
-        page, plan, counts = searched("checkout 1999")
-        assert (page.total, page.total_exact) == (1, True)
-        page, plan, counts = searched("check-out")  # no word: the parser would split it
-        assert (page.total, page.total_exact) == (666, True)
-        assert not any("to_tsvector" in count for count in counts), counts
-    finally:
-        app.config["SVC_SEARCH_COUNT_LIMIT"] = limit
 
 
 def _search_text_statistics(app, target: int) -> None:

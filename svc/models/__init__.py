@@ -59,9 +59,9 @@ from svc.models.users import (
 from svc.models.webhooks import WebhookDelivery
 
 # Tables and indexes in the database that no model declares: APScheduler creates and owns its job
-# store; the search indexes (FTS5 tables; PostgreSQL's generated search column, its pg_trgm index
-# and its word index) are written by hand in migrations 7c1e4a9d2b35, b4f81d2c6e07, e2b7c4a1f9d3
-# and d7f3b9e5a2c8, as there is no portable way to declare them. See svc.services.reporting.search.
+# store; the search indexes (FTS5 tables; PostgreSQL's generated search column and its pg_trgm
+# index) are written by hand in migrations 7c1e4a9d2b35, b4f81d2c6e07 and e2b7c4a1f9d3, as there
+# is no portable way to declare them. See svc.services.reporting.search.
 JOBSTORE_TABLE = "apscheduler_jobs"
 SEARCH_TABLES = frozenset(
     {
@@ -73,7 +73,7 @@ SEARCH_TABLES = frozenset(
         "reports_fts_idx",
     }
 )
-SEARCH_INDEXES = frozenset({"ix_reports_search_text_trgm", "ix_reports_search_words"})
+SEARCH_INDEXES = frozenset({"ix_reports_search_text_trgm"})
 SEARCH_COLUMNS = frozenset({"search_text"})
 
 

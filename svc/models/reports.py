@@ -48,8 +48,8 @@ class Report(db.Model):
         Index("ix_reports_project_severity_created", "project_id", "severity_rank", "created_at"),
         Index("ix_reports_project_category_created", "project_id", "category", "created_at"),
         Index("ix_reports_project_updated", "project_id", "updated_at"),
-        # Search indexes (SQLite's FTS5, PostgreSQL's trigrams and words) are made by the
-        # migrations only: see svc.services.reporting.search.
+        # Search indexes (SQLite FTS5, PostgreSQL pg_trgm) are made by the migrations only: see
+        # svc.services.reporting.search.
     )
 
     id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=new_id)

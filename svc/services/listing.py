@@ -3,7 +3,7 @@ user may see."""
 
 from dataclasses import dataclass
 
-from sqlalchemy import and_, exists, func, literal, not_, or_, select, union_all
+from sqlalchemy import and_, exists, func, not_, or_, select, union_all
 from sqlalchemy.orm import selectinload
 
 from svc.config import setting
@@ -177,9 +177,7 @@ def list_for(user: User, query: dict) -> Page:
         counted = total = None
         if not report_conditions:
             counted = search.count_in_projects(searched, dialect, chosen_projects, up_to)
-        if counted is None and matching and _words_reach(filters, searched, dialect, up_to):
-            total = up_to  # past the limit: the page is walked for below
-        elif counted is None and matching:
+        if counted is None and matching:
             total, page_ids = _matches(
                 filters + matching, order, up_to, skipped, query["page_size"]
             )
@@ -219,17 +217,6 @@ def list_for(user: User, query: dict) -> Page:
         page_size=query["page_size"],
         total_exact=total_exact,
     )
-
-
-def _words_reach(filters: list, searched: str, dialect: str, up_to: int) -> bool:
-    """Whether `up_to` reports hold every term of the search as a whole word: then at least as
-    many match it, which the word index shows at a fraction of the trigram index's cost for a
-    common word (search.words_condition). False where that index cannot tell."""
-    words = search.words_condition(searched, dialect)
-    if words is None:
-        return False
-    holding = select(literal(1)).select_from(Report).where(*filters, words).limit(up_to)
-    return db.session.scalar(select(func.count()).select_from(holding.subquery())) == up_to
 
 
 def _matches(conditions: list, order: list, up_to: int, skipped: int, page_size: int):

@@ -18,10 +18,7 @@ search does not read every report:
   lower(title || '\n' || description), with a pg_trgm GIN index (migration e2b7c4a1f9d3).
   `search_text LIKE lower('%term%')` is what ILIKE on title or description answers (in a UTF-8
   database ILIKE lowers both sides; a term holds no white space, so no match spans the line
-  break), without lowering every candidate's text again. Beside it, `ix_reports_search_words`
-  (migration d7f3b9e5a2c8) indexes the words of the same text: a count of the reports that hold
-  each term as a whole word is a lower bound of the search's, enough to show a common word past
-  the count's limit (see words_condition).
+  break), without lowering every candidate's text again.
 
 The measurements behind each choice here: docs/performance.md, "What made it fast".
 """
@@ -32,8 +29,6 @@ from sqlalchemy import (
     Integer,
     Text,
     and_,
-    bindparam,
-    cast,
     column,
     func,
     literal_column,
@@ -42,7 +37,6 @@ from sqlalchemy import (
     table,
     text,
 )
-from sqlalchemy.dialects.postgresql import TSQUERY, TSVECTOR
 
 from svc.models import Report
 from svc.models.search_index import NOT_INDEXED, SEARCH_ROWS
@@ -57,8 +51,6 @@ _FTS_ROWIDS = "SELECT rowid FROM reports_fts WHERE reports_fts MATCH :fts_query"
 _FTS = table("reports_fts", column("rowid", Integer))
 # Not mapped: the ORM never reads it, and SQLite has no such column.
 _SEARCH_TEXT = literal_column("reports.search_text", Text)
-# ix_reports_search_words' expression, as written there: a planner matches it to the letter.
-_SEARCH_WORDS = literal_column("to_tsvector('simple'::regconfig, reports.search_text)", TSVECTOR)
 _FTS_CANDIDATES = text(f"SELECT report_id FROM report_search_rows WHERE rowid IN ({_FTS_ROWIDS})")
 # Each report walked past is looked up among the FTS rows (one index seek), rather than every FTS
 # row being mapped to its report before the walk starts. SQLite does not start a query from a
@@ -84,24 +76,6 @@ def condition(search: str, dialect: str, lead: bool = True):
         return and_(or_(_FTS_HOLDS_REPORT.bindparams(fts_query=query), waiting), exact)
     candidates = _FTS_CANDIDATES.bindparams(fts_query=query)
     return and_(or_(Report.id.in_(candidates.columns(report_id=Report.id.type)), waiting), exact)
-
-
-def words_condition(search: str, dialect: str):
-    """PostgreSQL: the reports that hold every term of the search as a whole word, a condition
-    that the word index answers; None where it cannot stand for the search (SQLite, or a term
-    not of ASCII letters and digits alone, or shorter than a trigram, which the text's parser
-    may split or the planner read whole). Each such report matches the search too (a word of
-    the text is a part of it, lowered alike), so their count is a lower bound of the search's:
-    where it reaches the count's limit, the trigram index need not build a bitmap of every
-    report holding each trigram (docs/performance.md, "A common word counted by its words").
-    A report holding a term inside a longer word only is not counted here."""
-    terms = search.split()
-    if dialect != "postgresql" or not all(_is_word(term) for term in terms):
-        return None
-    # The terms lowered by the database, as search_text is; the tsquery is parsed from them
-    # alone (letters and digits: no operator or quote), and its config must be the index's.
-    words = func.lower(bindparam("words", " & ".join(terms), type_=Text))
-    return _SEARCH_WORDS.op("@@")(cast(words, TSQUERY))
 
 
 def count_in_projects(search: str, dialect: str, projects, up_to: int):
@@ -217,10 +191,6 @@ def fts_query(terms: list[str]) -> str:
         term[start : start + TRIGRAM] for term in terms for start in range(len(term) - TRIGRAM + 1)
     )
     return " AND ".join('"' + trigram.replace('"', '""') + '"' for trigram in trigrams)
-
-
-def _is_word(term: str) -> bool:
-    return len(term) >= TRIGRAM and term.isascii() and term.isalnum()
 
 
 def _contains(term: str, dialect: str, title, description):
