@@ -27,6 +27,10 @@ and, directly in SQL, a plain LIKE scan for one word (no index), to compare sear
     .venv/bin/python -m bench.scale --database sqlite --sizes 10000 100000
     .venv/bin/python -m bench.scale --database sqlite --sizes 10000000 --keep DIR
     .venv/bin/python -m bench.scale --reuse DIR           # the calls again, on DIR's databases
+    .venv/bin/python -m bench.scale --database sqlite --sizes 10000000 --no-words --keep DIR
+
+--no-words leaves SQLite's search index empty (its build is over an hour at 10,000,000; docs/
+performance.md) and the two searches untimed.
 
 --keep keeps each database it fills (SQLite's file in DIR/sqlite, PostgreSQL's schema in the
 bench's database, named in DIR/postgresql/bench.json) until you remove it (DROP SCHEMA ...
@@ -125,6 +129,7 @@ def fill(
     stop: int,
     corpus: Corpus,
     spread: int = SIZES[-1],
+    words: bool = True,
 ) -> None:
     """Reports start..stop-1: report i belongs to project i % 10 with number i // 10 + 1. By the
     databases' bulk paths, the secondary indexes dropped meanwhile and built after: COPY on
@@ -137,7 +142,7 @@ def fill(
     # SQLite's words from empty go in after every row, in one statement: added a batch at a
     # time, each cost two to three times as much once the index held a million
     # (docs/performance.md).
-    words_after = not postgresql and start == 0
+    words_after = not postgresql and start == 0 and words
     batches = [(b, min(stop, b + BATCH), project_ids, spread) for b in range(start, stop, BATCH)]
     context = multiprocessing.get_context("spawn")  # nothing of this process's connections
     with rollback_journal(engine), search_merges_deferred(engine):
@@ -165,7 +170,7 @@ def fill(
                     else:
                         connection.execute(Report.__table__.insert(), rows)
                         connection.execute(ReportSignature.__table__.insert(), signature_rows)
-                        if not words_after:  # as the fan-out indexes what the service files
+                        if words and not words_after:  # as the fan-out indexes what it files
                             search_index.index_new(connection, [row["id"] for row in rows])
                     if number % COMMIT_BATCHES == 0:
                         (raw or connection).commit()
@@ -458,6 +463,9 @@ def set_up(base_url: str) -> tuple[list[str], str]:
     return projects, token.json()["token"]
 
 
+SEARCHES = ("search_one", "search_two")
+
+
 def timed_calls(projects: list[str], corpus: Corpus) -> dict:
     rng = corpus.rng
     return {
@@ -527,7 +535,11 @@ def time_export(api, base_url: str, size: int, projects: list[str]) -> dict:
 
 
 def run(
-    database: str, sizes: list[int], keep: Path | None = None, export: bool = True
+    database: str,
+    sizes: list[int],
+    keep: Path | None = None,
+    export: bool = True,
+    words: bool = True,
 ) -> list[dict]:
     """The bulk loads run while the service is stopped; it starts again for the timed calls,
     with connections that see the new statistics (as a running install's do within the hour,
@@ -541,7 +553,7 @@ def run(
             with running_service(url, workdir) as base_url:
                 projects, token = set_up(base_url)
             if keep:  # for --reuse
-                kept = {"projects": projects, "token": token, "url": url}
+                kept = {"projects": projects, "token": token, "url": url, "words": words}
                 (workdir / KEPT).write_text(json.dumps(kept))
             engine = bulk_load_engine(url)
             stored = 0
@@ -554,12 +566,15 @@ def run(
                     size,
                     corpus,
                     spread=max(*sizes, SIZES[-1]),
+                    words=words,
                 )
                 fill_seconds = time.perf_counter() - started
                 stored = size
                 refresh_statistics(engine, url, workdir)
                 row = {"database": database, "reports": size, "fill_s": round(fill_seconds, 1)}
-                rows.append(measure(row, url, workdir, engine, projects, token, corpus, export))
+                rows.append(
+                    measure(row, url, workdir, engine, projects, token, corpus, export, words)
+                )
             engine.dispose()
     return rows
 
@@ -573,14 +588,19 @@ def reuse(workdir: Path, export: bool = True) -> dict:
     with engine.connect() as connection:
         size = connection.execute(text("SELECT count(*) FROM reports")).scalar()
     row = {"database": engine.dialect.name, "reports": size, "fill_s": None}
-    row = measure(row, url, workdir, engine, kept["projects"], kept["token"], Corpus(), export)
+    row = measure(
+        row, url, workdir, engine, kept["projects"], kept["token"], Corpus(), export,
+        kept.get("words", True),
+    )  # fmt: skip
     engine.dispose()
     return row
 
 
-def measure(row: dict, url, workdir, engine, projects, token, corpus, export=True) -> dict:
+def measure(
+    row: dict, url, workdir, engine, projects, token, corpus, export=True, words=True
+) -> dict:
     """`row` with the times of every call of the module's list (the export's unless `export`
-    is false), and the database's size."""
+    is false, the searches' unless `words` is), and the database's size."""
     api = requests.Session()
     api.headers["Authorization"] = f"Bearer {token}"
     size = row["reports"]
@@ -589,6 +609,7 @@ def measure(row: dict, url, workdir, engine, projects, token, corpus, export=Tru
             name: time_calls(api, f"{base_url}/api/v1/{path}", make_params)
             for path, calls in (("reports", timed_calls), ("stats", stats_calls))
             for name, make_params in calls(projects, corpus).items()
+            if words or name not in SEARCHES
         }
         for name, suffix in (("report_page", ""), ("similar", "/similar")):
             timed[name] = time_per_report(api, base_url, url, suffix)
@@ -633,6 +654,8 @@ def plot(rows: list[dict], path: Path) -> None:
         mine = [row for row in rows if row["database"] == database]
         sizes = [row["reports"] for row in mine]
         for name in PLOTTED:
+            if any(f"{name}_p50_ms" not in row for row in mine):
+                continue  # --no-words: the searches untimed
             axis.plot(sizes, [row[f"{name}_p50_ms"] for row in mine], marker="o", label=name)
         axis.plot(sizes, [row["like_scan_p50_ms"] for row in mine], "k--", label="LIKE scan (SQL)")
         axis.set(
@@ -661,6 +684,12 @@ def main() -> int:
     parser.add_argument(
         "--no-export", dest="export", action="store_false", help="leave the export untimed"
     )
+    parser.add_argument(
+        "--no-words",
+        dest="words",
+        action="store_false",
+        help="SQLite: leave the search index empty and the searches untimed",
+    )
     options = parser.parse_args()
     if options.reuse:
         kept = [options.reuse / name for name in options.database or DATABASES]
@@ -670,7 +699,7 @@ def main() -> int:
     rows = []
     for database in options.database or DATABASES:
         keep = options.keep / database if options.keep else None
-        rows += run(database, sorted(options.sizes), keep, options.export)
+        rows += run(database, sorted(options.sizes), keep, options.export, options.words)
     write_result("scale", rows)
     plot(rows, result_path("scale.png"))
     print_table(rows)
