@@ -45,7 +45,7 @@ from svc.models.reports import (
 )
 from svc.models.reproductions import Reproduction
 from svc.models.scheduler import InstanceMarker, SchedulerLease
-from svc.models.stats import ReportDay, ReportTally
+from svc.models.stats import ReportDay, ReportHours, ReportTally
 from svc.models.users import (
     AuthSession,
     PasswordReset,

@@ -4,6 +4,7 @@ from datetime import datetime
 
 from sqlalchemy import (
     JSON,
+    Float,
     ForeignKey,
     Index,
     SmallInteger,
@@ -12,7 +13,9 @@ from sqlalchemy import (
     UniqueConstraint,
     inspect,
 )
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy.sql.functions import FunctionElement
 
 from svc.extensions import db
 from svc.models.base import UTCDateTime, new_id, same_as_created, utcnow
@@ -175,14 +178,44 @@ def reporter_key(identifier: str | None, report_id: uuid.UUID) -> str:
 # prefers to fetch and sort every report of the user's projects.
 Index("ix_reports_created", Report.created_at.desc(), Report.id)
 Index("ix_reports_updated", Report.updated_at.desc(), Report.created_at.desc(), Report.id)
+
+
+class HoursBetween(FunctionElement):
+    """Hours from the first timestamp to the second, as the database computes them."""
+
+    type = Float()
+    inherit_cache = True
+
+
+@compiles(HoursBetween, "sqlite")
+def _hours_on_sqlite(element, compiler, **kw) -> str:
+    start, end = (compiler.process(clause, **kw) for clause in element.clauses)
+    return f"((julianday({end}) - julianday({start})) * 24)"
+
+
+@compiles(HoursBetween, "postgresql")
+def _hours_on_postgresql(element, compiler, **kw) -> str:
+    # date_part is a double; EXTRACT is a numeric since PostgreSQL 14, and sorting the
+    # window's numerics for the median was five times slower (docs/performance.md).
+    start, end = (compiler.process(clause, **kw) for clause in element.clauses)
+    return f"(date_part('epoch', {end} - {start}) / 3600)"
+
+
+def hours_to_resolve():
+    """A report's hours from filed to resolved (NULL while it is open)."""
+    return HoursBetween(Report.created_at, Report.resolved_at)
+
+
 # Only the resolved: an index of every report's (project, NULL), deduplicated to a few pages,
-# was PostgreSQL's cheapest walk by project, ahead of the sort's own index. created_at too, so
-# that the overview's median reads the index alone.
+# was PostgreSQL's cheapest walk by project, ahead of the sort's own index. created_at and the
+# hours too, so that the overview's median reads the index alone and SQLite does not compute
+# every resolved report's hours again (docs/performance.md, "The median in a band").
 Index(
     "ix_reports_project_resolved",
     Report.project_id,
     Report.resolved_at,
     Report.created_at,
+    hours_to_resolve(),
     sqlite_where=Report.resolved_at.is_not(None),
     postgresql_where=Report.resolved_at.is_not(None),
 )

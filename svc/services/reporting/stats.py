@@ -19,16 +19,24 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import cache
 
-from sqlalchemy import Float, bindparam, func, select, text
+from sqlalchemy import bindparam, func, insert, literal_column, select, text
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql.functions import FunctionElement
 
 from svc.extensions import db
-from svc.models import CATEGORIES, SEVERITIES, Report, ReportDay, ReportEvent, ReportTally, User
-from svc.models.base import utcnow
+from svc.models import (
+    CATEGORIES,
+    SEVERITIES,
+    Report,
+    ReportDay,
+    ReportEvent,
+    ReportHours,
+    ReportTally,
+    User,
+)
+from svc.models.base import UTCDateTime, utcnow
 from svc.models.events import REPORT_CREATED
-from svc.models.reports import OPEN_STATUSES
+from svc.models.reports import OPEN_STATUSES, HoursBetween, hours_to_resolve
+from svc.models.stats import BANDS, band_of
 from svc.services import projects
 
 
@@ -66,13 +74,15 @@ def count(counted: Counted, sign: int) -> None:
 def count_all(reports: Iterable[Counted], sign: int = 1) -> None:
     """Add (or take away) many reports: one upsert per counter touched, not per report (the
     fan-out counts a batch of new reports at once)."""
-    tallies, days = Counter(), defaultdict(Counter)
+    tallies, days, hours = Counter(), defaultdict(Counter), Counter()
     for counted in reports:
         key = (counted.project_id, counted.status, counted.severity, counted.category)
         tallies[key] += sign
         days[counted.project_id, counted.created_at.date()]["created"] += sign
         if counted.resolved_at is not None:
-            days[counted.project_id, counted.resolved_at.date()]["resolved"] += sign
+            day = counted.resolved_at.date()
+            days[counted.project_id, day]["resolved"] += sign
+            hours[counted.project_id, day, counted.created_at, counted.resolved_at] += sign
     if not tallies:
         return
     dialect = db.session.get_bind().dialect.name
@@ -90,6 +100,14 @@ def count_all(reports: Iterable[Counted], sign: int = 1) -> None:
             for (p, day), n in days.items()
         ],
     )
+    if hours:  # the band computed by the database (models.stats.band_of)
+        db.session.execute(
+            _upsert(dialect, "report_hours"),
+            [
+                {"project_id": p, "day": day, "created_at": c, "resolved_at": r, "count": n}
+                for (p, day, c, r), n in hours.items()
+            ],
+        )
 
 
 def recount(report: Report, before: Counted) -> None:
@@ -112,9 +130,8 @@ def _insert(dialect: str):
 def _upsert(dialect: str, table_name: str):
     """INSERT ... ON CONFLICT DO UPDATE adding to the counters; built once per table."""
     table, keys, counters = _COUNTERS[table_name]
-    statement = _insert(dialect)(table).values(
-        **{column: bindparam(column) for column in (*keys, *counters)}
-    )
+    values = {column: bindparam(column) for column in (*keys, *counters)}
+    statement = _insert(dialect)(table).values(values | _COMPUTED.get(table_name, {}))
     return statement.on_conflict_do_update(
         index_elements=[table.c[key] for key in keys],
         set_={column: table.c[column] + statement.excluded[column] for column in counters},
@@ -129,6 +146,18 @@ _COUNTERS = {
         ("count",),
     ),
     "report_days": (ReportDay.__table__, ("project_id", "day"), ("created", "resolved")),
+    "report_hours": (ReportHours.__table__, ("project_id", "day", "band"), ("count",)),
+}
+# key columns the database computes from other parameters
+_COMPUTED = {
+    "report_hours": {
+        "band": band_of(
+            HoursBetween(
+                bindparam("created_at", type_=UTCDateTime()),
+                bindparam("resolved_at", type_=UTCDateTime()),
+            )
+        )
+    }
 }
 
 
@@ -137,6 +166,7 @@ _COUNTERS = {
 _RECOUNT = (
     "DELETE FROM report_tallies",
     "DELETE FROM report_days",
+    "DELETE FROM report_hours",
     "INSERT INTO report_tallies (project_id, status, severity, category, count) "
     "SELECT project_id, status, severity, category, count(*) FROM reports "
     "GROUP BY project_id, status, severity, category",
@@ -154,6 +184,18 @@ def recount_all(connection) -> None:
     """Rebuild the counters from the reports, on `connection` (in its transaction)."""
     for statement in _RECOUNT:
         connection.execute(text(statement))
+    connection.execute(recount_hours())
+
+
+def recount_hours():
+    """An INSERT of every resolved report into the empty ReportHours."""
+    day, band = func.date(Report.resolved_at), band_of(hours_to_resolve())
+    return insert(ReportHours).from_select(
+        ["project_id", "day", "band", "count"],
+        select(Report.project_id, day, band, func.count())
+        .where(Report.resolved_at.is_not(None))
+        .group_by(Report.project_id, day, band),
+    )
 
 
 # --- reading them --------------------------------------------------------------------------------
@@ -240,38 +282,54 @@ def _per_day(chosen, first_day: date, days: int) -> list[dict]:
 
 def _median_hours(chosen, first_day: date) -> float | None:
     """Over the reports resolved in the window (and resolved still): from filed to resolved.
-    The middle one or two of the database's own sort: every report of the window read into
-    Python grew with the table (16,000 rows for 30 days at 1,000,000 reports, ten times that
-    at 10,000,000; docs/performance.md, "The overview's median")."""
+    ReportHours says how many of them each band of hours holds; the middle one or two are
+    taken from their band's reports, sorted by the database, and the window's others are not
+    sorted (160,000 for 30 days at 10,000,000 reports; docs/performance.md, "The median in a
+    band")."""
+    bands = dict(
+        db.session.execute(
+            select(ReportHours.band, func.sum(ReportHours.count))
+            .where(ReportHours.project_id.in_(chosen), ReportHours.day >= first_day)
+            .group_by(ReportHours.band)
+        ).all()
+    )
+    total = sum(bands.values())
+    if not total:
+        return None
+    middle = ((total - 1) // 2, total // 2)
+    below, first, last = 0, None, None
+    for band in sorted(bands):
+        if first is None and below + bands[band] > middle[0]:
+            first, before = band, below
+        if below + bands[band] > middle[1]:
+            last = band
+            break
+        below += bands[band]
+    hours, resolved = hours_to_resolve(), _resolved_since(chosen, first_day)
+    if first > 0:
+        resolved.append(hours >= literal_column(str(BANDS[first - 1])))
+    if last < len(BANDS):
+        resolved.append(hours < literal_column(str(BANDS[last])))
+    found = db.session.scalars(select(hours).where(*resolved).order_by(hours)).all()
+    if len(found) != sum(n for band, n in bands.items() if first <= band <= last):
+        return _median_of_all(chosen, first_day)  # a change committed between the two reads
+    return round(statistics.mean(found[rank - before] for rank in middle), 2)
+
+
+def _resolved_since(chosen, first_day: date) -> list:
     since = datetime.combine(first_day, datetime.min.time(), tzinfo=utcnow().tzinfo)
-    resolved = (Report.project_id.in_(chosen), Report.resolved_at >= since)
+    return [Report.project_id.in_(chosen), Report.resolved_at >= since]
+
+
+def _median_of_all(chosen, first_day: date) -> float | None:
+    """The median from every report resolved in the window, sorted by the database."""
+    resolved = _resolved_since(chosen, first_day)
     count = db.session.scalar(select(func.count()).select_from(Report).where(*resolved))
     if not count:
         return None
-    hours = HoursBetween(Report.created_at, Report.resolved_at)
+    hours = hours_to_resolve()
     middle = db.session.scalars(
         select(hours).where(*resolved).order_by(hours)
         .offset((count - 1) // 2).limit(2 - count % 2)
     ).all()  # fmt: skip
     return round(statistics.mean(middle), 2)
-
-
-class HoursBetween(FunctionElement):
-    """Hours from the first timestamp to the second, as the database computes them."""
-
-    type = Float()
-    inherit_cache = True
-
-
-@compiles(HoursBetween, "sqlite")
-def _hours_on_sqlite(element, compiler, **kw) -> str:
-    start, end = (compiler.process(clause, **kw) for clause in element.clauses)
-    return f"((julianday({end}) - julianday({start})) * 24)"
-
-
-@compiles(HoursBetween, "postgresql")
-def _hours_on_postgresql(element, compiler, **kw) -> str:
-    # date_part is a double; EXTRACT is a numeric since PostgreSQL 14, and sorting the
-    # window's numerics for the median was five times slower (docs/performance.md).
-    start, end = (compiler.process(clause, **kw) for clause in element.clauses)
-    return f"(date_part('epoch', {end} - {start}) / 3600)"
