@@ -305,6 +305,8 @@ def _median_hours(chosen, first_day: date) -> float | None:
             last = band
             break
         below += bands[band]
+    if last is None:  # counts taken away before they were added: a moment's disorder
+        return _median_of_all(chosen, first_day)
     hours, resolved = hours_to_resolve(), _resolved_since(chosen, first_day)
     if first > 0:
         resolved.append(hours >= literal_column(str(BANDS[first - 1])))
