@@ -80,9 +80,8 @@ def count_all(reports: Iterable[Counted], sign: int = 1) -> None:
         tallies[key] += sign
         days[counted.project_id, counted.created_at.date()]["created"] += sign
         if counted.resolved_at is not None:
-            day = counted.resolved_at.date()
-            days[counted.project_id, day]["resolved"] += sign
-            hours[counted.project_id, day, counted.created_at, counted.resolved_at] += sign
+            days[counted.project_id, counted.resolved_at.date()]["resolved"] += sign
+            hours[counted.project_id, counted.created_at, counted.resolved_at] += sign
     if not tallies:
         return
     dialect = db.session.get_bind().dialect.name
@@ -104,8 +103,8 @@ def count_all(reports: Iterable[Counted], sign: int = 1) -> None:
         db.session.execute(
             _upsert(dialect, "report_hours"),
             [
-                {"project_id": p, "day": day, "created_at": c, "resolved_at": r, "count": n}
-                for (p, day, c, r), n in hours.items()
+                {"project_id": p, "day": r.date(), "created_at": c, "resolved_at": r, "count": n}
+                for (p, c, r), n in hours.items()
             ],
         )
 
