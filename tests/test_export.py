@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.client import create_pat, create_project, csrf, register
+from svc.services.reporting import export as reporting_export
 from tests.helpers import file_report
 
 
@@ -72,7 +73,8 @@ def export(client, **params):
         {"duplicates": "only"},
     ],
 )
-def test_ndjson_holds_what_the_list_pages_hold(user_client, two_projects, filters):
+def test_ndjson_holds_what_the_list_pages_hold(user_client, two_projects, filters, monkeypatch):
+    monkeypatch.setattr(reporting_export, "BATCH", 2)  # batches read ahead, in their order
     response = export(user_client, format="ndjson", **filters)
     assert response.is_streamed
     assert response.mimetype == "application/x-ndjson"
@@ -161,10 +163,13 @@ def write_exports(app) -> int:
 
 
 @pytest.mark.parametrize("kind", ["ndjson", "csv"])
-def test_an_export_too_large_for_one_answer_is_a_job_with_the_same_rows(make_app, kind):
+def test_an_export_too_large_for_one_answer_is_a_job_with_the_same_rows(
+    make_app, kind, monkeypatch
+):
     """A small SVC_EXPORT_SYNC_LIMIT forces the job's way: the synchronous export says 409 and
     names it; the job writes the same rows, gzipped, with its progress, for its requester."""
     app = make_app(SVC_EXPORT_SYNC_LIMIT=5)
+    monkeypatch.setattr(reporting_export, "BATCH", 4)  # six rows in two batches, read ahead
     client = app.test_client()
     register(client)
     project = create_project(client, "Web Shop")

@@ -10,7 +10,8 @@ arrays), the same names and values, newest first.
 import csv
 import io
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from flask import current_app
@@ -129,17 +130,31 @@ def count(user: User, query: dict, up_to: int | None = None) -> int:
 def rows(user: User, query: dict) -> Iterator[dict]:
     """Each report of the export, newest first, read a batch at a time."""
     conditions = _conditions(user, query)
-    rows = db.session.execute(
+    # On the session's connection but not through the ORM: a fifth less of a row's time.
+    rows = db.session.connection().execute(
         select(*_COLUMNS)
         .join(Project, Project.id == Report.project_id)
         .outerjoin(ReportSignature, ReportSignature.report_id == Report.id)
         .where(*conditions)
         .order_by(Report.created_at.desc(), Report.id)
-        .execution_options(yield_per=BATCH)
+        .execution_options(stream_results=True, max_row_buffer=BATCH)
     )
     groups = _groups(user, query.get("project_id"))
-    for row in rows:
-        yield _with_group(_report(row), groups)
+    for batch in _read_ahead(rows.partitions(BATCH)):
+        for row in batch:
+            yield _with_group(_report(row), groups)
+
+
+def _read_ahead(batches: Iterable[list]) -> Iterator[list]:
+    """The batches, the next one fetched by a thread of its own while the caller writes this
+    one: the driver waits for the database without the GIL, so the database's work and ours
+    overlap (docs/performance.md). Only that thread touches the connection meanwhile."""
+    batches = iter(batches)
+    with ThreadPoolExecutor(1) as reader:
+        pending = reader.submit(next, batches, None)
+        while (batch := pending.result()) is not None:
+            pending = reader.submit(next, batches, None)
+            yield batch
 
 
 @dataclass
@@ -190,27 +205,31 @@ def _with_group(item: dict, groups: _Groups) -> dict:
 
 
 def _report(row) -> dict:
-    """One row of _COLUMNS, read by name (each column's own: `row.tracking_prefix`)."""
+    """One row of _COLUMNS, unpacked in their order (half the time of reading it by name)."""
+    (
+        report_id, project_id, tracking_prefix, number, title, description, severity, category,
+        status, reporter, screenshot, annotated, meta, assignee_id, signature, created, updated,
+    ) = row  # fmt: skip
     return {
-        "id": str(row.id),
-        "projectId": str(row.project_id),
-        "trackingId": tracking_id_of(row.tracking_prefix, row.number),
-        "title": row.title,
-        "description": row.description,
-        "severity": row.severity,
-        "category": row.category,
-        "status": row.status,
-        "reporterIdentifier": row.reporter_identifier,
-        "screenshotUrl": row.screenshot_key,
-        "annotatedScreenshotUrl": row.annotated_screenshot_key,
-        "metadata": row.meta,
-        "assigneeId": str(row.assignee_id) if row.assignee_id else None,
-        "signature": row.signature,
+        "id": str(report_id),
+        "projectId": str(project_id),
+        "trackingId": tracking_id_of(tracking_prefix, number),
+        "title": title,
+        "description": description,
+        "severity": severity,
+        "category": category,
+        "status": status,
+        "reporterIdentifier": reporter,
+        "screenshotUrl": screenshot,
+        "annotatedScreenshotUrl": annotated,
+        "metadata": meta,
+        "assigneeId": str(assignee_id) if assignee_id else None,
+        "signature": signature,
         "duplicateOf": None,
         "duplicateCount": 0,
         "reporterCount": 1,
-        "createdAt": iso_timestamp(row.created_at),
-        "updatedAt": iso_timestamp(row.updated_at),
+        "createdAt": iso_timestamp(created),
+        "updatedAt": iso_timestamp(updated),
     }
 
 
