@@ -4,6 +4,7 @@ import csv
 import gzip
 import io
 import json
+import uuid
 from pathlib import Path
 
 import pytest
@@ -251,3 +252,67 @@ def test_the_dashboard_follows_an_export_job_to_its_download(browser, app, live_
     rows = gzip.decompress(Path(downloading.value.path()).read_bytes()).decode().splitlines()
     assert [json.loads(row)["title"] for row in rows] == ["report 2", "report 1", "report 0"]
     context.close()
+
+
+def test_an_export_reads_each_signature_from_an_index(app):
+    """An export joins its signature to every report: from ix_report_signatures_report_signature
+    alone, not from report_signatures' rows, whose terms are most of that table (at ten million a
+    job read most of its pages: docs/performance.md, "Export jobs read ahead")."""
+    from datetime import UTC, datetime, timedelta
+
+    from sqlalchemy import event, insert
+
+    from svc import database
+    from svc.extensions import db
+    from svc.models import Report, ReportSignature
+    from svc.services import projects
+    from svc.services.identity import users
+
+    with app.app_context():
+        user = users.register("Ada", "ada@example.com", "correct horse battery")
+        project_id = projects.create(user, "Shop").project.id
+        began = datetime(2026, 1, 1, tzinfo=UTC)
+        reports = [
+            {"id": uuid.uuid4(), "project_id": project_id, "number": n + 1, "title": f"r{n}",
+             "description": "d", "severity": "low", "severity_rank": 1, "category": "bug",
+             "created_at": began + timedelta(minutes=n)}
+            for n in range(3_000)
+        ]  # fmt: skip
+        db.session.execute(insert(Report), reports)
+        db.session.execute(
+            insert(ReportSignature),
+            [{"report_id": r["id"], "project_id": project_id, "signature": f"s{n % 50}",
+              "created_at": r["created_at"], "terms": "stem " * 100, "label": "a label"}
+             for n, r in enumerate(reports)],
+        )  # fmt: skip
+        db.session.commit()
+        database.refresh_planner_statistics()
+        dialect = db.engine.dialect.name
+        if dialect == "postgresql":  # what autovacuum does: index-only scans need it
+            with db.engine.connect() as connection:
+                connection.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql(
+                    "VACUUM report_signatures"
+                )
+        statements = []
+
+        def note(_connection, _cursor, statement, parameters, *_):
+            statements.append((statement, parameters))
+
+        event.listen(db.engine, "before_cursor_execute", note)
+        try:
+            exported = list(reporting_export.rows(user, {"project_id": project_id}))
+        finally:
+            event.remove(db.engine, "before_cursor_execute", note)
+        assert len(exported) == 3_000 and exported[0]["signature"] == "s49"
+        statement, parameters = next(s for s in statements if "ORDER BY" in s[0])
+        connection = db.session.connection()
+        if dialect == "sqlite":
+            plan = connection.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters)
+        else:  # as the export reads it: a cursor, planned for its first rows
+            plan = connection.exec_driver_sql(
+                "EXPLAIN DECLARE planned CURSOR FOR " + statement, parameters
+            )
+        plan = " / ".join(str(row[-1]) for row in plan)
+        db.session.rollback()
+    assert "ix_report_signatures_report_signature" in plan, plan
+    assert ("COVERING INDEX" if dialect == "sqlite" else "Index Only Scan") in plan, plan
