@@ -12,8 +12,34 @@ from pathlib import Path
 
 import pyotp
 from babel.support import NullTranslations
+from sqlalchemy import event
 
 from harness.client import PASSWORD, create_project, csrf, invite, png_bytes, register
+
+
+@contextmanager
+def statements_run(engine):
+    """The (statement, parameters) of everything the engine sends while the block runs."""
+    statements = []
+
+    def note(_connection, _cursor, statement, parameters, _context, _many):
+        statements.append((statement, parameters))
+
+    event.listen(engine, "before_cursor_execute", note)
+    try:
+        yield statements
+    finally:
+        event.remove(engine, "before_cursor_execute", note)
+
+
+def plan_of(connection, statement: str, parameters, postgresql: str = "EXPLAIN ") -> str:
+    """The database's plan for a statement, its lines joined by " / " (SQLite's EXPLAIN QUERY
+    PLAN; on PostgreSQL `postgresql` before the statement)."""
+    explain = "EXPLAIN QUERY PLAN " if connection.dialect.name == "sqlite" else postgresql
+    return " / ".join(
+        str(row[-1]) for row in connection.exec_driver_sql(explain + statement, parameters)
+    )
+
 
 REPORT = {
     "title": "Checkout button does nothing",

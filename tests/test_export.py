@@ -11,7 +11,7 @@ import pytest
 
 from harness.client import create_pat, create_project, csrf, register
 from svc.services.reporting import export as reporting_export
-from tests.helpers import file_report
+from tests.helpers import file_report, plan_of, statements_run
 
 
 @pytest.fixture
@@ -260,7 +260,7 @@ def test_an_export_reads_each_signature_from_an_index(app):
     job read most of its pages: docs/performance.md, "Export jobs read ahead")."""
     from datetime import UTC, datetime, timedelta
 
-    from sqlalchemy import event, insert
+    from sqlalchemy import insert
 
     from svc import database
     from svc.extensions import db
@@ -293,26 +293,13 @@ def test_an_export_reads_each_signature_from_an_index(app):
                 connection.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql(
                     "VACUUM report_signatures"
                 )
-        statements = []
-
-        def note(_connection, _cursor, statement, parameters, *_):
-            statements.append((statement, parameters))
-
-        event.listen(db.engine, "before_cursor_execute", note)
-        try:
+        with statements_run(db.engine) as statements:
             exported = list(reporting_export.rows(user, {"project_id": project_id}))
-        finally:
-            event.remove(db.engine, "before_cursor_execute", note)
         assert len(exported) == 3_000 and exported[0]["signature"] == "s49"
         statement, parameters = next(s for s in statements if "ORDER BY" in s[0])
-        connection = db.session.connection()
-        if dialect == "sqlite":
-            plan = connection.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters)
-        else:  # as the export reads it: a cursor, planned for its first rows
-            plan = connection.exec_driver_sql(
-                "EXPLAIN DECLARE planned CURSOR FOR " + statement, parameters
-            )
-        plan = " / ".join(str(row[-1]) for row in plan)
+        # On PostgreSQL as the export reads it: a cursor, planned for its first rows.
+        plan = plan_of(db.session.connection(), statement, parameters,
+                       postgresql="EXPLAIN DECLARE planned CURSOR FOR ")  # fmt: skip
         db.session.rollback()
     assert "ix_report_signatures_report_signature" in plan, plan
     assert ("COVERING INDEX" if dialect == "sqlite" else "Index Only Scan") in plan, plan

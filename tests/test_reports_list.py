@@ -6,7 +6,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import event, func, insert, select, text, update
+from sqlalchemy import func, insert, select, text, update
 
 from harness.client import add_to_project, create_pat, create_project, csrf, register, sqlite_app
 from svc import database
@@ -16,7 +16,16 @@ from svc.services import projects
 from svc.services.identity import users
 from svc.services.listing import list_for
 from svc.services.reporting import search
-from tests.helpers import REPORT, SUMMARY_FIELDS, fan_out, file_report, png_bytes, upload
+from tests.helpers import (
+    REPORT,
+    SUMMARY_FIELDS,
+    fan_out,
+    file_report,
+    plan_of,
+    png_bytes,
+    statements_run,
+    upload,
+)
 
 
 def listing(client, **params):
@@ -541,22 +550,12 @@ def _page_and_plan(app, user, read="ORDER BY", **query):
     with `read`: with read="count(", the query that counted its total), in the transaction that
     ran it."""
     with app.app_context():
-        statements = []
-
-        def note(*args):
-            statements.append(args)
-
-        event.listen(db.engine, "before_cursor_execute", note)
-        try:
+        with statements_run(db.engine) as statements:
             page = list_for(user, {"sort": "-created_at", "page": 1, "page_size": 20, **query})
-        finally:
-            event.remove(db.engine, "before_cursor_execute", note)
-        _, _, statement, parameters, _, _ = [s for s in statements if read in s[2]][-1]
-        connection = db.session.connection()
-        explain = "EXPLAIN QUERY PLAN " if connection.dialect.name == "sqlite" else "EXPLAIN "
-        plan = connection.exec_driver_sql(explain + statement, parameters).all()
+        statement, parameters = [s for s in statements if read in s[0]][-1]
+        plan = plan_of(db.session.connection(), statement, parameters)
         db.engine.dispose()
-    return page, " / ".join(row[-1] for row in plan)
+    return page, plan
 
 
 def test_the_hourly_statistics_cover_the_small_tables(app, user_client, web_shop):

@@ -9,14 +9,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import event, update
+from sqlalchemy import update
 
 from harness.client import create_project, csrf, register
 from svc.extensions import db, migrate
 from svc.models import Report
 from svc.models.base import utcnow
 from svc.services.reporting import stats
-from tests.helpers import REPORT, fan_out, file_report
+from tests.helpers import REPORT, fan_out, file_report, plan_of, statements_run
 
 OPEN = ("new", "in_progress")
 _names = (f"Project {n}" for n in itertools.count())
@@ -313,28 +313,16 @@ def test_the_median_is_read_from_an_index_alone(app, user_client):
     project = create_project(user_client)
     file_report(user_client, project["apiKey"])
     set_status(user_client, "WS-1", "resolved")
-    statements = []
     with app.app_context():
-
-        def note(_connection, _cursor, statement, parameters, _context, _many):
-            if "resolved_at >=" in statement:
-                statements.append((statement, parameters))
-
-        event.listen(db.engine, "before_cursor_execute", note)
-        try:
+        with statements_run(db.engine) as run:
             assert overview(user_client)["medianHoursToResolve"] is not None
-        finally:
-            event.remove(db.engine, "before_cursor_execute", note)
+        statements = [(s, p) for s, p in run if "resolved_at >=" in s]
         connection = db.engine.connect()
         sqlite = connection.dialect.name == "sqlite"
         if not sqlite:
             # As on a large table: a table this small is cheapest read whole.
             connection.exec_driver_sql("SET enable_seqscan = off; SET enable_bitmapscan = off")
-        explain = "EXPLAIN QUERY PLAN " if sqlite else "EXPLAIN "
-        plans = [
-            " / ".join(str(row[-1]) for row in connection.exec_driver_sql(explain + s, p))
-            for s, p in statements
-        ]
+        plans = [plan_of(connection, s, p) for s, p in statements]
         # SQLite takes each report's hours from the index, not julianday of its timestamps.
         programs = [
             [str(row[4]) for row in connection.exec_driver_sql("EXPLAIN " + s, p)]
