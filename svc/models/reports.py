@@ -315,7 +315,7 @@ class ReportSignature(db.Model):
         # Rows made by older rules, oldest first (the sign-reports job makes them again).
         Index("ix_report_signatures_version_created", "version", "created_at"),
         # A report's signature without its row: an export joins one to every report, and the
-        # rows (their terms) are seven times the index (docs/performance.md).
+        # rows (their terms) are far wider than the index (docs/performance.md).
         Index("ix_report_signatures_report_signature", "report_id", "signature"),
     )
 
