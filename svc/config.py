@@ -477,6 +477,14 @@ SETTINGS: tuple[Setting, ...] = (
         "the total is a lower bound and the list says `totalExact: false` (docs/api.md §8.2)",
     ),
     Setting(
+        "SVC_SEARCH_COUNT_WINDOW",
+        "100000",
+        _non_negative_int,
+        "PostgreSQL: a search counts its first matches among about this many of the newest "
+        "reports before it counts among all, where the projects hold enough that it pays "
+        "(docs/performance.md); 0: always among all",
+    ),
+    Setting(
         "SVC_REPRO_BROWSER",
         "auto",
         str.strip,

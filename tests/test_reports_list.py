@@ -12,10 +12,11 @@ from harness.client import add_to_project, create_pat, create_project, csrf, reg
 from svc import database
 from svc.extensions import db, migrate
 from svc.models import SEVERITIES, SEVERITY_RANK, Project, Report, search_index
+from svc.models.base import utcnow
 from svc.services import projects
 from svc.services.identity import users
 from svc.services.listing import list_for
-from svc.services.reporting import search
+from svc.services.reporting import search, stats
 from tests.helpers import (
     REPORT,
     SUMMARY_FIELDS,
@@ -501,9 +502,18 @@ def test_reads_do_not_wait_for_a_writer(tmp_path):
             db.engine.dispose()
 
 
-def _insert_reports(project_ids, start, stop, title=str, severity=lambda n: "low"):
-    """Reports start..stop-1, in turn of the projects, a minute apart, straight into the table;
-    indexed for search and the projects' counters kept, as the service keeps them."""
+def _insert_reports(
+    project_ids,
+    start,
+    stop,
+    title=str,
+    severity=lambda n: "low",
+    first=datetime(2026, 1, 1, tzinfo=UTC),
+    apart=timedelta(minutes=1),
+):
+    """Reports start..stop-1, in turn of the projects, `apart` from `first` on, straight into
+    the table; indexed for search and the projects' counters kept, as the service keeps
+    them."""
     rows = [
         {
             "id": uuid.uuid4(),
@@ -514,7 +524,7 @@ def _insert_reports(project_ids, start, stop, title=str, severity=lambda n: "low
             "severity": severity(n),
             "severity_rank": SEVERITY_RANK[severity(n)],
             "category": "bug",
-            "created_at": datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=n),
+            "created_at": first + apart * n,
         }
         for n in range(start, stop)
     ]
@@ -715,6 +725,84 @@ def test_a_walk_past_the_count_limit_stops_at_its_budget_then_reads_the_matches(
     finally:
         app.config["SVC_SEARCH_COUNT_LIMIT"] = limit
         _search_text_statistics(app, -1)
+
+
+def test_a_search_counts_among_the_newest_first_where_the_projects_hold_many(app):
+    """On PostgreSQL a search first counts among the newest SVC_SEARCH_COUNT_WINDOW reports (to
+    the day, by the daily counters) where the projects hold 24 windows or more: matches up to
+    the count's limit there are a lower bound of the total without a count over every report
+    (docs/performance.md, "A search's count in the newest reports"). Fewer there: counted over
+    every report, as before. The answers are the same either way."""
+    saved = {
+        name: app.config[name] for name in ("SVC_SEARCH_COUNT_LIMIT", "SVC_SEARCH_COUNT_WINDOW")
+    }
+    # 600 reports below: 24 windows of 25.
+    app.config.update(SVC_SEARCH_COUNT_LIMIT=5, SVC_SEARCH_COUNT_WINDOW=25)
+    try:
+        with app.app_context():
+            dialect = db.engine.dialect.name
+            user = users.register("Ada", "ada@example.com", "correct horse battery")
+            project_ids = [projects.create(user, name).project.id for name in ("Shop", "Blog")]
+            apart = timedelta(hours=2)  # 12 a day, the newest an hour ago
+            _insert_reports(
+                project_ids,
+                0,
+                600,
+                lambda n: f"Report {n} {'plain' if n % 3 else 'common'}{' oldest' * (n < 40)}",
+                first=utcnow() - apart * 599 - timedelta(hours=1),
+                apart=apart,
+            )
+            stats.recount_all(db.session.connection())
+            db.session.commit()
+            database.refresh_planner_statistics()
+
+        def counted(search_for):
+            """The page, whether the newest were counted and whether every report was."""
+            with app.app_context(), statements_run(db.engine) as statements:
+                page = list_for(
+                    user, {"sort": "-created_at", "page": 1, "page_size": 2, "search": search_for}
+                )
+                db.session.commit()
+            sent = [statement for statement, _ in statements]
+            newest = any("count(" in s and "date_trunc(" in s for s in sent)
+            return page, newest, any("count(*) OVER" in s for s in sent)
+
+        page, newest, every = counted("common")
+        assert (page.total, page.total_exact) == (5, False)
+        assert [item.title for item in page.items] == ["Report 597 common", "Report 594 common"]
+        # The newest held enough of "common" (PostgreSQL): no count over every report.
+        assert (newest, every) == (dialect == "postgresql", False)
+        page, newest, every = counted("oldest")
+        assert (page.total, page.total_exact) == (5, False)
+        assert [item.title for item in page.items] == [
+            "Report 39 common oldest",
+            "Report 38 plain oldest",
+        ]
+        # None of "oldest" among the newest: counted over every report too. SQLite counts
+        # among its search rows, which know no filing time.
+        assert (newest, every) == ((True, True) if dialect == "postgresql" else (False, False))
+        if dialect == "postgresql":
+            with app.app_context(), statements_run(db.engine) as statements:
+                search.steer_planner(db.session, "common", dialect)
+                since = utcnow() - timedelta(days=2)
+                db.session.execute(
+                    select(func.count()).where(
+                        search.filed_since(since), search.condition("common", dialect)
+                    )
+                )
+                plan = plan_of(db.session.connection(), *statements[-1])
+                db.session.commit()
+            # The search index answers the window's bound and the word together.
+            assert "Bitmap Index Scan on ix_reports_search_text_trgm" in plan, plan
+            assert "Index Cond: ((date_trunc('day'" in plan and "~~" in plan, plan
+
+        app.config["SVC_SEARCH_COUNT_WINDOW"] = 26  # 600 reports: fewer than 24 windows
+        page, newest, every = counted("common")
+        assert [item.title for item in page.items] == ["Report 597 common", "Report 594 common"]
+        assert (page.total, page.total_exact, newest) == (5, False, False)
+        assert every == (dialect == "postgresql")
+    finally:
+        app.config.update(saved)
 
 
 def _search_text_statistics(app, target: int) -> None:

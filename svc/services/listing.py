@@ -2,6 +2,7 @@
 user may see."""
 
 from dataclasses import dataclass
+from datetime import UTC, datetime, time
 
 from sqlalchemy import and_, exists, func, not_, or_, select, union_all
 from sqlalchemy.orm import selectinload
@@ -178,9 +179,12 @@ def list_for(user: User, query: dict) -> Page:
         if not report_conditions:
             counted = search.count_in_projects(searched, dialect, chosen_projects, up_to)
         if counted is None and matching:
-            total, page_ids = _matches(
-                filters + matching, order, up_to, skipped, query["page_size"]
-            )
+            if _enough_among_the_newest(filters + matching, chosen_projects, dialect, up_to):
+                total = up_to  # past the limit: the page is walked off the sort index
+            else:
+                total, page_ids = _matches(
+                    filters + matching, order, up_to, skipped, query["page_size"]
+                )
         if total is None:
             if counted is None:
                 chosen = select(Report.id).where(*filters, *matching).limit(up_to)
@@ -217,6 +221,21 @@ def list_for(user: User, query: dict) -> Page:
         page_size=query["page_size"],
         total_exact=total_exact,
     )
+
+
+def _enough_among_the_newest(conditions: list, chosen, dialect: str, up_to: int) -> bool:
+    """Whether `up_to` reports of the newest (SVC_SEARCH_COUNT_WINDOW of the chosen projects,
+    to the day by their daily counters) match, where search.counts_in_window tries them: the
+    search's total is then past its limit without a count over every report."""
+    window = setting("SVC_SEARCH_COUNT_WINDOW")
+    if not search.counts_in_window(dialect, window, _report_count(chosen)):
+        return False
+    first_day = stats.first_of_newest_days(chosen, window)
+    if first_day is None:
+        return False
+    since = datetime.combine(first_day, time(), UTC)
+    newest = select(Report.id).where(*conditions, search.filed_since(since)).limit(up_to)
+    return db.session.scalar(select(func.count()).select_from(newest.subquery())) >= up_to
 
 
 def _matches(conditions: list, order: list, up_to: int, skipped: int, page_size: int):

@@ -18,12 +18,15 @@ search does not read every report:
   lower(title || '\n' || description), with a pg_trgm GIN index (migration e2b7c4a1f9d3).
   `search_text LIKE lower('%term%')` is what ILIKE on title or description answers (in a UTF-8
   database ILIKE lowers both sides; a term holds no white space, so no match spans the line
-  break), without lowering every candidate's text again.
+  break), without lowering every candidate's text again. The index leads with the filing day
+  (btree_gin; migration a7c3e9b1d5f2), so that a count can stop among the newest reports
+  (counts_in_window).
 
 The measurements behind each choice here: docs/performance.md, "What made it fast".
 """
 
 import math
+from datetime import datetime
 
 from sqlalchemy import (
     Integer,
@@ -39,6 +42,7 @@ from sqlalchemy import (
 )
 
 from svc.models import Report
+from svc.models.base import UTCDateTime
 from svc.models.search_index import NOT_INDEXED, SEARCH_ROWS
 
 TRIGRAM = 3
@@ -47,6 +51,11 @@ TRIGRAM = 3
 CANDIDATE_TO_INDEX_ENTRY_COST = {"sqlite": 10, "postgresql": 1}
 # The databases whose walk of a sort index stops where a budget of entries ends (walk_budget).
 _BOUNDED_WALKS = frozenset({"postgresql"})
+# The databases whose search index leads with the filing day (migration a7c3e9b1d5f2), and
+# what a count of a common word pays for one of its window's entries, in reports of the table
+# that the same count over every report pays for (measured at a million: docs/performance.md).
+_WINDOWED_COUNTS = frozenset({"postgresql"})
+WINDOW_ENTRY_TO_REPORT_COST = 12
 _FTS_ROWIDS = "SELECT rowid FROM reports_fts WHERE reports_fts MATCH :fts_query"
 _FTS = table("reports_fts", column("rowid", Integer))
 # Not mapped: the ORM never reads it, and SQLite has no such column.
@@ -113,6 +122,29 @@ def count_in_projects(search: str, dialect: str, projects, up_to: int):
     )
     counted = select(func.count()).select_from(indexed.subquery())
     return select(counted.scalar_subquery() + waiting.scalar_subquery())
+
+
+def counts_in_window(dialect: str, window: int, reports: int) -> bool:
+    """Whether a search first counts its matches among the newest `window` reports, of the
+    `reports` it could match. Matches up to the count's limit among the newest prove the
+    total's lower bound as well as anywhere, and on PostgreSQL such a count reads the window's
+    entries of the search index, where a count over all reads every report that holds the
+    search's trigrams (140,000 for a common word at ten million). A search with fewer matches
+    there counts again over all, so the window is tried only where it costs at most half as
+    much as that."""
+    return (
+        dialect in _WINDOWED_COUNTS
+        and window > 0
+        and 2 * WINDOW_ENTRY_TO_REPORT_COST * window <= reports
+    )
+
+
+def filed_since(day: datetime):
+    """The condition that a report was filed on the given UTC day or after, as the search
+    index holds the day (the expression of migration a7c3e9b1d5f2, 'day' a literal for the
+    planner to match it)."""
+    filed = func.date_trunc(literal_column("'day'"), Report.created_at, type_=UTCDateTime())
+    return filed >= day  # as the column, a time without zone
 
 
 def steer_planner(session, search: str, dialect: str) -> None:

@@ -227,6 +227,24 @@ def tallied(chosen, query: dict):
     return select(counters.scalar_subquery() + waiting.scalar_subquery())
 
 
+def first_of_newest_days(chosen, reports: int, within: int = 62) -> date | None:
+    """The first UTC day of the fewest newest days (at most `within` back) in which the `chosen`
+    projects filed at least `reports` reports, by the daily counters: a day's rows of each
+    project, read from its key; None where those days hold fewer."""
+    since = utcnow().date() - timedelta(days=within)
+    held = 0
+    for day, created in db.session.execute(
+        select(ReportDay.day, func.sum(ReportDay.created))
+        .where(ReportDay.project_id.in_(chosen), ReportDay.day >= since)
+        .group_by(ReportDay.day)
+        .order_by(ReportDay.day.desc())
+    ):
+        held += created
+        if held >= reports:
+            return day
+    return None
+
+
 def overview(user: User, project_id: uuid.UUID | None, days: int) -> dict:
     if project_id is not None:
         projects.access(user, project_id)  # 404 for a project the user is not in
