@@ -17,16 +17,19 @@ def postgresql_schema(base_url: str, prefix: str, drop: bool = True) -> Iterator
     false (a benchmark's database kept for another run); yields the URL whose connections work
     in it.
 
-    pg_trgm is installed once per database, in `public`: an extension lives in one schema, and
-    dropping that schema with CASCADE would drop it, and the search indexes of every other
-    schema (another test worker's) with it. The URL names the schema as the connections'
-    application_name, so that the drop can end whatever connection a test left open in it."""
+    The search index's extensions (pg_trgm, btree_gin) are installed once per database, in
+    `public`, under a lock: an extension lives in one schema, and dropping that schema with
+    CASCADE would drop it, and the search indexes of every other schema (another test
+    worker's) with it; two workers' migrations creating one at once would collide. The URL
+    names the schema as the connections' application_name, so that the drop can end whatever
+    connection a test left open in it."""
     schema = f"{prefix}_{uuid.uuid4().hex[:8]}"
     engine = create_engine(base_url)
     with engine.begin() as connection:
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PREPARING})
-        connection.execute(text("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public"))
-        connection.execute(text("ALTER EXTENSION pg_trgm SET SCHEMA public"))
+        for extension in ("pg_trgm", "btree_gin"):
+            connection.execute(text(f"CREATE EXTENSION IF NOT EXISTS {extension} SCHEMA public"))
+            connection.execute(text(f"ALTER EXTENSION {extension} SET SCHEMA public"))
         connection.execute(text(f'CREATE SCHEMA "{schema}"'))
     separator = "&" if "?" in base_url else "?"
     options = quote(f"-csearch_path={schema}")
