@@ -229,8 +229,8 @@ def tallied(chosen, query: dict):
 
 def first_of_newest_days(chosen, reports: int, within: int = 62) -> date | None:
     """The first UTC day of the fewest newest days (at most `within` back) in which the `chosen`
-    projects filed at least `reports` reports, by the daily counters: a day's rows of each
-    project, read from its key; None where those days hold fewer."""
+    projects filed at least `reports` reports, by the daily counters (read by their key,
+    project and day); None where those days hold fewer."""
     since = utcnow().date() - timedelta(days=within)
     held = 0
     for day, created in db.session.execute(

@@ -14,9 +14,10 @@ The day, not the time: no other index can answer a bound on it, so the planner c
 index of filing times and read every report of the window instead. Searches without such a
 bound read the index as before.
 
-The index is built again: writes to `reports` wait while it builds, estimated at about 45
-minutes at 10,000,000 reports on the 2-core machine of docs/performance.md (37 for the index it
-replaces). SQLite is left alone: its FTS5 table serves it.
+The index is built again, and writes to `reports` wait while it builds: 59.5 minutes at
+10,000,000 reports on the 2-core machine of docs/performance.md (other work beside it; 37 for
+the index it replaces, alone), 285 s at 1,000,000. SQLite is left alone: its FTS5 table serves
+it.
 """
 from alembic import op
 import sqlalchemy as sa
