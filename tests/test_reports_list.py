@@ -784,7 +784,7 @@ def test_a_search_counts_among_the_newest_first_where_the_projects_hold_many(app
         if dialect == "postgresql":
             with app.app_context(), statements_run(db.engine) as statements:
                 search.steer_planner(db.session, "common", dialect)
-                since = utcnow() - timedelta(days=2)
+                since = utcnow().date() - timedelta(days=2)
                 db.session.execute(
                     select(func.count()).where(
                         search.filed_since(since), search.condition("common", dialect)

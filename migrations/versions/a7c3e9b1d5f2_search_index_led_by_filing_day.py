@@ -7,7 +7,7 @@ Create Date: 2026-12-02 13:00:00.000000
 `ix_reports_search_text_trgm` becomes a GIN index of the filing day (UTC) and the search text,
 `(date_trunc('day', created_at), search_text gin_trgm_ops)`, which needs btree_gin (a trusted
 extension of PostgreSQL's contrib, as pg_trgm is). A search then counts its first matches
-among the newest days' reports alone (svc.services.reporting.search, counts_in_window): a range
+among the newest days' reports alone (svc.services.reporting.search, window_pays): a range
 of days is a range of the index's entries, and the trigrams' posting lists are skipped to their
 reports, where a count over the whole table built a bitmap of every report holding the word.
 The day, not the time: no other index can answer a bound on it, so the planner cannot take the

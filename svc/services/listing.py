@@ -2,7 +2,6 @@
 user may see."""
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, time
 
 from sqlalchemy import and_, exists, func, not_, or_, select, union_all
 from sqlalchemy.orm import selectinload
@@ -225,16 +224,17 @@ def list_for(user: User, query: dict) -> Page:
 
 def _enough_among_the_newest(conditions: list, chosen, dialect: str, up_to: int) -> bool:
     """Whether `up_to` reports of the newest (SVC_SEARCH_COUNT_WINDOW of the chosen projects,
-    to the day by their daily counters) match, where search.counts_in_window tries them: the
+    to the day by their daily counters) match, where search.window_pays tries them: the
     search's total is then past its limit without a count over every report."""
+    if not search.counts_in_windows(dialect):
+        return False
     window = setting("SVC_SEARCH_COUNT_WINDOW")
-    if not search.counts_in_window(dialect, window, _report_count(chosen)):
+    if not search.window_pays(window, _report_count(chosen)):
         return False
     first_day = stats.first_of_newest_days(chosen, window)
     if first_day is None:
         return False
-    since = datetime.combine(first_day, time(), UTC)
-    newest = select(Report.id).where(*conditions, search.filed_since(since)).limit(up_to)
+    newest = select(Report.id).where(*conditions, search.filed_since(first_day)).limit(up_to)
     return db.session.scalar(select(func.count()).select_from(newest.subquery())) >= up_to
 
 

@@ -20,13 +20,13 @@ search does not read every report:
   database ILIKE lowers both sides; a term holds no white space, so no match spans the line
   break), without lowering every candidate's text again. The index leads with the filing day
   (btree_gin; migration a7c3e9b1d5f2), so that a count can stop among the newest reports
-  (counts_in_window).
+  (window_pays).
 
 The measurements behind each choice here: docs/performance.md, "What made it fast".
 """
 
 import math
-from datetime import datetime
+from datetime import UTC, date, datetime, time
 
 from sqlalchemy import (
     Integer,
@@ -124,7 +124,12 @@ def count_in_projects(search: str, dialect: str, projects, up_to: int):
     return select(counted.scalar_subquery() + waiting.scalar_subquery())
 
 
-def counts_in_window(dialect: str, window: int, reports: int) -> bool:
+def counts_in_windows(dialect: str) -> bool:
+    """Whether a search's count may first look among the newest reports (window_pays)."""
+    return dialect in _WINDOWED_COUNTS
+
+
+def window_pays(window: int, reports: int) -> bool:
     """Whether a search first counts its matches among the newest `window` reports, of the
     `reports` it could match. Matches up to the count's limit among the newest prove the
     total's lower bound as well as anywhere, and on PostgreSQL such a count reads the window's
@@ -132,19 +137,15 @@ def counts_in_window(dialect: str, window: int, reports: int) -> bool:
     search's trigrams (140,000 for a common word at ten million). A search with fewer matches
     there counts again over all, so the window is tried only where it costs at most half as
     much as that."""
-    return (
-        dialect in _WINDOWED_COUNTS
-        and window > 0
-        and 2 * WINDOW_ENTRY_TO_REPORT_COST * window <= reports
-    )
+    return window > 0 and 2 * WINDOW_ENTRY_TO_REPORT_COST * window <= reports
 
 
-def filed_since(day: datetime):
+def filed_since(day: date):
     """The condition that a report was filed on the given UTC day or after, as the search
     index holds the day (the expression of migration a7c3e9b1d5f2, 'day' a literal for the
     planner to match it)."""
     filed = func.date_trunc(literal_column("'day'"), Report.created_at, type_=UTCDateTime())
-    return filed >= day  # as the column, a time without zone
+    return filed >= datetime.combine(day, time(), UTC)  # bound as the column: UTC, no zone
 
 
 def steer_planner(session, search: str, dialect: str) -> None:
