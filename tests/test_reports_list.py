@@ -732,7 +732,8 @@ def test_a_search_counts_among_the_newest_first_where_the_projects_hold_many(app
     the day, by the daily counters) where the projects hold 24 windows or more: matches up to
     the count's limit there are a lower bound of the total without a count over every report
     (docs/performance.md, "A search's count in the newest reports"). Fewer there: counted over
-    every report, as before. The answers are the same either way."""
+    every report, as before, and a newest-first page that they hold whole is read there alone.
+    The answers are the same either way."""
     saved = {
         name: app.config[name] for name in ("SVC_SEARCH_COUNT_LIMIT", "SVC_SEARCH_COUNT_WINDOW")
     }
@@ -748,7 +749,10 @@ def test_a_search_counts_among_the_newest_first_where_the_projects_hold_many(app
                 project_ids,
                 0,
                 600,
-                lambda n: f"Report {n} {'plain' if n % 3 else 'common'}{' oldest' * (n < 40)}",
+                lambda n: (
+                    f"Report {n} {'plain' if n % 3 else 'common'}{' oldest' * (n < 40)}"
+                    + " sparse" * (n % 12 == 0)
+                ),
                 first=utcnow() - apart * 599 - timedelta(hours=1),
                 apart=apart,
             )
@@ -756,31 +760,48 @@ def test_a_search_counts_among_the_newest_first_where_the_projects_hold_many(app
             db.session.commit()
             database.refresh_planner_statistics()
 
-        def counted(search_for):
-            """The page, whether the newest were counted and whether every report was."""
+        def read(search_for):
+            """The page, and what each statement that read the search did: among the newest,
+            or over every report a count, a read of the matches, a walk of the sort index or
+            the page's query."""
             with app.app_context(), statements_run(db.engine) as statements:
                 page = list_for(
                     user, {"sort": "-created_at", "page": 1, "page_size": 2, "search": search_for}
                 )
                 db.session.commit()
-            sent = [statement for statement, _ in statements]
-            newest = any("count(" in s and "date_trunc(" in s for s in sent)
-            return page, newest, any("count(*) OVER" in s for s in sent)
+            searched = "search_text" if dialect == "postgresql" else "reports_fts"
+            did = [
+                "newest" if "date_trunc(" in s else
+                "matches" if " OVER " in s else
+                "walk" if " AS hit" in s else
+                "count" if "count(" in s else "page"
+                for s, _ in statements if searched in s
+            ]  # fmt: skip
+            return page, did
 
-        page, newest, every = counted("common")
+        page, did = read("common")
         assert (page.total, page.total_exact) == (5, False)
         assert [item.title for item in page.items] == ["Report 597 common", "Report 594 common"]
-        # The newest held enough of "common" (PostgreSQL): no count over every report.
-        assert (newest, every) == (dialect == "postgresql", False)
-        page, newest, every = counted("oldest")
+        # The newest held enough of "common" (PostgreSQL): no count over every report. SQLite
+        # counts every search among its search rows, which know no filing time.
+        assert did == (["newest", "walk"] if dialect == "postgresql" else ["count", "page"])
+        page, did = read("sparse")
+        assert (page.total, page.total_exact) == (5, False)
+        assert [item.title for item in page.items] == [
+            "Report 588 common sparse",
+            "Report 576 common sparse",
+        ]
+        # The newest held the page but not the limit (PostgreSQL): counted over every report,
+        # the page read among the newest alone.
+        assert did == (["newest", "count"] if dialect == "postgresql" else ["count", "page"])
+        page, did = read("oldest")
         assert (page.total, page.total_exact) == (5, False)
         assert [item.title for item in page.items] == [
             "Report 39 common oldest",
             "Report 38 plain oldest",
         ]
-        # None of "oldest" among the newest: counted over every report too. SQLite counts
-        # among its search rows, which know no filing time.
-        assert (newest, every) == ((True, True) if dialect == "postgresql" else (False, False))
+        # None of "oldest" among the newest: read over every report too.
+        assert did[:2] == (["newest", "matches"] if dialect == "postgresql" else ["count", "page"])
         if dialect == "postgresql":
             with app.app_context(), statements_run(db.engine) as statements:
                 search.steer_planner(db.session, "common", dialect)
@@ -797,10 +818,10 @@ def test_a_search_counts_among_the_newest_first_where_the_projects_hold_many(app
             assert "Index Cond: ((date_trunc('day'" in plan and "~~" in plan, plan
 
         app.config["SVC_SEARCH_COUNT_WINDOW"] = 26  # 600 reports: fewer than 24 windows
-        page, newest, every = counted("common")
+        page, did = read("common")
         assert [item.title for item in page.items] == ["Report 597 common", "Report 594 common"]
-        assert (page.total, page.total_exact, newest) == (5, False, False)
-        assert every == (dialect == "postgresql")
+        assert (page.total, page.total_exact) == (5, False)
+        assert did == (["matches", "walk"] if dialect == "postgresql" else ["count", "page"])
     finally:
         app.config.update(saved)
 

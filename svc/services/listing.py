@@ -168,7 +168,7 @@ def list_for(user: User, query: dict) -> Page:
     # with the table (docs/api.md §8.2).
     up_to = max(setting("SVC_SEARCH_COUNT_LIMIT"), page_end) + 1 if matching else None
     skipped = page_end - query["page_size"]  # the reports before the page
-    page_ids = None  # the page, where the count read it among the matches already
+    page_ids = None  # the page, where the count read it already or the newest hold it
     if not (report_conditions or matching):
         total = _report_count(chosen_projects)
     elif not matching and report_conditions.keys() <= stats.TALLIED:
@@ -178,8 +178,14 @@ def list_for(user: User, query: dict) -> Page:
         if not report_conditions:
             counted = search.count_in_projects(searched, dialect, chosen_projects, up_to)
         if counted is None and matching:
-            if _enough_among_the_newest(filters + matching, chosen_projects, dialect, up_to):
+            newest, newest_page = _newest_matches(
+                filters + matching, chosen_projects, dialect, order, up_to, skipped,
+                query["page_size"],
+            )  # fmt: skip
+            if newest is not None and newest >= up_to:
                 total = up_to  # past the limit: the page is walked off the sort index
+            elif sort == "-created_at" and len(newest_page or ()) == query["page_size"]:
+                page_ids = newest_page  # every report before the newest is older
             else:
                 total, page_ids = _matches(
                     filters + matching, order, up_to, skipped, query["page_size"]
@@ -191,7 +197,7 @@ def list_for(user: User, query: dict) -> Page:
             total = db.session.scalar(counted)
     total_exact = up_to is None or total < up_to
     if not total_exact:
-        total, page_ids = up_to - 1, None
+        total = up_to - 1
     if page_ids is None and searched and sort in _INDEXED_SORTS:
         matching, page_ids = _search_page(
             filters, searched, dialect, order, total if total_exact else None, skipped,
@@ -222,27 +228,30 @@ def list_for(user: User, query: dict) -> Page:
     )
 
 
-def _enough_among_the_newest(conditions: list, chosen, dialect: str, up_to: int) -> bool:
-    """Whether `up_to` reports of the newest (SVC_SEARCH_COUNT_WINDOW of the chosen projects,
-    to the day by their daily counters) match, where search.window_pays tries them: the
-    search's total is then past its limit without a count over every report."""
+def _newest_matches(conditions, chosen, dialect, order, up_to, skipped, page_size):
+    """_matches among the newest SVC_SEARCH_COUNT_WINDOW reports of the chosen projects (from
+    the first of the newest days that hold them, by the daily counters), where
+    search.window_pays has a search look there before it reads every report: up_to of them
+    are a lower bound of its total, and a full page of them, newest first, is the list's page.
+    (None, None) where it does not look, or finds no page."""
     if not search.counts_in_windows(dialect):
-        return False
+        return None, None
     window = setting("SVC_SEARCH_COUNT_WINDOW")
     if not search.window_pays(window, _report_count(chosen)):
-        return False
+        return None, None
     first_day = stats.first_of_newest_days(chosen, window)
     if first_day is None:
-        return False
-    newest = select(Report.id).where(*conditions, search.filed_since(first_day)).limit(up_to)
-    return db.session.scalar(select(func.count()).select_from(newest.subquery())) >= up_to
+        return None, None
+    since = [*conditions, search.filed_since(first_day)]
+    return _matches(since, order, up_to, skipped, page_size)
 
 
 def _matches(conditions: list, order: list, up_to: int, skipped: int, page_size: int):
     """A search's matches read once, no further than `up_to`: how many, and the ids of the page
     asked for among them, in the list's order. Counted first and paged after, a search built
-    the same index bitmap twice and read its matches twice (docs/performance.md). (None,
-    None) for a page past the last: the count is then a query of its own."""
+    the same index bitmap twice and read its matches twice (docs/performance.md). No page
+    where `up_to` match (it would be of the first read); (None, None) for a page past the
+    last: the count is then a query of its own."""
     sorted_by = [term.element for term in order]  # the columns, from their ASC/DESC
     matches = select(Report.id, *sorted_by).where(*conditions).limit(up_to).subquery()
     counted = select(matches, func.count().over().label("total")).subquery()
@@ -254,7 +263,9 @@ def _matches(conditions: list, order: list, up_to: int, skipped: int, page_size:
     ).all()
     if not rows:
         return None, None
-    return rows[0].total, [row.id for row in rows]
+    total = rows[0].total
+    # Past up_to the page is of the first matches read, not the first in the list's order.
+    return total, [row.id for row in rows] if total < up_to else None
 
 
 def _search_page(filters, searched, dialect, order, counted, skipped, page_size):

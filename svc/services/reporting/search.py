@@ -20,7 +20,7 @@ search does not read every report:
   database ILIKE lowers both sides; a term holds no white space, so no match spans the line
   break), without lowering every candidate's text again. The index leads with the filing day
   (btree_gin; migration a7c3e9b1d5f2), so that a count can stop among the newest reports
-  (window_pays).
+  (window_pays), and a newest-first page that lies among them is read there alone.
 
 The measurements behind each choice here: docs/performance.md, "What made it fast".
 """
