@@ -826,6 +826,55 @@ def test_a_search_counts_among_the_newest_first_where_the_projects_hold_many(app
         app.config.update(saved)
 
 
+def test_a_sparse_search_looks_for_its_page_among_wider_newest_windows_while_they_pay(app):
+    """A window of the newest that holds too few matches for a newest-first page is followed by
+    one as much wider as their rate asks (search.wider_window), while it pays: the page is read
+    there, and only the count goes over every report (docs/performance.md, "Two words at ten
+    million"). Answers as without windows."""
+    saved = {
+        name: app.config[name] for name in ("SVC_SEARCH_COUNT_LIMIT", "SVC_SEARCH_COUNT_WINDOW")
+    }
+    # 1,200 reports, 12 a day: windows of 10 to 50 pay (24 of them or more).
+    app.config.update(SVC_SEARCH_COUNT_LIMIT=5, SVC_SEARCH_COUNT_WINDOW=10)
+    # In the first window (at most 22 reports: a day and part of another), in the wider one
+    # (40 or more) and among the oldest.
+    thin = {1195, 1165} | set(range(0, 1000, 50))
+    try:
+        with app.app_context():
+            dialect = db.engine.dialect.name
+            user = users.register("Ada", "ada@example.com", "correct horse battery")
+            project_ids = [projects.create(user, "Shop").project.id]
+            apart = timedelta(hours=2)
+            _insert_reports(
+                project_ids,
+                0,
+                1200,
+                lambda n: f"Report {n}" + " thin" * (n in thin),
+                first=utcnow() - apart * 1199 - timedelta(hours=1),
+                apart=apart,
+            )
+            stats.recount_all(db.session.connection())
+            db.session.commit()
+            database.refresh_planner_statistics()
+            with statements_run(db.engine) as statements:
+                page = list_for(
+                    user, {"sort": "-created_at", "page": 1, "page_size": 2, "search": "thin"}
+                )
+                db.session.commit()
+        assert [item.title for item in page.items] == ["Report 1195 thin", "Report 1165 thin"]
+        assert (page.total, page.total_exact) == (5, False)
+        searched = [s for s, _ in statements if "search_text" in s or "reports_fts" in s]
+        windows = [s for s in searched if "date_trunc(" in s]
+        if dialect == "postgresql":
+            # Two windows, then the count over every report; no read of every match.
+            assert len(windows) == 2 and len(searched) == 3, searched
+            assert "count(" in searched[2] and " OVER " not in searched[2], searched[2]
+        else:
+            assert windows == []
+    finally:
+        app.config.update(saved)
+
+
 def _search_text_statistics(app, target: int) -> None:
     """PostgreSQL's statistics target for reports.search_text (-1: the default)."""
     with app.app_context():

@@ -233,17 +233,21 @@ def _newest_matches(conditions, chosen, dialect, order, up_to, skipped, page_siz
     the first of the newest days that hold them, by the daily counters), where
     search.window_pays has a search look there before it reads every report: up_to of them
     are a lower bound of its total, and a full page of them, newest first, is the list's page.
-    (None, None) where it does not look, or finds no page."""
+    Too few for the page: a window as much wider as the rate found asks (search.wider_window),
+    while one pays. (None, None) where none pays, or none holds the page."""
     if not search.counts_in_windows(dialect):
         return None, None
-    window = setting("SVC_SEARCH_COUNT_WINDOW")
-    if not search.window_pays(window, _report_count(chosen)):
-        return None, None
-    first_day = stats.first_of_newest_days(chosen, window)
-    if first_day is None:
-        return None, None
-    since = [*conditions, search.filed_since(first_day)]
-    return _matches(since, order, up_to, skipped, page_size)
+    window, reports = setting("SVC_SEARCH_COUNT_WINDOW"), _report_count(chosen)
+    while search.window_pays(window, reports):
+        first_day = stats.first_of_newest_days(chosen, window)
+        if first_day is None:
+            break
+        since = [*conditions, search.filed_since(first_day)]
+        found, page = _matches(since, order, up_to, skipped, page_size)
+        if (found or 0) >= up_to or len(page or ()) == page_size:
+            return found, page
+        window = search.wider_window(window, found or 0, skipped + page_size)
+    return None, None
 
 
 def _matches(conditions: list, order: list, up_to: int, skipped: int, page_size: int):

@@ -140,6 +140,14 @@ def window_pays(window: int, reports: int) -> bool:
     return window > 0 and 2 * WINDOW_ENTRY_TO_REPORT_COST * window <= reports
 
 
+def wider_window(window: int, found: int, page_end: int) -> int:
+    """The window to look in next for a newest-first page, where `window` reports held `found`
+    matches, fewer than the page's end: at that rate, one that holds about twice the page
+    (more than twice `window`, so that window_pays soon stops the widening). Where none was
+    found, 0: window_pays refuses it."""
+    return window * 2 * page_end // found if found else 0
+
+
 def filed_since(day: date):
     """The condition that a report was filed on the given UTC day or after, as the search
     index holds the day (the expression of migration a7c3e9b1d5f2, 'day' a literal for the
