@@ -481,8 +481,9 @@ SETTINGS: tuple[Setting, ...] = (
         "100000",
         _non_negative_int,
         "PostgreSQL: a search counts its first matches among about this many of the newest "
-        "reports before it counts among all, where the projects hold enough that it pays "
-        "(docs/performance.md); 0: always among all",
+        "reports before it counts among all, where the projects hold enough that it pays, and "
+        "reads a newest-first page there, or in a wider window (docs/performance.md); 0: "
+        "always among all",
     ),
     Setting(
         "SVC_REPRO_BROWSER",
