@@ -830,7 +830,8 @@ def test_a_sparse_search_looks_for_its_page_among_wider_newest_windows_while_the
     """A window of the newest that holds too few matches for a newest-first page is followed by
     one as much wider as their rate asks (search.wider_window), while it pays: the page is read
     there, and only the count goes over every report (docs/performance.md, "Two words at ten
-    million"). Answers as without windows."""
+    million"). A list in another order looks in one window, for the count alone. Answers as
+    without windows."""
     saved = {
         name: app.config[name] for name in ("SVC_SEARCH_COUNT_LIMIT", "SVC_SEARCH_COUNT_WINDOW")
     }
@@ -856,14 +857,16 @@ def test_a_sparse_search_looks_for_its_page_among_wider_newest_windows_while_the
             stats.recount_all(db.session.connection())
             db.session.commit()
             database.refresh_planner_statistics()
-            with statements_run(db.engine) as statements:
-                page = list_for(
-                    user, {"sort": "-created_at", "page": 1, "page_size": 2, "search": "thin"}
-                )
+
+        def read(sort):
+            with app.app_context(), statements_run(db.engine) as statements:
+                page = list_for(user, {"sort": sort, "page": 1, "page_size": 2, "search": "thin"})
                 db.session.commit()
+            return page, [s for s, _ in statements if "search_text" in s or "reports_fts" in s]
+
+        page, searched = read("-created_at")
         assert [item.title for item in page.items] == ["Report 1195 thin", "Report 1165 thin"]
         assert (page.total, page.total_exact) == (5, False)
-        searched = [s for s, _ in statements if "search_text" in s or "reports_fts" in s]
         windows = [s for s in searched if "date_trunc(" in s]
         if dialect == "postgresql":
             # Two windows, then the count over every report; no read of every match.
@@ -871,6 +874,11 @@ def test_a_sparse_search_looks_for_its_page_among_wider_newest_windows_while_the
             assert "count(" in searched[2] and " OVER " not in searched[2], searched[2]
         else:
             assert windows == []
+        # Oldest first, the newest hold no page: one window, for the count.
+        page, searched = read("created_at")
+        assert [item.title for item in page.items] == ["Report 0 thin", "Report 50 thin"]
+        windows = [s for s in searched if "date_trunc(" in s]
+        assert len(windows) == (dialect == "postgresql"), searched
     finally:
         app.config.update(saved)
 

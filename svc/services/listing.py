@@ -178,13 +178,14 @@ def list_for(user: User, query: dict) -> Page:
         if not report_conditions:
             counted = search.count_in_projects(searched, dialect, chosen_projects, up_to)
         if counted is None and matching:
+            newest_first = sort == "-created_at"
             newest, newest_page = _newest_matches(
                 filters + matching, chosen_projects, dialect, order, up_to, skipped,
-                query["page_size"],
+                query["page_size"], newest_first,
             )  # fmt: skip
             if newest is not None and newest >= up_to:
                 total = up_to  # past the limit: the page is walked off the sort index
-            elif sort == "-created_at" and len(newest_page or ()) == query["page_size"]:
+            elif newest_first and len(newest_page or ()) == query["page_size"]:
                 page_ids = newest_page  # every report before the newest is older
             else:
                 total, page_ids = _matches(
@@ -228,13 +229,14 @@ def list_for(user: User, query: dict) -> Page:
     )
 
 
-def _newest_matches(conditions, chosen, dialect, order, up_to, skipped, page_size):
+def _newest_matches(conditions, chosen, dialect, order, up_to, skipped, page_size, widen):
     """_matches among the newest SVC_SEARCH_COUNT_WINDOW reports of the chosen projects (from
     the first of the newest days that hold them, by the daily counters), where
     search.window_pays has a search look there before it reads every report: up_to of them
     are a lower bound of its total, and a full page of them, newest first, is the list's page.
-    Too few for the page: a window as much wider as the rate found asks (search.wider_window),
-    while one pays. (None, None) where none pays, or none holds the page."""
+    Too few for the page, and `widen` (a newest-first list): a window as much wider as the rate
+    found asks (search.wider_window), while one pays. (None, None) where none pays, or none
+    holds the page."""
     if not search.counts_in_windows(dialect):
         return None, None
     window, reports = setting("SVC_SEARCH_COUNT_WINDOW"), _report_count(chosen)
@@ -244,7 +246,7 @@ def _newest_matches(conditions, chosen, dialect, order, up_to, skipped, page_siz
             break
         since = [*conditions, search.filed_since(first_day)]
         found, page = _matches(since, order, up_to, skipped, page_size)
-        if (found or 0) >= up_to or len(page or ()) == page_size:
+        if (found or 0) >= up_to or len(page or ()) == page_size or not widen:
             return found, page
         window = search.wider_window(window, found or 0, skipped + page_size)
     return None, None
