@@ -744,21 +744,14 @@ def test_a_search_counts_among_the_newest_first_where_the_projects_hold_many(app
             dialect = db.engine.dialect.name
             user = users.register("Ada", "ada@example.com", "correct horse battery")
             project_ids = [projects.create(user, name).project.id for name in ("Shop", "Blog")]
-            apart = timedelta(hours=2)  # 12 a day, the newest an hour ago
-            _insert_reports(
+            _file_every_two_hours(
                 project_ids,
-                0,
                 600,
                 lambda n: (
                     f"Report {n} {'plain' if n % 3 else 'common'}{' oldest' * (n < 40)}"
                     + " sparse" * (n % 12 == 0)
                 ),
-                first=utcnow() - apart * 599 - timedelta(hours=1),
-                apart=apart,
             )
-            stats.recount_all(db.session.connection())
-            db.session.commit()
-            database.refresh_planner_statistics()
 
         def read(search_for):
             """The page, and what each statement that read the search did: among the newest,
@@ -845,18 +838,9 @@ def test_a_sparse_search_looks_for_its_page_among_wider_newest_windows_while_the
             dialect = db.engine.dialect.name
             user = users.register("Ada", "ada@example.com", "correct horse battery")
             project_ids = [projects.create(user, "Shop").project.id]
-            apart = timedelta(hours=2)
-            _insert_reports(
-                project_ids,
-                0,
-                1200,
-                lambda n: f"Report {n}" + " thin" * (n in thin),
-                first=utcnow() - apart * 1199 - timedelta(hours=1),
-                apart=apart,
+            _file_every_two_hours(
+                project_ids, 1200, lambda n: f"Report {n}" + " thin" * (n in thin)
             )
-            stats.recount_all(db.session.connection())
-            db.session.commit()
-            database.refresh_planner_statistics()
 
         def read(sort):
             with app.app_context(), statements_run(db.engine) as statements:
@@ -881,6 +865,17 @@ def test_a_sparse_search_looks_for_its_page_among_wider_newest_windows_while_the
         assert len(windows) == (dialect == "postgresql"), searched
     finally:
         app.config.update(saved)
+
+
+def _file_every_two_hours(project_ids, count: int, title) -> None:
+    """`count` reports, 12 a day, the newest an hour ago, with their daily counters and the
+    planner's statistics, as the search windows read them."""
+    apart = timedelta(hours=2)
+    first = utcnow() - apart * (count - 1) - timedelta(hours=1)
+    _insert_reports(project_ids, 0, count, title, first=first, apart=apart)
+    stats.recount_all(db.session.connection())
+    db.session.commit()
+    database.refresh_planner_statistics()
 
 
 def _search_text_statistics(app, target: int) -> None:
