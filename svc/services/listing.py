@@ -178,15 +178,14 @@ def list_for(user: User, query: dict) -> Page:
         if not report_conditions:
             counted = search.count_in_projects(searched, dialect, chosen_projects, up_to)
         if counted is None and matching:
-            newest_first = sort == "-created_at"
             newest, newest_page = _newest_matches(
                 filters + matching, chosen_projects, dialect, order, up_to, skipped,
-                query["page_size"], newest_first,
+                query["page_size"], newest_first=sort == "-created_at",
             )  # fmt: skip
-            if newest is not None and newest >= up_to:
+            if (newest or 0) >= up_to:
                 total = up_to  # past the limit: the page is walked off the sort index
-            elif newest_first and len(newest_page or ()) == query["page_size"]:
-                page_ids = newest_page  # every report before the newest is older
+            elif newest_page:
+                page_ids = newest_page
             else:
                 total, page_ids = _matches(
                     filters + matching, order, up_to, skipped, query["page_size"]
@@ -229,25 +228,27 @@ def list_for(user: User, query: dict) -> Page:
     )
 
 
-def _newest_matches(conditions, chosen, dialect, order, up_to, skipped, page_size, widen):
-    """_matches among the newest SVC_SEARCH_COUNT_WINDOW reports of the chosen projects (from
-    the first of the newest days that hold them, by the daily counters), where
-    search.window_pays has a search look there before it reads every report: up_to of them
-    are a lower bound of its total, and a full page of them, newest first, is the list's page.
-    Too few for the page, and `widen` (a newest-first list): a window as much wider as the rate
-    found asks (search.wider_window), while one pays. (None, None) where none pays, or none
-    holds the page."""
+def _newest_matches(conditions, chosen, dialect, order, up_to, skipped, page_size, newest_first):
+    """How many of the newest SVC_SEARCH_COUNT_WINDOW reports of the chosen projects match (from
+    the first of the newest days that hold them, by the daily counters), no further than
+    up_to, where search.window_pays has a search look there before it reads every report: up_to
+    of them are a lower bound of its total. And for a `newest_first` list, the list's page where
+    they hold it whole (every report before them is older); too few for it: a window as much
+    wider as the rate found asks (search.wider_window), while one pays. (None, None) where none
+    pays; the page None where none holds it."""
     if not search.counts_in_windows(dialect):
         return None, None
     window, reports = setting("SVC_SEARCH_COUNT_WINDOW"), _report_count(chosen)
+    days = stats.newest_days(chosen) if search.window_pays(window, reports) else []
     while search.window_pays(window, reports):
-        first_day = stats.first_of_newest_days(chosen, window)
+        first_day = stats.first_day_holding(days, window)
         if first_day is None:
             break
         since = [*conditions, search.filed_since(first_day)]
         found, page = _matches(since, order, up_to, skipped, page_size)
-        if (found or 0) >= up_to or len(page or ()) == page_size or not widen:
-            return found, page
+        held = newest_first and len(page or ()) == page_size
+        if (found or 0) >= up_to or held or not newest_first:
+            return found, page if held else None
         window = search.wider_window(window, found or 0, skipped + page_size)
     return None, None
 

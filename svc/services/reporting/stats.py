@@ -227,12 +227,12 @@ def tallied(chosen, query: dict):
     return select(counters.scalar_subquery() + waiting.scalar_subquery())
 
 
-def first_of_newest_days(chosen, reports: int, within: int = 62) -> date | None:
-    """The first UTC day of the fewest newest days (at most `within` back) in which the `chosen`
-    projects filed at least `reports` reports, by the daily counters (read by their key,
-    project and day); None where those days hold fewer."""
+def newest_days(chosen, within: int = 62) -> list[tuple[date, int]]:
+    """The newest UTC days (at most `within` back) on which the `chosen` projects filed
+    reports, newest first, each with how many they filed on it and since, by the daily
+    counters (read by their key, project and day)."""
     since = utcnow().date() - timedelta(days=within)
-    held = 0
+    held, days = 0, []
     for day, created in db.session.execute(
         select(ReportDay.day, func.sum(ReportDay.created))
         .where(ReportDay.project_id.in_(chosen), ReportDay.day >= since)
@@ -240,9 +240,14 @@ def first_of_newest_days(chosen, reports: int, within: int = 62) -> date | None:
         .order_by(ReportDay.day.desc())
     ):
         held += created
-        if held >= reports:
-            return day
-    return None
+        days.append((day, held))
+    return days
+
+
+def first_day_holding(days: list[tuple[date, int]], reports: int) -> date | None:
+    """The first of the fewest newest `days` (newest_days) that hold at least `reports`
+    reports; None where they hold fewer."""
+    return next((day for day, held in days if held >= reports), None)
 
 
 def overview(user: User, project_id: uuid.UUID | None, days: int) -> dict:
