@@ -3,16 +3,19 @@
 import logging
 import uuid
 import warnings
+from datetime import UTC, datetime, timedelta
 
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import Column
+from sqlalchemy import Column, insert, select, text
 from sqlalchemy.schema import CreateIndex
 
-from harness.client import create_project, register
+from harness.client import create_project, register, sqlite_app
 from svc import serve
 from svc.extensions import db, migrate
-from svc.models import declared_by_models
+from svc.models import SEVERITY_RANK, Report, declared_by_models, search_index
+from svc.services import projects
+from svc.services.identity import users
 from tests.helpers import file_report
 
 
@@ -144,3 +147,48 @@ def test_serve_migrates_a_database_behind_the_head_and_skips_one_at_it(app, tmp_
     unset = {**settings, "SVC_DATABASE_URL": None}
     assert not serve.at_head(unset)  # a new SQLite file in the instance folder...
     assert not (tmp_path / "instance").exists()  # ...that the check did not make
+
+
+def test_search_rows_indexed_before_their_filing_bound_get_it_from_the_upgrade(tmp_path):
+    """SQLite: migration c8d2f4a6b1e3 gives each search row the newest filing time of its
+    report and of every row before it, in rowid order (the order reports were indexed in)."""
+    app = sqlite_app(tmp_path)
+    first = datetime(2026, 1, 1, tzinfo=UTC)
+    with app.app_context():
+        migrate.upgrade(revision="a7c3e9b1d5f2")
+        user = users.register("Ada", "ada@example.com", "correct horse battery")
+        project_id = projects.create(user, "Shop").project.id
+        ids = [uuid.uuid4() for _ in range(4)]
+        db.session.execute(
+            insert(Report),
+            [
+                {
+                    "id": ids[n],
+                    "project_id": project_id,
+                    "number": n + 1,
+                    "title": f"Report {n}",
+                    "description": "d",
+                    "severity": "low",
+                    "severity_rank": SEVERITY_RANK["low"],
+                    "category": "bug",
+                    "created_at": first + timedelta(hours=n),
+                }
+                for n in range(4)
+            ],
+        )
+        for n in (1, 0, 3, 2):  # indexed out of their filing order
+            db.session.execute(
+                text(
+                    "INSERT INTO report_search_rows (report_id, project_id, title, description)"
+                    " SELECT id, project_id, title, description FROM reports WHERE number = :n"
+                ),
+                {"n": n + 1},
+            )
+        db.session.commit()
+        migrate.upgrade()
+        bounds = db.session.scalars(
+            select(search_index.SEARCH_ROWS.c.filed_by).order_by(search_index.SEARCH_ROWS.c.rowid)
+        ).all()
+        db.engine.dispose()
+    hours = [first + timedelta(hours=n) for n in (1, 1, 3, 3)]
+    assert bounds == hours

@@ -612,17 +612,63 @@ def test_with_statistics_sqlite_reads_a_long_list_in_sort_order(tmp_path):
 
 def test_sqlite_walks_a_broad_search_by_its_search_rows_and_counts_among_them(tmp_path):
     app, user = _fill_sqlite(tmp_path, lambda n: f"Report {n} " + ("checkout" if n % 2 else "cart"))
-    page, plan = _page_and_plan(app, user, search="checkout")
+    # Another order than newest first: the search's own read gives no page for it.
+    recent = {"search": "checkout", "sort": "-updated_at"}
+    page, plan = _page_and_plan(app, user, **recent)
     assert [item.title for item in page.items][-1] == "Report 1961 checkout"
     # Each report walked past is looked up among the matches by its id; the matches are not
     # each mapped to their report before the walk starts.
     assert "report_search_rows USING COVERING INDEX" in plan, plan
-    # The total is counted among the search rows, without finding and reading each report;
-    # of the reports only those not indexed yet (their events wait) are read, each by its id.
-    _, plan = _page_and_plan(app, user, read="count(", search="checkout")
+    # The total is counted among the search rows, in FTS5's rowid order (no sort), newest
+    # first; only the matches are read among the reports, each by its id.
+    _, plan = _page_and_plan(app, user, read="rowid DESC", **recent)
     assert "SEARCH report_search_rows USING INTEGER PRIMARY KEY" in plan, plan
+    assert "TEMP B-TREE" not in plan.split("UNION ALL")[0], plan
     read = re.findall(r"[A-Z]+ reports\b[^/]*", plan)
-    assert read == ["SEARCH reports USING INDEX sqlite_autoindex_reports_1 (id=?) "], plan
+    assert set(read) == {"SEARCH reports USING INDEX sqlite_autoindex_reports_1 (id=?) "}, plan
+
+
+def test_sqlite_pages_a_newest_first_search_among_its_newest_matches(tmp_path):
+    """SQLite reads a search's matches newest FTS rowid first, up to the count's limit, once:
+    the count, and the newest-first page among them where it ends after every report not read
+    was filed (report_search_rows' filed_by). Rowids follow the order reports were indexed in:
+    the newest report indexed first, before all the others, is found by the walk instead."""
+    app = sqlite_app(tmp_path)
+    app.config["SVC_SEARCH_COUNT_LIMIT"] = 5
+    with app.app_context():
+        migrate.upgrade()
+        user = users.register("Ada", "ada@example.com", "correct horse battery")
+        project_ids = [projects.create(user, name).project.id for name in ("Shop", "Blog")]
+        title = lambda n: f"Report {n} checkout"  # noqa: E731
+        _insert_reports(project_ids, 59, 60, title)  # indexed first: the lowest rowid
+        _insert_reports(project_ids, 20, 59, title)
+        _insert_reports(project_ids, 60, 80, lambda n: f"Report {n} cart")
+
+    def read(search_for, **query):
+        with app.app_context(), statements_run(db.engine) as statements:
+            page = list_for(
+                user,
+                {"sort": "-created_at", "page": 1, "page_size": 3, "search": search_for, **query},
+            )
+        return page, [s for s, _ in statements if "ORDER BY reports.created_at DESC" in s]
+
+    page, orders = read("checkout")
+    assert (page.total, page.total_exact) == (5, False)
+    assert [item.title for item in page.items] == [f"Report {n} checkout" for n in (59, 58, 57)]
+    # Report 59 sorts first but was not among the newest rowids read: the page is walked.
+    assert "reports_fts" in orders[-1], orders
+    # 20 of "cart", filed and indexed last: no report among those not read was filed later.
+    page, orders = read("cart")
+    assert [item.title for item in page.items] == [f"Report {n} cart" for n in (79, 78, 77)]
+    assert "reports_fts" not in orders[-1], orders  # the page's three, by id
+    page, orders = read("cart", page=2)
+    assert [item.title for item in page.items] == [f"Report {n} cart" for n in (76, 75, 74)]
+    assert "reports_fts" not in orders[-1], orders
+    # Fewer than the limit: every match read, so the page is theirs wherever they were filed.
+    page, orders = read("59 checkout")
+    assert (page.total, page.total_exact) == (1, True)
+    assert [item.title for item in page.items] == ["Report 59 checkout"]
+    assert "reports_fts" not in orders[-1], orders
 
 
 def test_a_search_reads_its_page_as_its_count_says(app):
@@ -634,12 +680,15 @@ def test_a_search_reads_its_page_as_its_count_says(app):
     with app.app_context():
         dialect = db.engine.dialect.name
     walked, read_from_matches = {
-        "sqlite": ("SCAN reports USING INDEX ix_reports_created", "TEMP B-TREE FOR ORDER BY"),
+        "sqlite": ("SCAN reports USING INDEX ix_reports_updated", "TEMP B-TREE FOR ORDER BY"),
         "postgresql": ("Index Scan using ix_reports_created", "Bitmap Heap Scan"),
     }[dialect]
+    # SQLite: an order other than newest first, which its search's own read pages (see
+    # test_sqlite_pages_a_newest_first_search_among_its_newest_matches).
+    sort = {"sqlite": "-updated_at", "postgresql": "-created_at"}[dialect]
 
     def read_among_matches(**query):
-        page, plan = _page_and_plan(app, user, **query)
+        page, plan = _page_and_plan(app, user, sort=sort, **query)
         assert walked not in plan, plan
         if dialect == "postgresql":  # the count's read, then the page's reports by id
             _, plan = _page_and_plan(app, user, read="OVER (", **query)
@@ -653,7 +702,7 @@ def test_a_search_reads_its_page_as_its_count_says(app):
     try:
         user = _fill(app, lambda n: f"Report {n} " + ("checkout" if n % 2 else "cart"))
         if dialect == "sqlite":
-            page, plan = _page_and_plan(app, user, search="checkout")
+            page, plan = _page_and_plan(app, user, search="checkout", sort=sort)
             assert walked in plan and read_from_matches not in plan, plan
         else:
             page = read_among_matches(search="checkout")
@@ -681,7 +730,7 @@ def test_a_search_reads_its_page_as_its_count_says(app):
         app.config["SVC_SEARCH_COUNT_LIMIT"] = 3
         # PostgreSQL's walk is the query that reads which walked entries match (its page's
         # reports are then read by id); SQLite's the page's own.
-        page, plan = _page_and_plan(app, user, read=_WALK[dialect], **narrow)
+        page, plan = _page_and_plan(app, user, read=_WALK[dialect], sort=sort, **narrow)
         assert (page.total, page.total_exact) == (5, False)  # counted to the page's end
         assert [item.title for item in page.items] == [
             f"Report {n} checkout" for n in (1999, 1997, 1995, 1993, 1991)
@@ -764,7 +813,7 @@ def test_a_search_counts_among_the_newest_first_where_the_projects_hold_many(app
                 db.session.commit()
             searched = "search_text" if dialect == "postgresql" else "reports_fts"
             did = [
-                "newest" if "date_trunc(" in s else
+                "newest" if "date_trunc(" in s or "rowid DESC" in s else
                 "matches" if " OVER " in s else
                 "walk" if " AS hit" in s else
                 "count" if "count(" in s else "page"
@@ -776,8 +825,8 @@ def test_a_search_counts_among_the_newest_first_where_the_projects_hold_many(app
         assert (page.total, page.total_exact) == (5, False)
         assert [item.title for item in page.items] == ["Report 597 common", "Report 594 common"]
         # The newest held enough of "common" (PostgreSQL): no count over every report. SQLite
-        # counts every search among its search rows, which know no filing time.
-        assert did == (["newest", "walk"] if dialect == "postgresql" else ["count", "page"])
+        # reads its newest matches by index order once, for the count and the page.
+        assert did == (["newest", "walk"] if dialect == "postgresql" else ["newest"])
         page, did = read("sparse")
         assert (page.total, page.total_exact) == (5, False)
         assert [item.title for item in page.items] == [
@@ -786,7 +835,7 @@ def test_a_search_counts_among_the_newest_first_where_the_projects_hold_many(app
         ]
         # The newest held the page but not the limit (PostgreSQL): counted over every report,
         # the page read among the newest alone.
-        assert did == (["newest", "count"] if dialect == "postgresql" else ["count", "page"])
+        assert did == (["newest", "count"] if dialect == "postgresql" else ["newest"])
         page, did = read("oldest")
         assert (page.total, page.total_exact) == (5, False)
         assert [item.title for item in page.items] == [
@@ -794,7 +843,7 @@ def test_a_search_counts_among_the_newest_first_where_the_projects_hold_many(app
             "Report 38 plain oldest",
         ]
         # None of "oldest" among the newest: read over every report too.
-        assert did[:2] == (["newest", "matches"] if dialect == "postgresql" else ["count", "page"])
+        assert did[:2] == (["newest", "matches"] if dialect == "postgresql" else ["newest"])
         if dialect == "postgresql":
             with app.app_context(), statements_run(db.engine) as statements:
                 search.steer_planner(db.session, "common", dialect)
@@ -814,7 +863,7 @@ def test_a_search_counts_among_the_newest_first_where_the_projects_hold_many(app
         page, did = read("common")
         assert [item.title for item in page.items] == ["Report 597 common", "Report 594 common"]
         assert (page.total, page.total_exact) == (5, False)
-        assert did == (["matches", "walk"] if dialect == "postgresql" else ["count", "page"])
+        assert did == (["matches", "walk"] if dialect == "postgresql" else ["newest"])
     finally:
         app.config.update(saved)
 

@@ -4,9 +4,10 @@ are indexed here by whoever writes them: the fan-out, a restore or a copy into S
 benchmarks' fills; triggers keep indexed reports in step with edits and deletions. How a search
 reads it: svc.services.reporting.search."""
 
-from sqlalchemy import Integer, String, column, func, insert, select, table, text
+from sqlalchemy import Integer, String, column, func, insert, literal, select, table, text
 from sqlalchemy.engine import Connection
 
+from svc.models.base import UTCDateTime
 from svc.models.events import REPORT_CREATED, ReportEvent
 from svc.models.reports import Report
 
@@ -17,11 +18,18 @@ SEARCH_ROWS = table(
     column("project_id"),
     column("title", String),
     column("description", String),
+    # The newest filing time of this row's report and of every row before it (migration
+    # c8d2f4a6b1e3): what a search reading the newest rows first knows of those it did not read.
+    column("filed_by", UTCDateTime()),
 )
 # The reports not indexed yet: those whose created event still waits (the fan-out indexes a
 # report in the transaction that deletes its event).
 NOT_INDEXED = select(ReportEvent.report_id).where(ReportEvent.kind == REPORT_CREATED)
-_LAST_ROWID = select(func.coalesce(func.max(SEARCH_ROWS.c.rowid), 0))
+_LAST_ROW = (
+    select(SEARCH_ROWS.c.rowid, SEARCH_ROWS.c.filed_by)
+    .order_by(SEARCH_ROWS.c.rowid.desc())
+    .limit(1)
+)
 _INDEX_FTS = text(
     "INSERT INTO reports_fts (rowid, title, description)"
     " SELECT rowid, title, description FROM report_search_rows WHERE rowid > :last"
@@ -50,15 +58,17 @@ def _index(executor, which) -> None:
     bind = executor if isinstance(executor, Connection) else executor.get_bind()
     if bind.dialect.name != "sqlite":
         return
-    last = executor.scalar(_LAST_ROWID)
+    last, filed_by = executor.execute(_LAST_ROW).first() or (0, None)
     rows = SEARCH_ROWS.c
-    reports = select(Report.id, Report.project_id, Report.title, Report.description)
+    # In created_at's order, so each row's running maximum is its own time or the last row's.
+    newest = func.max(Report.created_at, func.coalesce(literal(filed_by), Report.created_at))
+    reports = select(Report.id, Report.project_id, Report.title, Report.description, newest)
     if which is not None:
         reports = reports.where(which)
     executor.execute(
         insert(SEARCH_ROWS)
         .from_select(
-            [rows.report_id, rows.project_id, rows.title, rows.description],
+            [rows.report_id, rows.project_id, rows.title, rows.description, rows.filed_by],
             reports.order_by(Report.created_at),
         )
         .prefix_with("OR IGNORE")

@@ -174,10 +174,13 @@ def list_for(user: User, query: dict) -> Page:
     elif not matching and report_conditions.keys() <= stats.TALLIED:
         total = db.session.scalar(stats.tallied(chosen_projects, query))
     else:
-        counted = total = None
+        total = None
         if not report_conditions:
-            counted = search.count_in_projects(searched, dialect, chosen_projects, up_to)
-        if counted is None and matching:
+            total, page_ids = _newest_indexed(
+                searched, dialect, chosen_projects, up_to, skipped, query["page_size"],
+                newest_first=sort == "-created_at",
+            )  # fmt: skip
+        if total is None and matching:
             newest, newest_page = _newest_matches(
                 filters + matching, chosen_projects, dialect, order, up_to, skipped,
                 query["page_size"], newest_first=sort == "-created_at",
@@ -191,10 +194,8 @@ def list_for(user: User, query: dict) -> Page:
                     filters + matching, order, up_to, skipped, query["page_size"]
                 )
         if total is None:
-            if counted is None:
-                chosen = select(Report.id).where(*filters, *matching).limit(up_to)
-                counted = select(func.count()).select_from(chosen.subquery())
-            total = db.session.scalar(counted)
+            chosen = select(Report.id).where(*filters, *matching).limit(up_to)
+            total = db.session.scalar(select(func.count()).select_from(chosen.subquery()))
     total_exact = up_to is None or total < up_to
     if not total_exact:
         total = up_to - 1
@@ -226,6 +227,42 @@ def list_for(user: User, query: dict) -> Page:
         page_size=query["page_size"],
         total_exact=total_exact,
     )
+
+
+def _newest_indexed(searched, dialect, chosen, up_to, skipped, page_size, newest_first):
+    """SQLite: how many reports of the chosen projects match, up to `up_to` of the indexed,
+    and for a `newest_first` list its page's ids, from one read of the matches, the newest
+    indexed first (search.newest_matches), sorted for the page in the same query. Where more
+    than `up_to` match, the page found among those read is the list's only if it ends after
+    the newest filing of every report not read (search.filed_before); else None, and the page
+    is walked off the sort index. (None, None) where the search index does not serve the
+    search."""
+    matches = search.newest_matches(searched, dialect, chosen, up_to)
+    if matches is None:
+        return None, None
+    matches = matches.subquery()
+    if not newest_first:
+        return db.session.scalar(select(func.count()).select_from(matches)), None
+    counted = select(
+        matches,
+        func.count().over().label("total"),
+        func.count(matches.c.rowid).over().label("indexed"),
+        func.min(matches.c.rowid).over().label("oldest"),
+    ).subquery()
+    page = db.session.execute(
+        select(counted)
+        .order_by(counted.c.created_at.desc(), counted.c.id.asc())
+        .limit(page_size)
+        .offset(skipped)
+    ).all()
+    if not page:  # past the last page: counted alone
+        return db.session.scalar(select(func.count()).select_from(matches)), None
+    total, read = page[0].total, page[0].indexed
+    if read >= up_to:
+        unread = db.session.scalar(search.filed_before(page[0].oldest))
+        if len(page) < page_size or (unread is not None and page[-1].created_at <= unread):
+            return total, None
+    return total, [row.id for row in page]
 
 
 def _newest_matches(conditions, chosen, dialect, order, up_to, skipped, page_size, newest_first):

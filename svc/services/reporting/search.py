@@ -35,10 +35,12 @@ from sqlalchemy import (
     column,
     func,
     literal_column,
+    null,
     or_,
     select,
     table,
     text,
+    union_all,
 )
 
 from svc.models import Report
@@ -87,41 +89,52 @@ def condition(search: str, dialect: str, lead: bool = True):
     return and_(or_(Report.id.in_(candidates.columns(report_id=Report.id.type)), waiting), exact)
 
 
-def count_in_projects(search: str, dialect: str, projects, up_to: int):
-    """A count of the reports of the given projects (a SELECT of their ids) that match, no
-    further than `up_to` among the indexed, read from report_search_rows (and, of the reports,
-    those not indexed yet, each by its id); None where reports are the better place to count:
-    on PostgreSQL, and for a search with no term long enough for the FTS index
-    (report_search_rows has no index by project). Counted from reports, each match would be
-    mapped to its report id and read there for the LIKE: twice the time. Joined to the FTS
-    table rather than matched IN its rowids, which SQLite would collect whole first, the count
-    stops at `up_to`."""
+def newest_matches(search: str, dialect: str, projects, up_to: int):
+    """SQLite: the matches of the given projects (a SELECT of their ids) as (rowid, id,
+    created_at) rows: the indexed newest first by the FTS rowid, no further than `up_to`, and
+    every one not indexed yet (rowid None), each by its id. None where reports are the better
+    place to look: on PostgreSQL, and for a search with no term long enough for the FTS index
+    (report_search_rows has no index by project).
+
+    One read gives the count (up to `up_to`) and, for a newest-first list, its page: rowids
+    follow the order reports were indexed in, close to their filing order, and `filed_before`
+    bounds the filing time of every row not read. FTS5 reads its rows in rowid order itself,
+    so the read stops at `up_to`; the LIKE is checked on report_search_rows' copy of the text,
+    and only the matches are looked up among the reports, by id, for their filing time."""
     terms = search.split()
     query = _fts_query_for(terms, dialect)
     if query is None:
         return None
     rows = SEARCH_ROWS.c
     indexed = (
-        select(rows.rowid)
-        .select_from(_FTS.join(SEARCH_ROWS, rows.rowid == _FTS.c.rowid))
+        select(rows.rowid, Report.id, Report.created_at)
+        .select_from(
+            _FTS.join(SEARCH_ROWS, rows.rowid == _FTS.c.rowid).join(
+                Report, Report.id == rows.report_id
+            )
+        )
         .where(
             text("reports_fts MATCH :fts_query").bindparams(fts_query=query),
             rows.project_id.in_(projects),
             *(_contains(term, dialect, rows.title, rows.description) for term in terms),
         )
+        .order_by(_FTS.c.rowid.desc())
         .limit(up_to)
+        .subquery()
     )
-    waiting = (
-        select(func.count())
-        .select_from(Report)
-        .where(
-            Report.id.in_(NOT_INDEXED),
-            Report.project_id.in_(projects),
-            *(_contains(term, dialect, Report.title, Report.description) for term in terms),
-        )
+    waiting = select(null().label("rowid"), Report.id, Report.created_at).where(
+        Report.id.in_(NOT_INDEXED),
+        Report.project_id.in_(projects),
+        *(_contains(term, dialect, Report.title, Report.description) for term in terms),
     )
-    counted = select(func.count()).select_from(indexed.subquery())
-    return select(counted.scalar_subquery() + waiting.scalar_subquery())
+    return union_all(select(indexed), waiting)
+
+
+def filed_before(rowid: int):
+    """The newest filing time of the reports indexed before the given FTS rowid (None: none
+    was), as report_search_rows keeps it (migration c8d2f4a6b1e3)."""
+    rows = SEARCH_ROWS.c
+    return select(rows.filed_by).where(rows.rowid < rowid).order_by(rows.rowid.desc()).limit(1)
 
 
 def counts_in_windows(dialect: str) -> bool:
