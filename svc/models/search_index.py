@@ -1,8 +1,8 @@
 """SQLite's search index of reports: `report_search_rows` and the FTS5 table `reports_fts`
-(migrations 7c1e4a9d2b35, b4f81d2c6e07, 6c2e9f1a4b87), which no model declares. New reports
-are indexed here by whoever writes them: the fan-out, a restore or a copy into SQLite, the
-benchmarks' fills; triggers keep indexed reports in step with edits and deletions. How a search
-reads it: svc.services.reporting.search."""
+(migrations 7c1e4a9d2b35, b4f81d2c6e07, 6c2e9f1a4b87, c8d2f4a6b1e3), which no model declares.
+New reports are indexed here by whoever writes them: the fan-out, a restore or a copy into
+SQLite, the benchmarks' fills; triggers keep indexed reports in step with edits and deletions.
+How a search reads it: svc.services.reporting.search."""
 
 from sqlalchemy import Integer, String, column, func, insert, literal, select, table, text
 from sqlalchemy.engine import Connection

@@ -13,7 +13,9 @@ search does not read every report:
   half the work of a report to a statement, and none of it under the filing's write lock);
   until then its created event waits, and a search takes the reports of those events as
   candidates too, so a report is found from its 201 on. Triggers keep indexed reports in step
-  with edits and deletions.
+  with edits and deletions. A search with no other filter reads its matches newest rowid
+  first, once, for its count and its newest-first page (newest_matches); each row's
+  `filed_by` (the newest filing up to it) tells whether that page is the list's.
 - PostgreSQL: `reports.search_text`, a stored generated column holding
   lower(title || '\n' || description), with a pg_trgm GIN index (migration e2b7c4a1f9d3).
   `search_text LIKE lower('%term%')` is what ILIKE on title or description answers (in a UTF-8
