@@ -399,7 +399,8 @@ SETTINGS: tuple[Setting, ...] = (
         "15",
         _positive_float,
         "seconds a scheduler's lease lasts: a standby takes over this long after the active one "
-        "stopped renewing it",
+        "stopped renewing it, and a delivery, mail or tracker call cut off by a crash goes again "
+        "this long after its time-out",
     ),
     Setting(
         "SVC_MAIL_LOG_DAYS",

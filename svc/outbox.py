@@ -7,8 +7,8 @@ retried (a reproduction, an export job) are claimed by `claim_queued`.
 - A claim is a conditional UPDATE of one row: still pending, still at the attempt count that
   was read, still due now. Two scheduler processes (or a scheduler that took over a lease) can
   read the same row; one UPDATE wins, and the attempt is made once. The claimed row's next
-  attempt moves to the end of its lease (the attempt's time, and LEASE_MARGIN), so that a
-  process killed mid-attempt leaves a row that is due again when its lease ends.
+  attempt moves to the end of its lease (the attempt's time, and the scheduler's lease), so
+  that a process killed mid-attempt leaves a row that is due again when its lease ends.
 - An outcome is recorded only while the row is still that attempt's: pending, the same attempt
   count (a redelivery starts the count again; an attempt that outlived its lease was claimed
   again by another).
@@ -23,14 +23,11 @@ from datetime import datetime, timedelta
 from sqlalchemy import Select, select, update
 
 from svc import database
+from svc.config import setting
 from svc.extensions import db
 from svc.models.base import QUEUED, RUNNING
 from svc.models.webhooks import FAILED, PENDING, SUCCEEDED
 from svc.retry import next_attempt
-
-# What a claim adds to the attempt's own time limit before the row is due again: the process
-# that holds it may be slow to record its outcome, never so slow as a minute.
-LEASE_MARGIN = timedelta(seconds=60)
 
 
 def claim_due(
@@ -45,7 +42,10 @@ def claim_due(
     """Claim up to `limit` of the rows `due` selects as (id, attempts, *more), in its order,
     skipping those `admit` refuses (it sees each row before its claim, and may count it):
     [(id, the number of the attempt now to be made, *more)]."""
-    lease_until = now + timedelta(seconds=attempt_seconds) + LEASE_MARGIN
+    # A claim outlives its attempt's time limit by the scheduler's lease: by then a scheduler
+    # that died mid-attempt has been taken over, and the one holding the lease never claims
+    # again an attempt still under way in it (the callers' `running`).
+    lease_until = now + timedelta(seconds=attempt_seconds + setting("SVC_SCHEDULER_LEASE_SECONDS"))
     # The read takes no write lock: on SQLite a writer's BEGIN IMMEDIATE would queue behind every
     # request's, and hold them up in turn, every second. It reads, then claims row by row.
     database.begin_read_only(db.session())

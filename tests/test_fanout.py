@@ -159,7 +159,8 @@ def test_reports_committed_before_a_crash_are_fanned_out_once_after_it(
     receiver.wait_for(20, timeout=30)
     wait_until(lambda: tally(app)["events"] == 10, message="the free events fanned out")
     # Killed between a delivery's arrival and its outcome's commit, a delivery stays claimed for
-    # its lease (70 s), then goes again (at least once, by design): not what this test is about.
+    # its lease (its time-out and the scheduler's), then goes again (at least once, by design):
+    # not what this test is about.
     wait_until_settled(app, WebhookDelivery, 20)
     kill_service(service)
     with app.app_context():  # time passes: the dead scheduler's lease ends

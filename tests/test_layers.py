@@ -112,8 +112,9 @@ MAY_IMPORT = {
     "svc.wire": set(),
     "svc.deadline": set(),
     "svc.retry": set(),
-    # The one claim and record of due rows, for every outbox.
-    "svc.outbox": {"svc.database", "svc.extensions", "svc.models", "svc.retry"},
+    # The one claim and record of due rows, for every outbox (its claims last as long as the
+    # scheduler's lease, a setting).
+    "svc.outbox": {"svc.config", "svc.database", "svc.extensions", "svc.models", "svc.retry"},
     "svc.webhooks": {
         "svc.config",
         "svc.database",
