@@ -5,6 +5,7 @@ return it, and each harness still starts; those that bind a port of their own ne
 import socket
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -190,7 +191,7 @@ def test_a_reservation_refuses_connections_and_other_binds(no_guessing):
 
 
 def test_the_suites_patches_hold_for_the_installed_libraries(make_app):
-    """tests/conftest.py patches two private methods, for speed: an upgrade of werkzeug or
+    """tests/conftest.py patches three private methods, for speed: an upgrade of werkzeug or
     Flask-SQLAlchemy past the versions they were written for fails here, loudly, rather than
     somewhere in the suite."""
     from importlib.metadata import version
@@ -205,14 +206,19 @@ def test_the_suites_patches_hold_for_the_installed_libraries(make_app):
             f"{package} {version(package)}: tests/conftest.py's patch was written for "
             f"{written_for}x; check it against the new release, then update PATCHED_FOR"
         )
-    assert Rule._compile_builder.__name__ == "remembered"
+    assert Rule._compile_builder.__name__ == Rule.compile.__name__ == "remembered"
     first, second = make_app(), make_app()
     rule = "/api/v1/reports/<report_ref>"
-    builders = [
-        next(r for r in app.url_map.iter_rules() if r.rule == rule)._build.__func__
-        for app in (first, second)
-    ]
-    assert builders[0] is builders[1]  # compiled once, for every app
+    rules = [next(r for r in app.url_map.iter_rules() if r.rule == rule) for app in (first, second)]
+    assert rules[0]._build.__func__ is rules[1]._build.__func__  # compiled once, for every app
+    assert rules[0]._parts is not rules[1]._parts and rules[0]._parts == rules[1]._parts
+    # ... and the second app's rules still match and build, converters included.
+    project = uuid.uuid4()
+    routes = second.url_map.bind("localhost")
+    assert routes.match("/api/v1/reports/WS-7") == (rules[1].endpoint, {"report_ref": "WS-7"})
+    endpoint, values = routes.match(f"/api/v1/projects/{project}")
+    assert values == {"project_id": project}
+    assert routes.build(endpoint, values) == f"/api/v1/projects/{project}"
     with first.app_context():
         engine = db.engine
     with second.app_context():
