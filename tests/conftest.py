@@ -64,37 +64,18 @@ def pytest_collection_modifyitems(items):
     items.sort(key=rank)
 
 
-# The versions the two patches below were written against: werkzeug's Rule._compile_builder and
-# Flask-SQLAlchemy's SQLAlchemy._make_engine are private. tests/test_harness.py fails, naming
-# this line, when an upgrade moves past them.
+# The versions the two patches below were written against: werkzeug's Rule.compile (and what it
+# sets) and Flask-SQLAlchemy's SQLAlchemy._make_engine are private. tests/test_harness.py fails,
+# naming this line, when an upgrade moves past them.
 PATCHED_FOR = {"werkzeug": "3.1.", "flask-sqlalchemy": "3.1."}
 
 
-def _remember_url_builders() -> None:
-    """Every app the tests make compiles the same URL builders again: werkzeug writes and
-    compiles two Python functions per route (docs/performance.md, "The test suite": 80 ms of
-    each of the suite's thousands of apps). A builder is a function of the rule's parts and
-    defaults alone, so one compiled for a rule serves the same rule of every later app."""
-    from werkzeug.routing.rules import Rule
-
-    made = {}
-    compile_builder = Rule._compile_builder
-
-    def remembered(rule, append_unknown=True):
-        key = (rule.rule, tuple(rule._trace), repr(sorted((rule.defaults or {}).items())),
-               append_unknown)  # fmt: skip
-        if key not in made:
-            made[key] = compile_builder(rule, append_unknown)
-        return made[key]
-
-    Rule._compile_builder = remembered
-
-
-def _remember_rule_parses() -> None:
-    """The same for what a rule's compile parses out of its pattern (its parts, trace and
-    converters): 60 % of the rest of making an app (docs/performance.md, "The test suite").
-    The key holds everything the parse reads; converters keep only their map, which none of
-    them reads."""
+def _remember_rule_compiles() -> None:
+    """Every app the tests make compiles its 134 URL rules again: werkzeug parses each pattern
+    and writes and compiles two Python functions per rule to build its URLs (docs/performance.md,
+    "The test suite": 80 ms of each of the suite's thousands of apps, then 7 ms a test for the
+    parse). What a compile makes depends on the key's parts alone, so the first app's serves
+    the same rule of every later app; converters keep only their map, which none of them reads."""
     from werkzeug.routing.rules import Rule
 
     made = {}
@@ -104,23 +85,24 @@ def _remember_rule_parses() -> None:
         routes = rule.map
         domain = rule.host if routes.host_matching else rule.subdomain
         key = (rule.rule, domain, rule.merge_slashes, routes.host_matching,
-               tuple(sorted(routes.converters.items())))  # fmt: skip
+               tuple(sorted(routes.converters.items())),
+               repr(sorted((rule.defaults or {}).items())))  # fmt: skip
         if key not in made:
             arguments = set(rule.arguments)
             compile_rule(rule)
-            made[key] = (rule._parts, rule._trace, rule._converters, rule.arguments - arguments)
+            made[key] = (rule._parts, rule._trace, rule._converters, rule.arguments - arguments,
+                         rule._build.__func__, rule._build_unknown.__func__)  # fmt: skip
             return
-        parts, trace, converters, arguments = made[key]
+        parts, trace, converters, arguments, build, build_unknown = made[key]
         rule._parts, rule._trace, rule._converters = list(parts), list(trace), dict(converters)
         rule.arguments.update(arguments)
-        rule._build = rule._compile_builder(False).__get__(rule, None)
-        rule._build_unknown = rule._compile_builder(True).__get__(rule, None)
+        rule._build = build.__get__(rule, None)
+        rule._build_unknown = build_unknown.__get__(rule, None)
 
     Rule.compile = remembered
 
 
-_remember_url_builders()
-_remember_rule_parses()
+_remember_rule_compiles()
 
 # The test databases' URLs (one per backend and worker); apps on them share an engine.
 SHARED_DATABASES: set[str] = set()
