@@ -77,11 +77,14 @@ class _Handler(BaseHTTPRequestHandler):
             pass  # the client hung up, as it should
 
     def _answer(self, status: int):
-        self.send_response(status)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"ok")
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+        except OSError:
+            pass  # the sender went first (killed, or past its deadline): its request is recorded
 
 
 def https_server(ca, handler) -> ThreadingHTTPServer:
