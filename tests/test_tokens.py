@@ -1,13 +1,15 @@
 """Personal access tokens and which credential opens what: docs/api.md §2 and §6."""
 
 import re
+import sqlite3
 from datetime import timedelta
 
 import pytest
 from sqlalchemy import select, update
 
-from harness.client import create_pat, csrf
-from svc.extensions import db
+from harness.client import create_pat, csrf, register, sqlite_app
+from svc.auth.pats import LAST_USE_RESOLUTION
+from svc.extensions import db, migrate
 from svc.models import PersonalAccessToken
 from svc.models.base import utcnow
 
@@ -89,6 +91,47 @@ def test_pat_acts_as_its_creator_and_records_last_use(app, user_client):
     assert response.status_code == 200
     assert response.get_json() == user_client.user
     assert user_client.get("/api/v1/tokens").get_json()[0]["lastUsedAt"] is not None
+
+
+def test_a_tokens_use_is_recorded_to_the_minute(app, user_client):
+    """A use within a minute of the recorded one writes nothing; one later records its time."""
+    value = create_pat(user_client)["token"]
+    client = app.test_client()
+
+    def last_use():
+        client.get("/api/v1/auth/me", headers=bearer(value))
+        with app.app_context():
+            return db.session.scalar(select(PersonalAccessToken.last_used_at))
+
+    first = last_use()
+    assert first is not None and last_use() == first
+    with app.app_context():
+        older = first - LAST_USE_RESOLUTION
+        db.session.execute(update(PersonalAccessToken).values(last_used_at=older))
+        db.session.commit()
+    assert last_use() > first
+
+
+def test_a_tokens_reads_do_not_wait_for_a_writer(tmp_path):
+    """On SQLite a token's check only reads once its use is recorded for the minute: a
+    script's GETs do not queue for the write lock behind a worker storing a report."""
+    app = sqlite_app(tmp_path)
+    with app.app_context():
+        migrate.upgrade()
+    client = app.test_client()
+    register(client)
+    value = create_pat(client)["token"]
+    assert client.get("/api/v1/auth/me", headers=bearer(value)).status_code == 200  # recorded
+    writer = sqlite3.connect(tmp_path / "svc.sqlite3", isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # another worker, in the middle of storing a report
+    try:
+        # With the use written at every request, this waited out the busy timeout: a 503.
+        assert client.get("/api/v1/projects", headers=bearer(value)).status_code == 200
+    finally:
+        writer.rollback()
+        writer.close()
+        with app.app_context():
+            db.engine.dispose()
 
 
 def test_pat_writes_skip_csrf(app, user_client):

@@ -5,7 +5,7 @@ from datetime import timedelta
 
 from sqlalchemy import delete, select
 
-from svc import audit
+from svc import audit, database
 from svc.auth import tokens
 from svc.errors import not_found, unauthorized
 from svc.extensions import db
@@ -16,6 +16,9 @@ from svc.models.base import utcnow
 READ = "reports:read"  # read anything its user may read; change nothing
 WRITE = "reports:write"  # and change reports (status, comments, assignee, duplicates)
 SCOPES = (READ, WRITE)
+# A token's use is recorded once a minute at most: a script's requests then only read, and on
+# SQLite do not queue for the write lock behind the widget's reports (docs/api.md §6).
+LAST_USE_RESOLUTION = timedelta(minutes=1)
 
 
 def issue(
@@ -77,10 +80,11 @@ def authenticate(value: str) -> User:
 
 
 def live_token(value: str) -> PersonalAccessToken:
-    """The live token of that value (its use recorded); 401 for a malformed, unknown, revoked or
-    expired one."""
+    """The live token of that value (its use recorded, to the minute); 401 for a malformed,
+    unknown, revoked or expired one."""
     if not tokens.is_well_formed_pat(value):
         raise unauthorized("Invalid personal access token")
+    database.begin_read_only(db.session())
     token = db.session.scalar(
         select(PersonalAccessToken).where(
             PersonalAccessToken.token_hash == tokens.sha256_hex(value)
@@ -91,6 +95,8 @@ def live_token(value: str) -> PersonalAccessToken:
     now = utcnow()
     if token.expires_at <= now:
         raise unauthorized("Personal access token expired")
-    token.last_used_at = now
-    db.session.commit()
+    if token.last_used_at is None or now - token.last_used_at >= LAST_USE_RESOLUTION:
+        db.session.commit()  # the read's transaction: the write takes the write lock in its own
+        token.last_used_at = now
+        db.session.commit()
     return token
