@@ -1,9 +1,23 @@
-"""A wall-clock limit on everything done over one socket: the webhook sender's and the mail
-sender's attempts. Imports nothing of svc."""
+"""A wall-clock limit on everything done over one socket, and the TLS context such a socket is
+wrapped in: the webhook sender's and the mail sender's attempts. Imports nothing of svc."""
 
 import contextlib
+import functools
 import socket
+import ssl
 import threading
+
+
+@functools.lru_cache(maxsize=8)
+def tls_context(ca_bundle: str | None) -> ssl.SSLContext:
+    """The system's trusted certificates, and those of the PEM file `ca_bundle` names, in one
+    context for the process's life (threads share it safely): loading the system's store cost
+    29 ms of CPU at every attempt (docs/performance.md, "The test suite"). A bundle changed on
+    disk is read at the next start."""
+    context = ssl.create_default_context()
+    if ca_bundle:
+        context.load_verify_locations(cafile=ca_bundle)
+    return context
 
 
 class Deadline:

@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from standardwebhooks import Webhook
 
 from harness.client import add_to_project, create_project, csrf, register
+from svc import deadline
 from svc.extensions import db
 from svc.models import WebhookDelivery
 from svc.models.base import utcnow
@@ -351,6 +352,18 @@ def test_untrusted_certificate_is_a_failure(make_app, receiver):
     file_report(client, project["apiKey"])
     run_due(app)
     assert deliveries(client, project)[0]["lastError"].startswith("TLS error")
+
+
+def test_attempts_share_one_tls_context_a_ca_bundle(certificate_authority):
+    """A context for each attempt cost 29 ms of CPU loading the system's certificates
+    (docs/performance.md): a process keeps one per CA bundle, and a bundle's certificates
+    stay out of the system store's context (the test above)."""
+    bundle = certificate_authority[1]
+    assert deadline.tls_context(bundle) is deadline.tls_context(bundle)
+    assert deadline.tls_context(None) is deadline.tls_context(None)
+    trusted = {name: deadline.tls_context(name).cert_store_stats()["x509_ca"]
+               for name in (None, bundle)}  # fmt: skip
+    assert trusted[None] < trusted[bundle]
 
 
 def test_redeliver_starts_a_new_cycle_with_the_same_id(hooked_project, receiver):

@@ -9,12 +9,11 @@ nothing crosses a network).
 
 import smtplib
 import socket
-import ssl
 from dataclasses import dataclass
 from email.message import EmailMessage
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from svc.deadline import Deadline
+from svc.deadline import Deadline, tls_context
 
 
 @dataclass(frozen=True)
@@ -75,9 +74,7 @@ class _SMTPS(smtplib.SMTP_SSL):
 def send(message: EmailMessage, server: SmtpServer, *, timeout: float, ca_bundle: str | None):
     """Send; an OSError (smtplib's and ssl's errors are ones) when the server did not take it
     within `timeout` seconds in all."""
-    context = ssl.create_default_context()
-    if ca_bundle:
-        context.load_verify_locations(cafile=ca_bundle)
+    context = tls_context(ca_bundle)
     with Deadline(timeout) as deadline:
         connection = None
         try:

@@ -14,7 +14,7 @@ import ssl
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from svc.deadline import Deadline
+from svc.deadline import Deadline, tls_context
 
 MAX_RESPONSE_BYTES = 64 * 1024
 _CLOUD_METADATA = {ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254")}
@@ -83,11 +83,7 @@ class _PinnedConnection(http.client.HTTPSConnection):
     URL's host name (with SNI). Every socket it opens is handed to the deadline."""
 
     def __init__(self, address, port, *, host, tls, deadline: Deadline, timeout, ca_bundle):
-        context = None
-        if tls:
-            context = ssl.create_default_context()
-            if ca_bundle:
-                context.load_verify_locations(cafile=ca_bundle)
+        context = tls_context(ca_bundle) if tls else None
         super().__init__(address, port, timeout=timeout, context=context)
         self._tls_host = host if tls else None
         self._deadline = deadline
