@@ -363,13 +363,15 @@ def signed(rows: list[dict], rng: random.Random) -> list[dict]:
     ]
 
 
-def time_per_report(api, base_url: str, url: str, suffix: str = "") -> list[float]:
+def time_per_report(
+    api, base_url: str, url: str, suffix: str = "", repeats: int = REPEATS
+) -> list[float]:
     """GET /reports/{id} (a report's page) or, with suffix "/similar", its similar reports,
     for reports drawn at random."""
     engine = create_engine(url)
     with engine.connect() as connection:
         ids = connection.execute(
-            text(f"SELECT id FROM reports ORDER BY random() LIMIT {REPEATS + 3}")
+            text(f"SELECT id FROM reports ORDER BY random() LIMIT {repeats + 3}")
         ).scalars()
         reports = [str(uuid.UUID(str(report_id))) for report_id in ids]
     engine.dispose()
@@ -545,6 +547,7 @@ def run(
     keep: Path | None = None,
     export: bool = True,
     words: bool = True,
+    repeats: int = REPEATS,
 ) -> list[dict]:
     """The bulk loads run while the service is stopped; it starts again for the timed calls,
     with connections that see the new statistics (as a running install's do within the hour,
@@ -578,13 +581,15 @@ def run(
                 refresh_statistics(engine, url, workdir)
                 row = {"database": database, "reports": size, "fill_s": round(fill_seconds, 1)}
                 rows.append(
-                    measure(row, url, workdir, engine, projects, token, corpus, export, words)
+                    measure(
+                        row, url, workdir, engine, projects, token, corpus, export, words, repeats
+                    )
                 )
             engine.dispose()
     return rows
 
 
-def reuse(workdir: Path, export: bool = True) -> dict:
+def reuse(workdir: Path, export: bool = True, repeats: int = REPEATS) -> dict:
     """The timed calls again on a database an earlier run kept (--keep), as the code is now:
     `make run` first applies the migrations written since."""
     kept = json.loads((workdir / KEPT).read_text())
@@ -595,29 +600,31 @@ def reuse(workdir: Path, export: bool = True) -> dict:
     row = {"database": engine.dialect.name, "reports": size, "fill_s": None}
     row = measure(
         row, url, workdir, engine, kept["projects"], kept["token"], Corpus(), export,
-        kept.get("words", True),
+        kept.get("words", True), repeats,
     )  # fmt: skip
     engine.dispose()
     return row
 
 
 def measure(
-    row: dict, url, workdir, engine, projects, token, corpus, export=True, words=True
-) -> dict:
-    """`row` with the times of every call of the module's list (the export's unless `export`
-    is false, the searches' unless `words` is), and the database's size."""
+    row: dict, url, workdir, engine, projects, token, corpus, export=True, words=True,
+    repeats=REPEATS,
+) -> dict:  # fmt: skip
+    """`row` with the times of every call of the module's list, `repeats` of each (the
+    export's unless `export` is false, the searches' unless `words` is), and the database's
+    size."""
     api = requests.Session()
     api.headers["Authorization"] = f"Bearer {token}"
     size = row["reports"]
     with running_service(url, workdir) as base_url:
         timed = {
-            name: time_calls(api, f"{base_url}/api/v1/{path}", make_params)
+            name: time_calls(api, f"{base_url}/api/v1/{path}", make_params, repeats)
             for path, calls in (("reports", timed_calls), ("stats", stats_calls))
             for name, make_params in calls(projects, corpus).items()
             if words or name not in SEARCHES
         }
         for name, suffix in (("report_page", ""), ("similar", "/similar")):
-            timed[name] = time_per_report(api, base_url, url, suffix)
+            timed[name] = time_per_report(api, base_url, url, suffix, repeats)
         for name, times in timed.items():
             row[f"{name}_p50_ms"] = milliseconds(percentile(times, 0.50))
             row[f"{name}_p95_ms"] = milliseconds(percentile(times, 0.95))
@@ -690,6 +697,9 @@ def main() -> int:
         "--no-export", dest="export", action="store_false", help="leave the export untimed"
     )
     parser.add_argument(
+        "--repeats", type=int, default=REPEATS, help="timed calls of each kind (after three)"
+    )
+    parser.add_argument(
         "--no-words",
         dest="words",
         action="store_false",
@@ -699,13 +709,19 @@ def main() -> int:
     options = parser.parse_args()
     if options.reuse:
         kept = [options.reuse / name for name in options.database or DATABASES]
-        rows = [reuse(workdir, options.export) for workdir in kept if (workdir / KEPT).exists()]
+        rows = [
+            reuse(workdir, options.export, options.repeats)
+            for workdir in kept
+            if (workdir / KEPT).exists()
+        ]
         write_result("scale", rows)
         return 0
     rows = []
     for database in options.database or DATABASES:
         keep = options.keep / database if options.keep else None
-        rows += run(database, sorted(options.sizes), keep, options.export, options.words)
+        rows += run(
+            database, sorted(options.sizes), keep, options.export, options.words, options.repeats
+        )
     write_result("scale", rows)
     plot(rows, result_path("scale.png"))
     print_table(rows)
