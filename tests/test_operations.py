@@ -233,12 +233,12 @@ def _reports_in(database: Path) -> int:
         engine.dispose()
 
 
-COPIED_REPORTS = 10_000
+COPIED_REPORTS = 2_500
 
 
 @pytest.fixture(scope="module")
 def sqlite_installation(tmp_path_factory, certificate_authority):
-    """A SQLite installation of 10,000 reports, comments, webhook deliveries waiting in the
+    """A SQLite installation of 2,500 reports, comments, webhook deliveries waiting in the
     outbox, the scheduler's jobs and a token; built once, copied by each test that moves it."""
     from harness.receiver import Receiver
 
@@ -345,7 +345,7 @@ def test_copy_to_refuses_a_database_that_is_not_empty(app, database_url, user_cl
 
 def _clone_reports(url: str, report_id: str, numbers: range) -> None:
     """Copies of a filed report (its row and its details) under the given numbers, titled
-    "Report N of the move" (4321: the one a search finds), with the project's counters and the
+    "Report N of the move" (1234: the one a search finds), with the project's counters and the
     statistics brought up to date as the service keeps them."""
     reports, details, projects = Report.__table__, ReportDetail.__table__, Project.__table__
     engine = create_engine(url)
@@ -357,7 +357,7 @@ def _clone_reports(url: str, report_id: str, numbers: range) -> None:
         for start in range(numbers.start, numbers.stop, 1000):
             report_rows, detail_rows = [], []
             for number in range(start, min(numbers.stop, start + 1000)):
-                title = "The zeppelin checkout breaks" if number == 4321 else None
+                title = "The zeppelin checkout breaks" if number == 1234 else None
                 copy_id = uuid.uuid4()
                 report_rows.append(
                     {
