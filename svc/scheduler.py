@@ -43,6 +43,9 @@ from svc.webhooks import delivery
 log = logging.getLogger(__name__)
 HOURLY_JOBS_INTERVAL_HOURS = 1
 DELIVERY_POLL_SECONDS = 1
+# How long an outbox's tick goes on claiming as attempts end: ended before its next poll, which
+# APScheduler would otherwise skip with a warning (one instance of a job at a time).
+OUTBOX_TICK_SECONDS = 0.8 * DELIVERY_POLL_SECONDS
 CHECKPOINT_SECONDS = 1
 # A store that was down when objects were to go is asked again this often.
 DELETION_RETRY_SECONDS = 60
@@ -91,18 +94,38 @@ class OutboxRunner:
         self._threads = threads
         self._running: dict = {}  # id -> group, of the attempts under way
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)  # an attempt ended, or rows were made
+        self._changes = 0
 
-    def tick(self) -> None:
+    def tick(self, seconds: float = 0.0, active=lambda: True) -> None:
+        """Claim what the free threads can take; then, for up to `seconds`, claim again each
+        time an attempt ends or new rows are made (wake), while `active()`. Claimed once a
+        poll, a burst of one project's deliveries (two at a time) went out two a second, and
+        a new one waited for the next poll (docs/performance.md, "A project's webhooks, two a
+        second")."""
+        deadline = time.monotonic() + seconds
+        while True:
+            with self._lock:
+                slots = self._threads - len(self._running)
+                running = dict(self._running)
+                seen = self._changes
+            claimed = self._claim(slots, running=running) if slots else []  # in the job's context
+            with self._lock:
+                self._running.update((item_id, group) for item_id, _, group in claimed)
+            for item_id, attempt_number, _group in claimed:
+                self._pool.submit(self._run, item_id, attempt_number)
+            with self._lock:
+                changed = self._changed.wait_for(
+                    lambda seen=seen: self._changes != seen, timeout=deadline - time.monotonic()
+                )
+            if not changed or not active():
+                return
+
+    def wake(self) -> None:
+        """New rows may be due (the fan-out just made them): a tick claims them now."""
         with self._lock:
-            slots = self._threads - len(self._running)
-            running = dict(self._running)
-        if not slots:
-            return
-        claimed = self._claim(slots, running=running)  # in the fenced job's app context
-        with self._lock:
-            self._running.update((item_id, group) for item_id, _, group in claimed)
-        for item_id, attempt_number, _group in claimed:
-            self._pool.submit(self._run, item_id, attempt_number)
+            self._changes += 1
+            self._changed.notify_all()
 
     def _run(self, item_id, attempt_number) -> None:
         try:
@@ -115,6 +138,8 @@ class OutboxRunner:
         finally:
             with self._lock:
                 del self._running[item_id]
+                self._changes += 1
+                self._changed.notify_all()
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=True)
@@ -147,6 +172,13 @@ class BackgroundRuns:
             log.exception("%s: failed unexpectedly", self._name)
 
 
+def _still_active() -> bool:
+    """Whether this process holds the lease still (a tick that claims again as attempts end
+    looks before each claim, as a fenced job does before it starts)."""
+    lease = _lease
+    return lease is not None and leadership.holds(lease)
+
+
 _webhooks: OutboxRunner | None = None
 _mails: OutboxRunner | None = None
 _trackers: OutboxRunner | None = None
@@ -156,12 +188,12 @@ _exports: BackgroundRuns | None = None
 
 @fenced
 def deliver_webhooks() -> None:
-    _webhooks.tick()
+    _webhooks.tick(OUTBOX_TICK_SECONDS, _still_active)
 
 
 @fenced
 def call_trackers() -> None:
-    _trackers.tick()
+    _trackers.tick(OUTBOX_TICK_SECONDS, _still_active)
 
 
 @fenced
@@ -183,7 +215,7 @@ def forget_exports() -> None:
 
 @fenced
 def send_mails() -> None:
-    _mails.tick()
+    _mails.tick(OUTBOX_TICK_SECONDS, _still_active)
 
 
 @fenced
@@ -195,7 +227,9 @@ def make_reset_links() -> None:
 
 @fenced
 def fan_out() -> None:
-    fanout.run()
+    if fanout.run():
+        for runner in (_webhooks, _trackers, _mails):  # what the events made goes now
+            runner.wake()
 
 
 @fenced

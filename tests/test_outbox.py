@@ -1,12 +1,14 @@
 """svc/outbox.py, the one claim and record that webhook deliveries, mails and calls to trackers
-share: each guard on its own, on a real table (the mail outbox's), with the clock given."""
+share: each guard on its own, on a real table (the mail outbox's), with the clock given. Then
+the scheduler's runner of an outbox (svc.scheduler.OutboxRunner): when it claims."""
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import select, update
 
-from svc import outbox
+from svc import outbox, scheduler
 from svc.extensions import db
 from svc.models import OutgoingMail
 from svc.retry import next_attempt
@@ -142,3 +144,66 @@ def test_settled_says_done_again_or_failed():
 )
 def test_next_attempt_follows_the_delays_and_retry_after(attempt, final, at_least, expected):
     assert next_attempt(NOW, attempt, (5, 20, 60), final, at_least) == expected
+
+
+class TwoAtATime:
+    """An outbox whose claim admits two attempts under way at most, as a project's webhook
+    deliveries are (svc.webhooks.delivery.claim_due)."""
+
+    def __init__(self, rows):
+        self.due, self.made, self.lock = list(rows), [], threading.Lock()
+
+    def claim(self, limit, running):
+        with self.lock:
+            taken = min(limit, 2 - len(running))
+            claimed, self.due = self.due[:taken], self.due[taken:]
+        return [(row, 1, "one project") for row in claimed]
+
+    def attempt(self, row, _number):
+        with self.lock:
+            self.made.append(row)
+
+
+@pytest.fixture
+def runner(app):
+    made = []
+
+    def make(box):
+        made.append(scheduler.OutboxRunner(app, "test", box.claim, box.attempt, threads=8))
+        return made[-1]
+
+    yield make
+    for each in made:
+        each.shutdown()
+
+
+def test_a_tick_claims_again_as_attempts_end(runner):
+    """Two under way at a time: one tick makes all ten attempts, where it made two and left
+    the rest to the next polls (two a second)."""
+    box = TwoAtATime(range(10))
+    runner(box).tick(seconds=30, active=lambda: len(box.made) < 10)
+    assert sorted(box.made) == list(range(10))
+
+
+def test_a_wake_has_a_waiting_tick_claim_what_was_just_made(runner):
+    """The fan-out wakes the runners once it made rows: a new delivery goes before the next
+    poll."""
+    box = TwoAtATime([])
+    outboxes = runner(box)
+
+    def made_one():
+        with box.lock:
+            box.due.append("new")
+        outboxes.wake()
+
+    threading.Timer(0.2, made_one).start()
+    outboxes.tick(seconds=30, active=lambda: not box.made)
+    assert box.made == ["new"]
+
+
+def test_a_tick_claims_nothing_more_once_the_lease_is_gone(runner):
+    box = TwoAtATime(range(10))
+    outboxes = runner(box)
+    outboxes.tick(seconds=30, active=lambda: False)
+    outboxes.shutdown()
+    assert len(box.made) == 2  # the first claim's, made before the lease was looked at again
