@@ -43,9 +43,10 @@ from svc.webhooks import delivery
 log = logging.getLogger(__name__)
 HOURLY_JOBS_INTERVAL_HOURS = 1
 DELIVERY_POLL_SECONDS = 1
-# How long an outbox's tick goes on claiming as attempts end: ended before its next poll, which
-# APScheduler would otherwise skip with a warning (one instance of a job at a time).
-OUTBOX_TICK_SECONDS = 0.8 * DELIVERY_POLL_SECONDS
+# How long an outbox's tick goes on claiming as attempts end: half the poll interval, so that a
+# tick that started late still ends before its next poll, which APScheduler would otherwise skip
+# with a warning (one instance of a job at a time).
+OUTBOX_TICK_SECONDS = 0.5 * DELIVERY_POLL_SECONDS
 CHECKPOINT_SECONDS = 1
 # A store that was down when objects were to go is asked again this often.
 DELETION_RETRY_SECONDS = 60
