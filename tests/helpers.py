@@ -14,7 +14,15 @@ import pyotp
 from babel.support import NullTranslations
 from sqlalchemy import event
 
-from harness.client import PASSWORD, create_project, csrf, invite, png_bytes, register
+from harness.client import (
+    PASSWORD,
+    create_project,
+    csrf,
+    invite,
+    png_bytes,
+    register,
+    sqlite_app,
+)
 
 
 @contextmanager
@@ -281,6 +289,29 @@ def reports_in_file_alone(database: Path, copy: Path) -> int | None:
 
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def migrated_sqlite_app(tmp_path):
+    """harness.client.sqlite_app, its database migrated: its file is tmp_path / "svc.sqlite3"."""
+    from svc.extensions import migrate
+
+    app = sqlite_app(tmp_path)
+    with app.app_context():
+        migrate.upgrade()
+    return app
+
+
+@contextmanager
+def writer_holding_the_lock(database: Path):
+    """Another connection holds SQLite's write lock for the block: a worker in the middle of
+    storing a report. What must not wait for it is checked inside."""
+    writer = sqlite3.connect(database, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        writer.rollback()
+        writer.close()
 
 
 @contextmanager

@@ -18,7 +18,13 @@ from svc.models import (
     WebhookDelivery,
 )
 from svc.services.reporting import fanout
-from tests.helpers import REPORT, fan_out, run_in_processes, wait_until_settled
+from tests.helpers import (
+    REPORT,
+    fan_out,
+    run_in_processes,
+    wait_until_settled,
+    writer_holding_the_lock,
+)
 
 
 @pytest.fixture
@@ -179,8 +185,6 @@ def test_idle_polls_do_not_wait_for_a_writer(tmp_path):
     """Every second-by-second poll of the scheduler reads before it writes: with nothing due it
     takes no write lock, so on SQLite it neither waits behind a request that is storing a
     report nor holds one up (docs/performance.md, "The scheduler's idle polls")."""
-    import sqlite3
-
     from harness.client import sqlite_app
     from svc.extensions import migrate
     from svc.mail import outbox
@@ -203,10 +207,8 @@ def test_idle_polls_do_not_wait_for_a_writer(tmp_path):
         "tracker calls": lambda: tracker_calls.claim_due(4),
         "fan-out": fanout.run,
     }
-    writer = sqlite3.connect(tmp_path / "svc.sqlite3", isolation_level=None)
-    writer.execute("BEGIN IMMEDIATE")  # a worker, in the middle of storing a report
     waited = []
-    try:
+    with writer_holding_the_lock(tmp_path / "svc.sqlite3"):
         for name, poll in polls.items():
             with app.app_context():
                 # A poll that begins a write waits out the busy timeout, then fails: locked.
@@ -215,7 +217,4 @@ def test_idle_polls_do_not_wait_for_a_writer(tmp_path):
                     poll()
                 except Exception as exc:  # the poll that waited is the finding
                     waited.append(f"{name}: {type(exc).__name__}")
-    finally:
-        writer.rollback()
-        writer.close()
     assert waited == []

@@ -10,7 +10,14 @@ from sqlalchemy import event, func, select
 from harness.client import create_project, csrf, register
 from svc.extensions import db
 from svc.models import Report, ReportDetail
-from tests.helpers import FULL_FIELDS, REPORT, capture_network_details, file_report
+from tests.helpers import (
+    FULL_FIELDS,
+    REPORT,
+    capture_network_details,
+    file_report,
+    migrated_sqlite_app,
+    writer_holding_the_lock,
+)
 
 
 @pytest.fixture
@@ -78,30 +85,18 @@ def test_every_value_is_stored_exactly_as_sent(client, user_client, api_key):
 def test_the_api_key_check_does_not_wait_for_a_writer(tmp_path):
     """On SQLite the look-up reads without the write lock, so that a report's key is checked
     while another worker stores one (it used to queue behind it)."""
-    import sqlite3
-
-    from harness.client import sqlite_app
     from svc.auth import api_keys
-    from svc.extensions import migrate
 
-    app = sqlite_app(tmp_path)
-    with app.app_context():
-        migrate.upgrade()
+    app = migrated_sqlite_app(tmp_path)
     client = app.test_client()
     register(client)
     api_key = create_project(client)["apiKey"]
-    writer = sqlite3.connect(tmp_path / "svc.sqlite3", isolation_level=None)
-    writer.execute("BEGIN IMMEDIATE")  # another worker, in the middle of storing a report
-    try:
-        with app.app_context():
-            # With BEGIN IMMEDIATE this waits out the busy timeout, then fails: database locked.
-            project = api_keys.for_api_key(api_key)
-            db.session.commit()
-            assert project is not None and project.api_key == api_key
-            db.engine.dispose()
-    finally:
-        writer.rollback()
-        writer.close()
+    with writer_holding_the_lock(tmp_path / "svc.sqlite3"), app.app_context():
+        # With BEGIN IMMEDIATE this waits out the busy timeout, then fails: database locked.
+        project = api_keys.for_api_key(api_key)
+        db.session.commit()
+        assert project is not None and project.api_key == api_key
+        db.engine.dispose()
 
 
 def test_tracking_numbers_count_per_project(client, user_client, api_key):

@@ -1,7 +1,6 @@
 """GET /api/v1/reports: filters, search, sort, paging, isolation (docs/api.md §8.2)."""
 
 import re
-import sqlite3
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -22,10 +21,12 @@ from tests.helpers import (
     SUMMARY_FIELDS,
     fan_out,
     file_report,
+    migrated_sqlite_app,
     plan_of,
     png_bytes,
     statements_run,
     upload,
+    writer_holding_the_lock,
 )
 
 
@@ -478,28 +479,21 @@ def test_totals_without_filters_follow_creates_and_deletes(user_client, web_shop
 def test_reads_do_not_wait_for_a_writer(tmp_path):
     """On SQLite a GET reads in a transaction that takes no lock, so the dashboard lists and
     searches while a worker stores a report, and a long search holds up no report."""
-    app = sqlite_app(tmp_path)
-    with app.app_context():
-        migrate.upgrade()
+    app = migrated_sqlite_app(tmp_path)
     client = app.test_client()
     register(client)
     project = create_project(client)
     report = file_report(client, project["apiKey"], title="Checkout button does nothing")
     report = report.get_json()
-    writer = sqlite3.connect(tmp_path / "svc.sqlite3", isolation_level=None)
-    writer.execute("BEGIN IMMEDIATE")  # another worker, in the middle of storing a report
-    try:
+    with writer_holding_the_lock(tmp_path / "svc.sqlite3"):
         # Each of these used to wait out the busy timeout (10 s), then fail: database locked.
         assert titles(listing(client)) == ["Checkout button does nothing"]
         assert listing(client, search="button")["total"] == 1
         response = client.get(f"/api/v1/reports/{report['trackingId']}")
         assert response.status_code == 200 and response.get_json()["id"] == report["id"]
         assert client.get("/readyz").status_code == 200
-    finally:
-        writer.rollback()
-        writer.close()
-        with app.app_context():
-            db.engine.dispose()
+    with app.app_context():
+        db.engine.dispose()
 
 
 def _insert_reports(

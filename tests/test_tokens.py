@@ -1,17 +1,17 @@
 """Personal access tokens and which credential opens what: docs/api.md §2 and §6."""
 
 import re
-import sqlite3
 from datetime import timedelta
 
 import pytest
 from sqlalchemy import select, update
 
-from harness.client import create_pat, csrf, register, sqlite_app
+from harness.client import create_pat, csrf, register
 from svc.auth.pats import LAST_USE_RESOLUTION
-from svc.extensions import db, migrate
+from svc.extensions import db
 from svc.models import PersonalAccessToken
 from svc.models.base import utcnow
+from tests.helpers import migrated_sqlite_app, writer_holding_the_lock
 
 PAT_FORMAT = re.compile(r"^svc_pat_[0-9A-Za-z]{42}$")
 
@@ -115,23 +115,16 @@ def test_a_tokens_use_is_recorded_to_the_minute(app, user_client):
 def test_a_tokens_reads_do_not_wait_for_a_writer(tmp_path):
     """On SQLite a token's check only reads once its use is recorded for the minute: a
     script's GETs do not queue for the write lock behind a worker storing a report."""
-    app = sqlite_app(tmp_path)
-    with app.app_context():
-        migrate.upgrade()
+    app = migrated_sqlite_app(tmp_path)
     client = app.test_client()
     register(client)
     value = create_pat(client)["token"]
     assert client.get("/api/v1/auth/me", headers=bearer(value)).status_code == 200  # recorded
-    writer = sqlite3.connect(tmp_path / "svc.sqlite3", isolation_level=None)
-    writer.execute("BEGIN IMMEDIATE")  # another worker, in the middle of storing a report
-    try:
+    with writer_holding_the_lock(tmp_path / "svc.sqlite3"):
         # With the use written at every request, this waited out the busy timeout: a 503.
         assert client.get("/api/v1/projects", headers=bearer(value)).status_code == 200
-    finally:
-        writer.rollback()
-        writer.close()
-        with app.app_context():
-            db.engine.dispose()
+    with app.app_context():
+        db.engine.dispose()
 
 
 def test_pat_writes_skip_csrf(app, user_client):
