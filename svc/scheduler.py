@@ -47,6 +47,7 @@ DELIVERY_POLL_SECONDS = 1
 # tick that started late still ends before its next poll, which APScheduler would otherwise skip
 # with a warning (one instance of a job at a time).
 OUTBOX_TICK_SECONDS = 0.5 * DELIVERY_POLL_SECONDS
+CLAIM_GAP_SECONDS = 0.05
 CHECKPOINT_SECONDS = 1
 # A store that was down when objects were to go is asked again this often.
 DELETION_RETRY_SECONDS = 60
@@ -110,6 +111,7 @@ class OutboxRunner:
                 slots = self._threads - len(self._running)
                 running = dict(self._running)
                 seen = self._changes
+            claimed_at = time.monotonic()
             claimed = self._claim(slots, running=running) if slots else []  # in the job's context
             with self._lock:
                 self._running.update((item_id, group) for item_id, _, group in claimed)
@@ -121,6 +123,9 @@ class OutboxRunner:
                 )
             if not changed or not active():
                 return
+            # A claim reads every due row (a webhook's ranks each project's): one at most every
+            # CLAIM_GAP_SECONDS, what ended meanwhile claimed for together.
+            time.sleep(max(0.0, min(claimed_at + CLAIM_GAP_SECONDS, deadline) - time.monotonic()))
 
     def wake(self) -> None:
         """New rows may be due (the fan-out just made them): a tick claims them now."""
