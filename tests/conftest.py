@@ -42,14 +42,14 @@ def pytest_generate_tests(metafunc):
 # The files that take longest (docs/performance.md, "The test suite"), handed to the parallel
 # processes first: a long file begun last would keep one process running after the others end.
 LONGEST_FIRST = (
-    "test_operations.py",
     "test_fuzz.py",
+    "test_operations.py",
     "test_server.py",
-    "test_bench.py",
-    "test_reproductions.py",
-    "test_dashboard.py",
-    "test_hosts.py",
+    "test_security.py",
     "test_roles.py",
+    "test_bench.py",
+    "test_hosts.py",
+    "test_cli.py",
 )
 
 
