@@ -231,8 +231,8 @@ def test_a_search_past_its_count_limit_is_said_and_read_past(served):
     signed_in(served)
     code, out, _ = svc(served, "reports", "list", "--search", "zebra", "--limit", "1")
     assert code == 0 and out.splitlines()[-1].startswith("1 of more than 100 "), out
-    code, out, _ = svc(served, "reports", "list", "--search", "zebra", "--all", "--json")
-    assert len(json.loads(out)) == 101
+    code, out, err = svc(served, "reports", "list", "--search", "zebra", "--all", "--json")
+    assert code == 0 and len(json.loads(out)) == 101, (code, out, err)
 
 
 def test_reports_export(served, tmp_path):
