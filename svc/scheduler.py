@@ -128,7 +128,8 @@ class OutboxRunner:
             time.sleep(max(0.0, min(claimed_at + CLAIM_GAP_SECONDS, deadline) - time.monotonic()))
 
     def wake(self) -> None:
-        """New rows may be due (the fan-out just made them): a tick claims them now."""
+        """Something to claim may be there (an attempt ended, or the fan-out made rows): a
+        waiting tick claims now."""
         with self._lock:
             self._changes += 1
             self._changed.notify_all()
@@ -144,8 +145,7 @@ class OutboxRunner:
         finally:
             with self._lock:
                 del self._running[item_id]
-                self._changes += 1
-                self._changed.notify_all()
+            self.wake()
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=True)
