@@ -224,9 +224,14 @@ def test_the_playwright_test_replays_in_order_and_never_runs_captured_text(captu
         "// Where the reporter was when they filed the report:",
         "// https://shop.test/done?token=[redacted] (parts redacted in the report)",
         # The report's evidence: its console error (the first line of it), its failed request.
-        "// The bug is back when the report's own error or failed request comes again.",
+        "// The bug is back when the report's own error or failed request comes again",
+        "// (up to 3 s for each: an error follows its request).",
         'const bug = [new RegExp("boom", \'i\'), new RegExp("^POST (?:/[a-z]{2}(?:[-_][a-z]{2})?)?'
         "/api/price -> 500$\", 'i')];",
+        "for (let waited = 0; waited < 3000 && bug.some((pattern) =>",
+        "!seen.some((line) => pattern.test(line))); waited += 100) {",
+        "await page.waitForTimeout(100);",
+        "}",
         "expect(seen.filter((line) => bug.some((pattern) => pattern.test(line))),"
         ' "the report\'s error or failed request").not.toEqual([]);',
     ]
@@ -417,6 +422,8 @@ STEP = re.compile(
     r"// .*|await (page|expect(\.soft)?\(page\))\.[^\n]*;( // the reporter paused .*)?"
     r'|await test\.step\("[^\n]*", async \(\) => \{|\}\);'
     r"|const bug = \[(new RegExp\(\"[^\n]*\", 'i\'\)(, )?)+\];"
+    r"|for \(let waited = 0; waited < 3000 && bug\.some\(\(pattern\) =>"
+    r"|!seen\.some\(\(line\) => pattern\.test\(line\)\)\); waited \+= 100\) \{|\}"
     r"|expect\(seen\.filter\(\(line\) => bug\.some\(\(pattern\) => pattern\.test\(line\)\)\),"
     r' "the report\'s error or failed request"\)\.not\.toEqual\(\[\]\);'
     r"|test\.info\(\)\.annotations\.push\(\{ type: 'svc', description: 'inconclusive' \}\);"

@@ -1,6 +1,6 @@
 """A staging site with a deliberately broken checkout, for reproductions (docs/repro-kit.md, "The
-runner"): Pay posts /api/pay, which answers 500 while the site is broken, and the page then
-reads a property of undefined (a TypeError). `site.broken = False` is the fix.
+runner"): Pay posts /api/pay, which answers 500 while the site is broken, and a second later
+the page reads a property of undefined (a TypeError). `site.broken = False` is the fix.
 
 Beside it: a page whose script asks another origin for something (the sandbox aborts it), one
 that redirects to another origin (the proxy refuses it), and one that never answers.
@@ -30,9 +30,13 @@ PAGE = """<!doctype html>
   <p id="out"></p>
   <script>
     document.getElementById('pay').addEventListener('click', () => {
-      fetch('/api/pay', {method: 'POST'}).then((r) => r.json()).then((body) => {
-        document.getElementById('out').textContent = 'Paid: ' + body.order.id;
-      });
+      // The answer is read a second later (after its spinner): the error comes well after the
+      // failed request, as a real page's often does, and a run must wait for both.
+      fetch('/api/pay', {method: 'POST'})
+        .then((r) => new Promise((done) => setTimeout(() => done(r.json()), 1000)))
+        .then((body) => {
+          document.getElementById('out').textContent = 'Paid: ' + body.order.id;
+        });
     });
     {% if elsewhere %}fetch('{{ elsewhere }}/track').catch(() => null);{% endif %}
   </script>

@@ -37,6 +37,9 @@ DEFAULT_PLACEHOLDER = "text"
 MAX_WAIT_MS = 3000
 # Pauses shorter than this are what Playwright's own waiting covers.
 MIN_WAIT_MS = 1000
+# How long the end waits for each of the report's errors and failed requests: an error thrown
+# by a failed request's handler comes a moment after it, and the test's end would miss it.
+SETTLE_MS = 3000
 # A route change this soon after a click is that click's doing, not the Back button's.
 CLICK_CAUSED_MS = 1000
 # The click a label passes to its field comes in the same task as the label's.
@@ -613,12 +616,17 @@ def playwright_spec(report: Report, sandbox: str | None = None) -> str:
         else:
             body.append(f"await expect.soft(page).toHaveURL({_string(expected(final))});")
     if patterns := evidence_patterns(report):
-        body.append("// The bug is back when the report's own error or failed request comes again.")
+        body.append("// The bug is back when the report's own error or failed request comes again")
+        body.append(f"// (up to {SETTLE_MS // 1000} s for each: an error follows its request).")
         body.append(
             "const bug = ["
             + ", ".join(f"new RegExp({_string(pattern)}, 'i')" for pattern in patterns)
             + "];"
         )
+        body.append(f"for (let waited = 0; waited < {SETTLE_MS} && bug.some((pattern) =>")
+        body.append("  !seen.some((line) => pattern.test(line))); waited += 100) {")
+        body.append("  await page.waitForTimeout(100);")
+        body.append("}")
         body.append(
             "expect(seen.filter((line) => bug.some((pattern) => pattern.test(line))),"
             ' "the report\'s error or failed request").not.toEqual([]);'
