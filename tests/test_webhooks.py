@@ -3,6 +3,7 @@
 import hashlib
 import hmac
 import json
+import re
 import time
 import uuid
 from datetime import datetime, timedelta
@@ -19,7 +20,7 @@ from svc.extensions import db
 from svc.models import WebhookDelivery
 from svc.models.base import utcnow
 from svc.webhooks import delivery, sender
-from tests.helpers import SUMMARY_FIELDS, file_report
+from tests.helpers import SUMMARY_FIELDS, file_report, plan_of, statements_run
 
 # The webhook's report: the report object without screenshots, metadata and assignee.
 CREATED_FIELDS = SUMMARY_FIELDS - {
@@ -319,6 +320,84 @@ def test_no_more_than_two_attempts_of_one_project_are_claimed_at_once(hooked_pro
         del running[next(d for d, p in running.items() if str(p) == project["id"])]
         (second,) = delivery.claim_due(8, running=running)
         assert str(second[2]) == project["id"] and second[0] not in running
+
+
+def hooked_projects(owner, names) -> list[dict]:
+    projects = []
+    for name in names:
+        project = create_project(owner, name)
+        set_webhook(owner, project, "https://127.0.0.1:9/hook")
+        projects.append(project)
+    return projects
+
+
+def test_the_claim_takes_each_projects_earliest_due_as_a_window_over_all_would(hooked_project):
+    """The claim reads project by project (svc.webhooks.delivery._due_candidates): what it
+    takes is what the earliest due deliveries of each project, at most two, and the earliest of
+    those overall say, with a project's attempts under way counted and skipped."""
+    app, owner, project = hooked_project
+    projects = [project, *hooked_projects(owner, ["Blog", "Shop", "Docs"])]
+    for each, reports in zip(projects, (5, 3, 1, 4), strict=True):
+        for _ in range(reports):
+            file_report(owner, each["apiKey"])
+    now = utcnow()
+    with app.app_context():
+        rows = db.session.scalars(select(WebhookDelivery).order_by(WebhookDelivery.id)).all()
+        # Due times interleaved across projects; every fifth in the future, one not pending.
+        for place, row in enumerate(rows):
+            row.next_attempt_at = now + timedelta(seconds=(place * 7) % 13 - 20)
+            if place % 5 == 4:
+                row.next_attempt_at = now + timedelta(hours=1)
+        rows[1].status = "failed"
+        db.session.commit()
+        rows = db.session.scalars(select(WebhookDelivery)).all()
+        running = {rows[0].id: rows[0].project_id, rows[2].id: rows[2].project_id}
+        running |= {r.id: r.project_id for r in rows if r.project_id == rows[2].project_id}
+        under_way = {}
+        for project_id in running.values():
+            under_way[project_id] = under_way.get(project_id, 0) + 1
+        # The reference: every due delivery, each project's two earliest, then the earliest.
+        due = sorted(
+            (r for r in rows
+             if r.status == "pending" and r.next_attempt_at <= now and r.id not in running
+             and under_way.get(r.project_id, 0) < 2),
+            key=lambda r: (r.next_attempt_at, r.id),
+        )  # fmt: skip
+        seen, expected = dict(under_way), []
+        for row in due:
+            if seen.get(row.project_id, 0) < 2 and len(expected) < 3:
+                seen[row.project_id] = seen.get(row.project_id, 0) + 1
+                expected.append(row.id)
+        claimed = delivery.claim_due(3, now=now, running=running)
+    assert len(expected) == 3
+    assert [delivery_id for delivery_id, _, _ in claimed] == expected
+
+
+def test_a_claim_seeks_each_projects_due_deliveries_never_the_whole_backlog(hooked_project):
+    """A window over every due delivery grew with the backlog: 170 ms a claim at 100,000 on
+    SQLite, 83 on PostgreSQL (docs/performance.md, "A webhook claim behind a backlog"). The
+    claim's plan looks the deliveries up by project and due time."""
+    app, owner, project = hooked_project
+    for each in (project, *hooked_projects(owner, ["Blog"])):
+        for _ in range(3):
+            file_report(owner, each["apiKey"])
+    with app.app_context():
+        with statements_run(db.engine) as run:
+            assert len(delivery.claim_due(8)) == 4
+        [(statement, parameters)] = [(s, p) for s, p in run if s.lstrip().startswith("WITH")]
+        connection = db.engine.connect()
+        if connection.dialect.name == "sqlite":
+            plan = plan_of(connection, statement, parameters)
+            assert "project_id=? AND next_attempt_at<?" in plan, plan
+            assert "SCAN webhook_deliveries" not in plan, plan
+        else:
+            # As on a large table: a table this small is cheapest read whole.
+            connection.exec_driver_sql("SET enable_seqscan = off; SET enable_bitmapscan = off")
+            plan = plan_of(connection, statement, parameters)
+            by_project = r"\(project_id = \w+\.project_id\) AND \(next_attempt_at <="
+            assert re.search(by_project, plan), plan
+            assert "Seq Scan on webhook_deliveries" not in plan, plan
+        connection.close()
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,8 @@ class WebhookDelivery(db.Model):
 
     __tablename__ = "webhook_deliveries"
     __table_args__ = (
-        Index("ix_webhook_deliveries_due", "status", "next_attempt_at"),
+        # The claim's: each project's earliest due deliveries (svc.webhooks.delivery).
+        Index("ix_webhook_deliveries_project_due", "status", "project_id", "next_attempt_at", "id"),
         Index("ix_webhook_deliveries_project_created", "project_id", "created_at"),
         # Deleting a report finds its deliveries (svc.webhooks.delivery.forget_reports).
         Index("ix_webhook_deliveries_report_id", "report_id"),
