@@ -8,8 +8,11 @@ import os
 import stat
 import subprocess
 import sys
+import threading
+import time
 import uuid
 from datetime import timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -115,6 +118,61 @@ def test_an_unreachable_service_is_said_in_a_few_words(tmp_path):
     [line] = process.stderr.strip().splitlines()
     assert "connection refused (is svc running there?)" in line, line
     assert "Caused by" not in line and "HTTPConnectionPool" not in line
+
+
+class Unsteady(BaseHTTPRequestHandler):
+    """A service that cannot answer just now: a 503 (Retry-After: 1) for its first `/auth/me`
+    and for every `/projects` and change; `seen` keeps (method, path, when)."""
+
+    seen: list = []
+
+    def answer(self, status: int, body: dict) -> None:
+        Unsteady.seen.append((self.command, self.path, time.monotonic()))
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        if status == 503:
+            self.send_header("Retry-After", "1")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        if self.path == "/api/v1/auth/me" and len(Unsteady.seen) > 0:
+            self.answer(200, {"name": "Ada", "email": "ada@example.com"})
+        else:
+            self.answer(503, {"detail": "Service unavailable: try again shortly"})
+
+    def do_PATCH(self):
+        self.answer(503, {"detail": "Service unavailable: try again shortly"})
+
+    def log_message(self, *_):
+        pass
+
+
+def test_a_read_is_asked_again_after_a_503_and_a_change_is_not(tmp_path):
+    """docs/cli.md, "Exit codes": a GET the service answered 503 is asked again after its
+    Retry-After, three times at most; a PATCH is sent once."""
+    Unsteady.seen = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Unsteady)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    home = {"home": tmp_path}
+    try:
+        code, out, err = svc(home, "login", "--url", url, "--token", "svc_pat_x")
+        assert code == 0 and "Signed in" in out, (code, out, err)
+        [(_, _, first), (_, _, second)] = Unsteady.seen
+        assert second - first >= 1.0  # its Retry-After
+        Unsteady.seen = [("login", "", 0)]
+        code, _, err = svc(home, "projects", "list")
+        assert code == 1 and "Service unavailable: try again shortly" in err, err
+        assert [path for _, path, _ in Unsteady.seen[1:]] == ["/api/v1/projects"] * 4
+        code, _, err = svc(home, "reports", "update", "WS-1", "--status", "resolved")
+        assert code == 1 and "Service unavailable" in err, err
+        assert [method for method, _, _ in Unsteady.seen[5:]] == ["PATCH"]
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_login_whoami_and_a_refused_token(served):

@@ -6,9 +6,28 @@ import ipaddress
 from urllib.parse import urlsplit
 
 import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
 
 ERROR, USAGE, UNAUTHORIZED, NOT_FOUND = 1, 2, 3, 4
 TIMEOUT = 30
+# A read the service could not answer just then (a 503 of a database busy or restarting, a
+# proxy's 502 or 504) is asked again, three times at most, after its Retry-After (at most
+# 10 s; without one at once, then after 1 and 2 s): one page of `reports list --all` need not
+# end the whole command. A change is never sent twice, and nothing is retried after a
+# time-out (the service may still be at work on it).
+READ_RETRIES = Retry(
+    total=3,
+    connect=0,
+    read=0,
+    other=0,
+    status=3,
+    allowed_methods=frozenset({"GET"}),
+    status_forcelist=frozenset({502, 503, 504}),
+    backoff_factor=0.5,
+    retry_after_max=10,
+    raise_on_status=False,  # the last answer's `detail` is what the user reads
+)
 
 
 class Failure(Exception):
@@ -49,6 +68,8 @@ class Api:
         self.base = url.rstrip("/") + "/api/v1"
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"Bearer {token}"
+        for scheme in ("https://", "http://"):
+            self.session.mount(scheme, HTTPAdapter(max_retries=READ_RETRIES))
 
     def request(self, method: str, path: str, **kwargs) -> requests.Response:
         try:
