@@ -156,6 +156,7 @@ def test_a_broken_checkout_is_reproduced_and_its_fix_is_not(app):
     assert report["lastReproduction"] is None
 
 
+@pytest.mark.any_database  # the sandbox's and the browser's doing: the database cannot change it
 def test_the_run_reaches_the_staging_origin_alone_and_stops_at_its_limit(app):
     """A request of the page to another origin is aborted and counted; a link whose answer
     redirects elsewhere goes nowhere (a route never sees a navigation's redirect: the proxy
@@ -270,6 +271,7 @@ def test_one_run_at_a_time_per_host_whichever_process_holds_it(app):
 
 
 @pytest.mark.browser
+@pytest.mark.any_database  # a page in the browser: the database cannot change it
 def test_a_report_filed_through_the_widget_is_reproduced(browser, app, live_server):
     """The whole way: a reporter on the broken checkout presses Pay, then files a report with
     the widget in Chromium; the run of its steps on the staging site says reproduced."""
@@ -294,6 +296,7 @@ def test_a_report_filed_through_the_widget_is_reproduced(browser, app, live_serv
 
 
 @pytest.mark.browser
+@pytest.mark.any_database  # a page in the browser: the database cannot change it
 def test_the_dashboard_sets_the_origin_runs_and_shows_the_verdict(browser, app, live_server):
     owner = team_with_project(app)
     with CheckoutSite() as site:
@@ -323,6 +326,7 @@ def test_the_dashboard_sets_the_origin_runs_and_shows_the_verdict(browser, app, 
 
 
 @pytest.mark.browser
+@pytest.mark.any_database  # a page in the browser: the database cannot change it
 def test_every_recorded_click_of_the_corpus_replays(browser, app, live_server):
     """Headings, a form's field and button, a link, a table's cell, words in a span and a div,
     a test id of the project's own attribute, a button in an open shadow root: clicked by a
