@@ -6,6 +6,7 @@ import json
 import re
 import time
 import uuid
+from collections import Counter
 from datetime import datetime, timedelta
 
 import pytest
@@ -301,10 +302,19 @@ def test_failures(hooked_project, receiver, behaviour, error):
     assert [r.path for r in receiver.received] == ["/hook"]  # a redirect is not followed
 
 
+def hooked_projects(owner, names) -> list[dict]:
+    """More projects of `owner`, each with a webhook nothing answers on."""
+    projects = []
+    for name in names:
+        project = create_project(owner, name)
+        set_webhook(owner, project, "https://127.0.0.1:9/hook")
+        projects.append(project)
+    return projects
+
+
 def test_no_more_than_two_attempts_of_one_project_are_claimed_at_once(hooked_project):
     app, owner, project = hooked_project
-    other = create_project(owner, "Blog")
-    set_webhook(owner, other, "https://127.0.0.1:9/hook")
+    [other] = hooked_projects(owner, ["Blog"])
     for _ in range(4):
         file_report(owner, project["apiKey"])
     file_report(owner, other["apiKey"])
@@ -320,15 +330,6 @@ def test_no_more_than_two_attempts_of_one_project_are_claimed_at_once(hooked_pro
         del running[next(d for d, p in running.items() if str(p) == project["id"])]
         (second,) = delivery.claim_due(8, running=running)
         assert str(second[2]) == project["id"] and second[0] not in running
-
-
-def hooked_projects(owner, names) -> list[dict]:
-    projects = []
-    for name in names:
-        project = create_project(owner, name)
-        set_webhook(owner, project, "https://127.0.0.1:9/hook")
-        projects.append(project)
-    return projects
 
 
 def test_the_claim_takes_each_projects_earliest_due_as_a_window_over_all_would(hooked_project):
@@ -353,20 +354,18 @@ def test_the_claim_takes_each_projects_earliest_due_as_a_window_over_all_would(h
         rows = db.session.scalars(select(WebhookDelivery)).all()
         running = {rows[0].id: rows[0].project_id, rows[2].id: rows[2].project_id}
         running |= {r.id: r.project_id for r in rows if r.project_id == rows[2].project_id}
-        under_way = {}
-        for project_id in running.values():
-            under_way[project_id] = under_way.get(project_id, 0) + 1
+        under_way = Counter(running.values())
         # The reference: every due delivery, each project's two earliest, then the earliest.
         due = sorted(
             (r for r in rows
              if r.status == "pending" and r.next_attempt_at <= now and r.id not in running
-             and under_way.get(r.project_id, 0) < 2),
+             and under_way[r.project_id] < 2),
             key=lambda r: (r.next_attempt_at, r.id),
         )  # fmt: skip
-        seen, expected = dict(under_way), []
+        seen, expected = Counter(under_way), []
         for row in due:
-            if seen.get(row.project_id, 0) < 2 and len(expected) < 3:
-                seen[row.project_id] = seen.get(row.project_id, 0) + 1
+            if seen[row.project_id] < 2 and len(expected) < 3:
+                seen[row.project_id] += 1
                 expected.append(row.id)
         claimed = delivery.claim_due(3, now=now, running=running)
     assert len(expected) == 3
