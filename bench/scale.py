@@ -328,15 +328,13 @@ def search_merges_deferred(engine):
 
     def automerge(segments: int) -> None:
         with engine.begin() as connection:
-            connection.exec_driver_sql(
-                "INSERT INTO reports_fts (reports_fts, rank) VALUES ('automerge', ?)", (segments,)
-            )
+            search_index.configure(connection, {"automerge": segments})
 
     automerge(0)
     try:
         yield
     finally:
-        automerge(4)
+        automerge(search_index.FTS5_DEFAULTS["automerge"])
 
 
 def signed(rows: list[dict], rng: random.Random) -> list[dict]:

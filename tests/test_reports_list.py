@@ -1,6 +1,8 @@
 """GET /api/v1/reports: filters, search, sort, paging, isolation (docs/api.md §8.2)."""
 
+import random
 import re
+import string
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -1031,3 +1033,45 @@ def test_a_search_counts_its_matches_up_to_its_limit(make_app):
     assert narrow["total"] == 2 and "totalExact" not in narrow  # "checkout 1", "checkout 10"
     everything = client.get("/api/v1/reports").get_json()
     assert everything["total"] == 12 and "totalExact" not in everything
+
+
+def test_a_bulk_load_indexes_in_few_segments_and_leaves_fts5_as_it_was(tmp_path):
+    """index_all (a fill, a copy into SQLite) writes its reports' words with a hash large enough
+    for few segments and no merges, then sets FTS5's defaults again for the fan-out. With
+    FTS5's 1 MiB hash these 3,000 reports' trigrams took several segments: at ten million, 739
+    of them cost every search a seek in each for each trigram (docs/performance.md)."""
+    app = migrated_sqlite_app(tmp_path)
+    rng = random.Random(3)
+    with app.app_context():
+        user = users.register("Ada", "ada@example.com", "correct horse battery")
+        project = projects.create(user, "Shop").project
+        words = ["".join(rng.choices(string.ascii_lowercase, k=7)) for _ in range(5_000)]
+        rows = [
+            {
+                "id": uuid.uuid4(),
+                "project_id": project.id,
+                "number": n + 1,
+                "title": f"Report {n}",
+                "description": " ".join(rng.choices(words, k=70)),
+                "severity": "low",
+                "severity_rank": SEVERITY_RANK["low"],
+                "category": "bug",
+            }
+            for n in range(3_000)
+        ]
+        db.session.execute(insert(Report), rows)
+        search_index.index_all(db.session)
+        db.session.commit()
+        segments = db.session.execute(
+            text("SELECT count(DISTINCT segid) FROM reports_fts_idx")
+        ).scalar()
+        settings = dict(db.session.execute(text("SELECT k, v FROM reports_fts_config")).all())
+        word = rows[1_234]["description"].split()[10]
+        query = {"search": word, "sort": "-created_at", "page": 1, "page_size": 100}
+        page = list_for(user, query)
+    assert segments == 1
+    assert {name: settings[name] for name in search_index.FTS5_DEFAULTS} == (
+        search_index.FTS5_DEFAULTS
+    )
+    expected = {row["title"] for row in rows if word in row["description"]}
+    assert {item.title for item in page.items} == expected

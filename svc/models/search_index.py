@@ -46,12 +46,34 @@ def index_new(executor, report_ids) -> None:
         _index(executor, Report.id.in_(ids))
 
 
+# FTS5's settings for a bulk load (index_all), and its defaults, set again after. FTS5 writes a
+# segment each time its hash of pending terms fills and merges segments as they pile up: at
+# 10,000,000 reports its defaults' merges did not finish in 71 minutes, and segments left
+# unmerged cost every search a seek in each for each trigram (docs/performance.md, "SQLite's
+# search index in a few segments"). A 64 MiB hash writes few, large segments and no merges;
+# larger hashes were slower (their writes miss the CPU's caches).
+BULK_SETTINGS = {"automerge": 0, "crisismerge": 1999, "hashsize": 64 * 1024 * 1024}
+FTS5_DEFAULTS = {"automerge": 4, "crisismerge": 16, "hashsize": 1024 * 1024}
+_SET_FTS = text("INSERT INTO reports_fts (reports_fts, rank) VALUES (:name, :value)")
+
+
 def index_all(executor) -> None:
     """Every report not indexed yet, in the same two statements: for bulk loads, after their
-    rows. FTS5 filled from empty in one statement cost less than half of what adding the same
-    reports to a large index a batch at a time did, at 3,000,000 (docs/performance.md, "SQLite
-    at ten million")."""
+    rows, with FTS5 set for a bulk load meanwhile (BULK_SETTINGS). FTS5 filled from empty in one
+    statement cost less than half of what adding the same reports to a large index a batch at a
+    time did, at 3,000,000 (docs/performance.md, "SQLite at ten million")."""
+    bind = executor if isinstance(executor, Connection) else executor.get_bind()
+    if bind.dialect.name != "sqlite":
+        return
+    configure(executor, BULK_SETTINGS)
     _index(executor, None)
+    configure(executor, FTS5_DEFAULTS)
+
+
+def configure(executor, settings: dict[str, int]) -> None:
+    """FTS5 settings of reports_fts (kept in the database, so for every connection)."""
+    for name, value in settings.items():
+        executor.execute(_SET_FTS, {"name": name, "value": value})
 
 
 def _index(executor, which) -> None:
