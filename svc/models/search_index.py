@@ -42,7 +42,7 @@ def index_new(executor, report_ids) -> None:
     of reports: FTS5 flushes its pending terms at every statement, so a report to a statement
     cost it twice the work (docs/performance.md). `executor`: a session or a connection."""
     ids = list(report_ids)
-    if ids:
+    if ids and _on_sqlite(executor):
         _index(executor, Report.id.in_(ids))
 
 
@@ -62,8 +62,7 @@ def index_all(executor) -> None:
     rows, with FTS5 set for a bulk load meanwhile (BULK_SETTINGS). FTS5 filled from empty in one
     statement cost less than half of what adding the same reports to a large index a batch at a
     time did, at 3,000,000 (docs/performance.md, "SQLite at ten million")."""
-    bind = executor if isinstance(executor, Connection) else executor.get_bind()
-    if bind.dialect.name != "sqlite":
+    if not _on_sqlite(executor):
         return
     configure(executor, BULK_SETTINGS)
     _index(executor, None)
@@ -76,10 +75,12 @@ def configure(executor, settings: dict[str, int]) -> None:
         executor.execute(_SET_FTS, {"name": name, "value": value})
 
 
-def _index(executor, which) -> None:
+def _on_sqlite(executor) -> bool:
     bind = executor if isinstance(executor, Connection) else executor.get_bind()
-    if bind.dialect.name != "sqlite":
-        return
+    return bind.dialect.name == "sqlite"
+
+
+def _index(executor, which) -> None:
     last, filed_by = executor.execute(_LAST_ROW).first() or (0, None)
     rows = SEARCH_ROWS.c
     # In created_at's order, so each row's running maximum is its own time or the last row's.
