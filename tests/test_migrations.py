@@ -149,9 +149,10 @@ def test_serve_migrates_a_database_behind_the_head_and_skips_one_at_it(app, tmp_
     assert not (tmp_path / "instance").exists()  # ...that the check did not make
 
 
-def test_search_rows_indexed_before_their_filing_bound_get_it_from_the_upgrade(tmp_path):
+def test_search_rows_indexed_before_their_filing_times_get_them_from_the_upgrades(tmp_path):
     """SQLite: migration c8d2f4a6b1e3 gives each search row the newest filing time of its
-    report and of every row before it, in rowid order (the order reports were indexed in)."""
+    report and of every row before it, in rowid order (the order reports were indexed in);
+    e5a7c9b1d3f4 its own report's filing time."""
     app = sqlite_app(tmp_path)
     first = datetime(2026, 1, 1, tzinfo=UTC)
     with app.app_context():
@@ -186,9 +187,9 @@ def test_search_rows_indexed_before_their_filing_bound_get_it_from_the_upgrade(t
             )
         db.session.commit()
         migrate.upgrade()
-        bounds = db.session.scalars(
-            select(search_index.SEARCH_ROWS.c.filed_by).order_by(search_index.SEARCH_ROWS.c.rowid)
-        ).all()
+        rows = search_index.SEARCH_ROWS.c
+        read = db.session.execute(select(rows.filed_by, rows.created_at).order_by(rows.rowid))
+        bounds, filed = zip(*read, strict=True)
         db.engine.dispose()
-    hours = [first + timedelta(hours=n) for n in (1, 1, 3, 3)]
-    assert bounds == hours
+    assert list(bounds) == [first + timedelta(hours=n) for n in (1, 1, 3, 3)]
+    assert list(filed) == [first + timedelta(hours=n) for n in (1, 0, 3, 2)]

@@ -214,11 +214,23 @@ def test_search(user_client, web_shop, search, expected):
         ('Says "quoted"', "y"),
         ("Path back\\slash", "z"),
         ("Path backXslash", "z"),
+        # Every trigram SQLite's index is asked for "checkout" (spaced_trigrams), not the word.
+        ("Cheap cko layout", "w"),
     ]:
         file_report(user_client, web_shop["apiKey"], title=title, description=description)
     page = listing(user_client, search=search, sort="created_at")
     assert titles(page) == expected
     assert page["total"] == len(expected)
+
+
+def test_the_search_index_is_asked_for_trigrams_that_cover_each_term_once():
+    assert search.spaced_trigrams("checkout") == ["che", "cko", "out"]
+    assert search.spaced_trigrams("abcdefg") == ["abc", "def", "efg"]
+    assert search.spaced_trigrams("abcd") == ["abc", "bcd"]
+    assert search.spaced_trigrams("abc") == ["abc"]
+    assert search.spaced_trigrams('ab"cdé%fgh') == ['ab"', "cdé", "%fg", "fgh"]
+    query = search.fts_query(["checkout", 'say"s'])
+    assert query == '"che" AND "cko" AND "out" AND "say" AND "y""s"'
 
 
 def test_blank_search_matches_everything(user_client, web_shop):
@@ -616,13 +628,13 @@ def test_sqlite_walks_a_broad_search_by_its_search_rows_and_counts_among_them(tm
     # each mapped to their report before the walk starts.
     assert "report_search_rows USING COVERING INDEX" in plan, plan
     # The total is counted among the search rows, in FTS5's rowid order (no sort), newest
-    # first; only the matches are read among the reports, each by its id.
+    # first, each match's id and filing time read there too (migration e5a7c9b1d3f4).
     _, plan = _page_and_plan(app, user, read="rowid DESC", **recent)
     assert "SEARCH report_search_rows USING INTEGER PRIMARY KEY" in plan, plan
     assert "TEMP B-TREE" not in plan.split("UNION ALL")[0], plan
     read = re.findall(r"[A-Z]+ reports\b[^/]*", plan)
-    # One lookup by id in each half of the union: the indexed matches, the waiting reports.
-    assert read == ["SEARCH reports USING INDEX sqlite_autoindex_reports_1 (id=?) "] * 2, plan
+    # The reports are read only for those not indexed yet, each by its id.
+    assert read == ["SEARCH reports USING INDEX sqlite_autoindex_reports_1 (id=?) "], plan
 
 
 def test_sqlite_pages_a_newest_first_search_among_its_newest_matches(tmp_path):

@@ -1,8 +1,8 @@
 """SQLite's search index of reports: `report_search_rows` and the FTS5 table `reports_fts`
-(migrations 7c1e4a9d2b35, b4f81d2c6e07, 6c2e9f1a4b87, c8d2f4a6b1e3), which no model declares.
-New reports are indexed here by whoever writes them: the fan-out, a restore or a copy into
-SQLite, the benchmarks' fills; triggers keep indexed reports in step with edits and deletions.
-How a search reads it: svc.services.reporting.search."""
+(migrations 7c1e4a9d2b35, b4f81d2c6e07, 6c2e9f1a4b87, c8d2f4a6b1e3, e5a7c9b1d3f4), which no
+model declares. New reports are indexed here by whoever writes them: the fan-out, a restore or
+a copy into SQLite, the benchmarks' fills; triggers keep indexed reports in step with edits and
+deletions. How a search reads it: svc.services.reporting.search."""
 
 from sqlalchemy import Integer, String, column, func, insert, literal, select, table, text
 from sqlalchemy.engine import Connection
@@ -14,13 +14,16 @@ from svc.models.reports import Report
 SEARCH_ROWS = table(
     "report_search_rows",
     column("rowid", Integer),
-    column("report_id"),
+    column("report_id", Report.id.type),
     column("project_id"),
     column("title", String),
     column("description", String),
     # The newest filing time of this row's report and of every row before it (migration
     # c8d2f4a6b1e3): what a search reading the newest rows first knows of those it did not read.
     column("filed_by", UTCDateTime()),
+    # The report's own filing time (migration e5a7c9b1d3f4): a search sorts its matches by it
+    # without looking each one up among the reports.
+    column("created_at", UTCDateTime()),
 )
 # The reports not indexed yet: those whose created event still waits (the fan-out indexes a
 # report in the transaction that deletes its event).
@@ -85,13 +88,22 @@ def _index(executor, which) -> None:
     rows = SEARCH_ROWS.c
     # In created_at's order, so each row's running maximum is its own time or the last row's.
     newest = func.max(Report.created_at, func.coalesce(literal(filed_by), Report.created_at))
-    reports = select(Report.id, Report.project_id, Report.title, Report.description, newest)
+    reports = select(
+        Report.id, Report.project_id, Report.title, Report.description, newest, Report.created_at
+    )
     if which is not None:
         reports = reports.where(which)
     executor.execute(
         insert(SEARCH_ROWS)
         .from_select(
-            [rows.report_id, rows.project_id, rows.title, rows.description, rows.filed_by],
+            [
+                rows.report_id,
+                rows.project_id,
+                rows.title,
+                rows.description,
+                rows.filed_by,
+                rows.created_at,
+            ],
             reports.order_by(Report.created_at),
         )
         .prefix_with("OR IGNORE")
