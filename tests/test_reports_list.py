@@ -214,7 +214,8 @@ def test_search(user_client, web_shop, search, expected):
         ('Says "quoted"', "y"),
         ("Path back\\slash", "z"),
         ("Path backXslash", "z"),
-        # Every trigram SQLite's index is asked for "checkout" (spaced_trigrams), not the word.
+        # Every trigram SQLite's index is asked for by "checkout" (spaced_trigrams), but not
+        # the word: the LIKE leaves it out.
         ("Cheap cko layout", "w"),
     ]:
         file_report(user_client, web_shop["apiKey"], title=title, description=description)
@@ -228,6 +229,7 @@ def test_the_search_index_is_asked_for_trigrams_that_cover_each_term_once():
     assert search.spaced_trigrams("abcdefg") == ["abc", "def", "efg"]
     assert search.spaced_trigrams("abcd") == ["abc", "bcd"]
     assert search.spaced_trigrams("abc") == ["abc"]
+    assert search.spaced_trigrams("ab") == []
     assert search.spaced_trigrams('ab"cdé%fgh') == ['ab"', "cdé", "%fg", "fgh"]
     query = search.fts_query(["checkout", 'say"s'])
     assert query == '"che" AND "cko" AND "out" AND "say" AND "y""s"'
