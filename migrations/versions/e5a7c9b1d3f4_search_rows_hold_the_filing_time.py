@@ -9,8 +9,8 @@ changes). A search reading its matches newest first (svc.services.reporting.sear
 newest_matches) sorted its page by each match's filing time, looked up among the reports: a
 seek in their id index and one in the table, two more random pages for each of the thousand
 matches it reads at ten million. It now reads the match's search row alone, which it already
-reads for the LIKE (docs/performance.md, "Fewer trigrams, and no report read, for a search").
-At 10,000,000 reports: 179 s. PostgreSQL has no such table.
+reads for the LIKE (docs/performance.md, "Fewer trigrams, and no report read, for a search",
+with the migration's time). PostgreSQL has no such table.
 """
 from alembic import op
 

@@ -249,11 +249,11 @@ def fts_query(terms: list[str]) -> str:
 
 def spaced_trigrams(term: str) -> list[str]:
     """The trigrams of a term that cover each of its characters once where they can: every
-    third, and the last (8 characters: 3 of its 6; none under 3). FTS5 reads each trigram's
-    list in every segment of its index, and a newest-first read begins at each list's end, so a
-    trigram costs a search those reads whatever it narrows (at ten million, 3.6 ms before the
-    first match), and the overlapping ones rarely exclude a row that the others let through
-    (docs/performance.md, "Fewer trigrams, and no report read, for a search")."""
+    third, and the last (8 characters: 3 of its 6; none under 3). A newest-first read starts at
+    the end of each trigram's list in every segment of the index, so each trigram asked for
+    costs a search whatever it narrows, and the overlapping ones rarely exclude a row that the
+    others let through (docs/performance.md, "Fewer trigrams, and no report read, for a
+    search")."""
     starts = list(range(0, len(term) - TRIGRAM + 1, TRIGRAM))
     if starts and starts[-1] != len(term) - TRIGRAM:
         starts.append(len(term) - TRIGRAM)
